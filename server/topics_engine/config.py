@@ -1,0 +1,174 @@
+"""The Topic config object (§0.10): defaults, validation, clamps and durability resolution.
+
+A :class:`TopicConfig` is always fully resolved: every field has a value and ``durability`` is
+one of the four classes. ``durable`` is not stored; on the wire it is derived as
+``durability == "fsync"``.
+
+Update semantics (a documented decision): a ``PUT`` on an existing topic merges the supplied
+fields over the topic's *current* config, so omitted fields keep their values and ``PUT {}`` is an
+identical (no-op) update. ``type`` is immutable. When ``durability`` is absent but ``durable`` is
+given, the class is derived from ``durable`` (true -> fsync, false -> disk).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from .errors import InvalidRequest, TopicExistsIncompatible
+from .names import TOPIC_NAME_RE
+
+
+class TopicType(StrEnum):
+    LOG = "log"
+    QUEUE = "queue"
+
+
+class Discard(StrEnum):
+    OLD = "old"
+    REJECT = "reject"
+
+
+class Durability(StrEnum):
+    EPHEMERAL = "ephemeral"
+    MEMORY = "memory"
+    DISK = "disk"
+    FSYNC = "fsync"
+
+
+PRIORITY_RANGE = (-1000, 1000)
+LEASE_MS_RANGE = (100, 86_400_000)
+CLAIM_JITTER_RANGE = (0, 5000)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    type: TopicType = TopicType.LOG
+    ttl_ms: int = 0
+    cap_records: int = 0
+    cap_bytes: int = 0
+    discard: Discard = Discard.OLD
+    durability: Durability = Durability.DISK
+    priority: int | None = None
+    auto_priority: bool = True
+    auto_create: bool = True
+    idempotency_window_ms: int = 120_000
+    dedupe_node: bool = True
+    lease_ms: int = 30_000
+    claim_jitter_ms: int = 0
+    max_deliveries: int = 0
+    dead_letter: str | None = None
+    leases_durable: bool = False
+
+    @property
+    def durable(self) -> bool:
+        return self.durability is Durability.FSYNC
+
+    def to_wire(self) -> dict[str, Any]:
+        """The full config object as the contract echoes it (key order as in §0.10)."""
+        return {
+            "type": self.type.value,
+            "ttl_ms": self.ttl_ms,
+            "cap_records": self.cap_records,
+            "cap_bytes": self.cap_bytes,
+            "discard": self.discard.value,
+            "durable": self.durable,
+            "durability": self.durability.value,
+            "priority": self.priority,
+            "auto_priority": self.auto_priority,
+            "auto_create": self.auto_create,
+            "idempotency_window_ms": self.idempotency_window_ms,
+            "dedupe_node": self.dedupe_node,
+            "lease_ms": self.lease_ms,
+            "claim_jitter_ms": self.claim_jitter_ms,
+            "max_deliveries": self.max_deliveries,
+            "dead_letter": self.dead_letter,
+            "leases_durable": self.leases_durable,
+        }
+
+
+DEFAULT_CONFIG = TopicConfig()
+
+_U64_FIELDS = (
+    "ttl_ms", "cap_records", "cap_bytes", "idempotency_window_ms",
+    "lease_ms", "claim_jitter_ms", "max_deliveries",
+)
+_BOOL_FIELDS = ("auto_priority", "auto_create", "dedupe_node", "leases_durable", "durable")
+_ENUM_FIELDS: dict[str, type[StrEnum]] = {
+    "type": TopicType, "discard": Discard, "durability": Durability,
+}
+_KNOWN_FIELDS = frozenset(
+    [*_U64_FIELDS, *_BOOL_FIELDS, *_ENUM_FIELDS, "priority", "dead_letter"]
+)
+U64_MAX = 2**64 - 1
+
+
+def _bad(field: str, message: str, value: Any) -> InvalidRequest:
+    return InvalidRequest(f"config.{field}: {message}", {"field": f"config.{field}", "value": value})
+
+
+def _clamp(value: int, bounds: tuple[int, int]) -> int:
+    low, high = bounds
+    return max(low, min(high, value))
+
+
+def _check_fields(fields: dict[str, Any]) -> None:
+    unknown = sorted(set(fields) - _KNOWN_FIELDS)
+    if unknown:
+        raise _bad(unknown[0], f"unknown config field; known fields are {sorted(_KNOWN_FIELDS)}", None)
+    for name in _U64_FIELDS:
+        value = fields.get(name)
+        if value is not None or name in fields:
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U64_MAX:
+                raise _bad(name, "must be a non-negative integer", value)
+    for name in _BOOL_FIELDS:
+        if name in fields and not isinstance(fields[name], bool):
+            raise _bad(name, "must be true or false", fields[name])
+    for name, enum in _ENUM_FIELDS.items():
+        if name in fields and fields[name] not in {m.value for m in enum}:
+            raise _bad(name, f"must be one of {[m.value for m in enum]}", fields[name])
+    if "priority" in fields:
+        value = fields["priority"]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise _bad("priority", "must be an integer or null", value)
+    if "dead_letter" in fields:
+        value = fields["dead_letter"]
+        if value is not None and (not isinstance(value, str) or not TOPIC_NAME_RE.fullmatch(value)):
+            raise _bad("dead_letter", "must be null or a valid topic name", value)
+
+
+def resolve_config(
+    topic: str, fields: dict[str, Any], current: TopicConfig | None = None
+) -> TopicConfig:
+    """Merge ``fields`` over ``current`` (or the defaults) into a resolved, clamped config.
+
+    Raises :class:`InvalidRequest` for a bad field and :class:`TopicExistsIncompatible` when
+    ``fields`` would change the ``type`` of an existing topic.
+    """
+    _check_fields(fields)
+    base = current or DEFAULT_CONFIG
+    changes: dict[str, Any] = {k: v for k, v in fields.items() if k != "durable"}
+    for name, enum in _ENUM_FIELDS.items():
+        if name in changes:
+            changes[name] = enum(changes[name])
+    if "durability" not in fields and "durable" in fields:
+        changes["durability"] = Durability.FSYNC if fields["durable"] else Durability.DISK
+    if changes.get("priority") is not None:
+        changes["priority"] = _clamp(changes["priority"], PRIORITY_RANGE)
+    if "lease_ms" in changes:
+        changes["lease_ms"] = _clamp(changes["lease_ms"], LEASE_MS_RANGE)
+    if "claim_jitter_ms" in changes:
+        changes["claim_jitter_ms"] = _clamp(changes["claim_jitter_ms"], CLAIM_JITTER_RANGE)
+    resolved = dataclasses.replace(base, **changes)
+    if current is not None and resolved.type is not current.type:
+        raise TopicExistsIncompatible(
+            f'topic "{topic}" is a {current.type.value} topic; type is immutable — delete it '
+            f"first or use another name",
+            {"topic": topic, "field": "type", "current": current.type.value,
+             "requested": resolved.type.value},
+        )
+    if resolved.dead_letter == topic:
+        raise _bad("dead_letter", "must name a different topic than the queue itself", topic)
+    return resolved

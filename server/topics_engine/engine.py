@@ -1,0 +1,281 @@
+"""The engine: the registry of topics and every topic operation of §1–§5.
+
+Concurrency: one asyncio event loop owns all state; every operation here is synchronous and
+never blocks (long-polls await :class:`Notifier` outside any mutation). Time comes only from the
+injected :class:`Clock`.
+
+Atomicity: each mutating operation validates everything first and then applies, so a failing
+call changes nothing — a write that lazily creates its topic and is then rejected leaves no
+topic behind.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+from .batch import prepare_batch
+from .clock import Clock
+from .config import TopicConfig, resolve_config
+from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound
+from .limits import Limits
+from .listing import decode_cursor, encode_cursor
+from .matching import parse_match
+from .names import check_topic_name
+from .notifier import Notifier
+from .priority import effective_priority
+from .topic import ReadOptions, ReadResult, Topic
+
+MAX_PAGE_SIZE = 1000
+DEFAULT_PAGE_SIZE = 100
+
+
+@dataclass(slots=True)
+class PutResult:
+    topic: str
+    created: bool
+    config: TopicConfig
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"topic": self.topic, "created": self.created, "config": self.config.to_wire()}
+
+
+@dataclass(slots=True)
+class AppendResult:
+    topic: str
+    first_seq: int
+    last_seq: int
+    head_seq: int
+    created: bool
+    deduped: bool
+
+    def to_wire(self, return_seqs: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"topic": self.topic, "first_seq": self.first_seq, "last_seq": self.last_seq}
+        if return_seqs:
+            out["seqs"] = list(range(self.first_seq, self.last_seq + 1))
+        out.update(
+            head_seq=self.head_seq, count=self.last_seq - self.first_seq + 1,
+            created=self.created, deduped=self.deduped,
+        )
+        return out
+
+
+@dataclass(slots=True)
+class DiffResult:
+    topic: str
+    read: ReadResult
+
+    @property
+    def caught_up(self) -> bool:
+        return self.read.next_from_seq >= self.read.head_seq
+
+
+class Engine:
+    def __init__(self, clock: Clock, limits: Limits | None = None) -> None:
+        self.clock = clock
+        self.limits = limits or Limits()
+        self.notifier = Notifier()
+        self._topics: dict[str, Topic] = {}
+        self._names: list[str] = []
+        self._deleted_heads: dict[str, int] = {}
+
+    # -- registry -----------------------------------------------------------------------------
+
+    @property
+    def topic_count(self) -> int:
+        return len(self._topics)
+
+    def _get(self, name: str) -> Topic:
+        topic = self._topics.get(name)
+        if topic is None:
+            raise TopicNotFound(name)
+        return topic
+
+    def _new_topic(self, name: str, config: TopicConfig) -> Topic:
+        return Topic(name, config, self.clock.now_ms(), previous_head=self._deleted_heads.get(name))
+
+    def _register(self, topic: Topic) -> None:
+        self._topics[topic.name] = topic
+        bisect.insort(self._names, topic.name)
+
+    # -- §1 topics ----------------------------------------------------------------------------
+
+    def put_topic(self, name: str, fields: dict[str, Any]) -> PutResult:
+        """Create (201) or update (200) a topic; fields merge over the current config."""
+        check_topic_name(name)
+        topic = self._topics.get(name)
+        config = resolve_config(name, fields, topic.config if topic else None)
+        if topic is None:
+            self._register(self._new_topic(name, config))
+            return PutResult(name, True, config)
+        if config != topic.config:
+            topic.config = config
+            topic.enforce_retention(self.clock.now_ms())
+        return PutResult(name, False, config)
+
+    def topic_state(self, name: str, touch: bool = True) -> dict[str, Any]:
+        topic = self._get(name)
+        now = self.clock.now_ms()
+        topic.expire(now)
+        if touch:
+            topic.last_read_ts = now
+        return {
+            "topic": name,
+            "type": topic.config.type.value,
+            "head_seq": topic.head_seq,
+            "earliest_seq": topic.earliest_seq,
+            "next_seq": topic.next_seq,
+            "count": topic.count,
+            "bytes": topic.bytes,
+            "config": topic.config.to_wire(),
+            "effective_priority": effective_priority(topic.config, topic.last_read_ts, now),
+            "last_write_ts": topic.last_write_ts,
+            "last_read_ts": topic.last_read_ts,
+        }
+
+    def list_topics(
+        self, prefix: str = "", page_size: int = DEFAULT_PAGE_SIZE, cursor: str | None = None,
+        touch: bool = False,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of topics in name order; the cursor is returned only if more remain."""
+        page_size = max(1, min(MAX_PAGE_SIZE, page_size))
+        names = self._names
+        start = bisect.bisect_left(names, prefix)
+        if cursor is not None:
+            start = max(start, bisect.bisect_right(names, decode_cursor(cursor)))
+        now = self.clock.now_ms()
+        page: list[dict[str, Any]] = []
+        i = start
+        while i < len(names) and len(page) < page_size and names[i].startswith(prefix):
+            page.append(self._summary(self._topics[names[i]], now, touch))
+            i += 1
+        more = i < len(names) and names[i].startswith(prefix)
+        return page, encode_cursor(page[-1]["topic"]) if more and page else None
+
+    def _summary(self, topic: Topic, now: int, touch: bool) -> dict[str, Any]:
+        topic.expire(now)
+        if touch:
+            topic.last_read_ts = now
+        return {
+            "topic": topic.name,
+            "type": topic.config.type.value,
+            "head_seq": topic.head_seq,
+            "earliest_seq": topic.earliest_seq,
+            "count": topic.count,
+            "bytes": topic.bytes,
+            "durable": topic.config.durable,
+            "durability": topic.config.durability.value,
+            "effective_priority": effective_priority(topic.config, topic.last_read_ts, now),
+        }
+
+    def delete_topic(self, name: str, if_empty: bool = False) -> bool:
+        """Remove the topic and everything it owns; False if it did not exist."""
+        check_topic_name(name)
+        topic = self._topics.get(name)
+        if topic is None:
+            return False
+        if if_empty:
+            topic.expire(self.clock.now_ms())
+            if topic.count:
+                raise TopicNotEmpty(
+                    f'topic "{name}" still holds {topic.count} records; delete without '
+                    "if_empty=true to drop them",
+                    {"topic": name, "count": topic.count},
+                )
+        del self._topics[name]
+        del self._names[bisect.bisect_left(self._names, name)]
+        self._deleted_heads[name] = topic.head_seq
+        self.notifier.notify(name)
+        return True
+
+    # -- §2 writes ----------------------------------------------------------------------------
+
+    def append(
+        self, name: str, records: Any, *, node: Any = None, idempotency_key: str | None = None,
+        create: bool | None = None, config: dict[str, Any] | None = None,
+    ) -> AppendResult:
+        check_topic_name(name)
+        batch = prepare_batch(records, node, self.limits)
+        if idempotency_key is not None:
+            self._check_idempotency_key(idempotency_key)
+        now = self.clock.now_ms()
+        topic = self._topics.get(name)
+        created = topic is None
+        if topic is None:
+            resolved = resolve_config(name, config or {})
+            if not (resolved.auto_create if create is None else create):
+                raise TopicNotFound(name)
+            topic = self._new_topic(name, resolved)
+        elif idempotency_key is not None:
+            seen = topic.idempotency.lookup(idempotency_key, now, topic.config.idempotency_window_ms)
+            if seen is not None:
+                return AppendResult(name, seen[0], seen[1], topic.head_seq, False, True)
+        first = topic.append(batch, now)
+        last = first + len(batch) - 1
+        if idempotency_key is not None:
+            topic.idempotency.remember(idempotency_key, now, first, last)
+        if created:
+            self._register(topic)
+        self.notifier.notify(name)
+        return AppendResult(name, first, last, topic.head_seq, created, False)
+
+    def _check_idempotency_key(self, key: Any) -> None:
+        if not isinstance(key, str) or not key or len(key) > self.limits.max_idempotency_key_chars:
+            raise InvalidRequest(
+                f"idempotency_key must be a string of 1-{self.limits.max_idempotency_key_chars} characters",
+                {"field": "idempotency_key"},
+            )
+
+    # -- §3 reads -----------------------------------------------------------------------------
+
+    def diff(
+        self, name: str, *, from_seq: int = 0, limit: int = 0, node: Any = None,
+        include_tags: bool = False, include_meta: bool = True, touch: bool = True,
+    ) -> DiffResult:
+        topic = self._get(name)
+        now = self.clock.now_ms()
+        topic.expire(now)
+        if touch:
+            topic.last_read_ts = now
+        opts = ReadOptions(
+            limit=self._clamp_limit(limit), nodes=_node_set(node), include_tags=include_tags,
+            include_meta=include_meta, max_scan=self.limits.max_scan_per_read,
+        )
+        return DiffResult(name, topic.read(from_seq, opts))
+
+    def _clamp_limit(self, limit: int) -> int:
+        if limit <= 0:
+            return self.limits.default_limit
+        return min(limit, self.limits.max_limit)
+
+    def clamp_wait_ms(self, wait_ms: int) -> int:
+        return max(0, min(wait_ms, self.limits.max_wait_ms))
+
+    # -- §5 deletes ---------------------------------------------------------------------------
+
+    def delete_records(self, name: str, *, before_seq: Any = None, match: Any = None) -> dict[str, Any]:
+        if before_seq is None and match is None:
+            raise InvalidRequest(
+                "supply before_seq, match, or both (they are ANDed)", {"field": "before_seq"}
+            )
+        if before_seq is not None and (isinstance(before_seq, bool) or not isinstance(before_seq, int) or before_seq < 0):
+            raise InvalidRequest("before_seq must be a non-negative integer", {"field": "before_seq"})
+        tag_match = parse_match(match) if match is not None else None
+        topic = self._get(name)
+        topic.expire(self.clock.now_ms())
+        deleted = topic.delete(before_seq, tag_match)
+        return {
+            "topic": name, "deleted": deleted, "earliest_seq": topic.earliest_seq,
+            "head_seq": topic.head_seq, "count": topic.count, "bytes": topic.bytes,
+        }
+
+
+def _node_set(node: Any) -> frozenset[str] | None:
+    if node is None:
+        return None
+    if isinstance(node, str):
+        return frozenset((node,))
+    if isinstance(node, list) and all(isinstance(n, str) for n in node):
+        return frozenset(node) if node else None
+    raise InvalidRequest("node must be a string or an array of strings", {"field": "node"})

@@ -1,0 +1,35 @@
+"""Write deduplication (§0.8): ``(topic, idempotency_key) -> assigned seqs`` for a window.
+
+Entries are kept in insertion order; insertion times never decrease (they come from the topic's
+monotonic write clock), so expiry only ever pops from the front. A batch's seqs are contiguous,
+so ``(first_seq, last_seq)`` identifies them.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+
+class IdempotencyWindow:
+    def __init__(self) -> None:
+        self._entries: OrderedDict[str, tuple[int, int, int]] = OrderedDict()
+
+    def lookup(self, key: str, now_ms: int, window_ms: int) -> tuple[int, int] | None:
+        self.expire(now_ms, window_ms)
+        entry = self._entries.get(key)
+        return None if entry is None else (entry[1], entry[2])
+
+    def remember(self, key: str, now_ms: int, first_seq: int, last_seq: int) -> None:
+        self._entries[key] = (now_ms, first_seq, last_seq)
+        self._entries.move_to_end(key)
+
+    def expire(self, now_ms: int, window_ms: int) -> None:
+        entries = self._entries
+        while entries:
+            key, (ts, _, _) = next(iter(entries.items()))
+            if now_ms - ts < window_ms:
+                break
+            del entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)

@@ -1,0 +1,26 @@
+"""Per-request hard limits the engine enforces (§2 batching limits, §3 read clamps).
+
+The server builds one :class:`Limits` from its settings; defaults are the contract's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KIB = 1024
+MIB = 1024 * KIB
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_batch_records: int = 10_000
+    max_record_bytes: int = 1 * MIB
+    max_meta_bytes: int = 16 * KIB
+    max_meta_keys: int = 64
+    max_tag_bytes: int = 256
+    max_node_bytes: int = 128
+    max_limit: int = 1000
+    default_limit: int = 256
+    max_wait_ms: int = 30_000
+    max_idempotency_key_chars: int = 256
+    max_scan_per_read: int = 100_000

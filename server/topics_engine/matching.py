@@ -1,0 +1,48 @@
+"""The tag-match predicate language (§5): ``["tag","Eq","X"]``, ``["tag","Glob","X*"]``, or a
+bare string as shorthand for ``Eq``. ``Glob`` is a literal prefix followed by exactly one trailing
+``*`` — no other wildcard — so a match is a point lookup or a bounded prefix range scan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InvalidRequest
+
+
+@dataclass(frozen=True, slots=True)
+class TagMatch:
+    exact: str | None
+    prefix: str | None
+
+    def matches(self, tag: str | None) -> bool:
+        if tag is None:
+            return False
+        if self.exact is not None:
+            return tag == self.exact
+        assert self.prefix is not None
+        return tag.startswith(self.prefix)
+
+
+def _bad(message: str, value: Any) -> InvalidRequest:
+    return InvalidRequest(f"match: {message}", {"field": "match", "value": value})
+
+
+def parse_match(value: Any) -> TagMatch:
+    if isinstance(value, str):
+        return TagMatch(exact=value, prefix=None)
+    if not isinstance(value, list) or len(value) != 3:
+        raise _bad('expected a tag string or a tuple ["tag", "Eq"|"Glob", "<value>"]', value)
+    field, op, operand = value
+    if field != "tag":
+        raise _bad('the only matchable field is "tag"', value)
+    if not isinstance(operand, str):
+        raise _bad("the operand must be a string", value)
+    if op == "Eq":
+        return TagMatch(exact=operand, prefix=None)
+    if op == "Glob":
+        if not operand.endswith("*") or "*" in operand[:-1]:
+            raise _bad('Glob takes a literal prefix followed by one trailing "*", e.g. "chat-42:*"', value)
+        return TagMatch(exact=None, prefix=operand[:-1])
+    raise _bad('op must be "Eq" or "Glob"', value)

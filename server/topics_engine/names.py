@@ -1,0 +1,23 @@
+"""Topic-name rules (§1.1): ``^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$``, byte-exact, case-sensitive.
+
+Names never reach the filesystem (storage keys files by numeric topic id), but they are still
+validated here, at the engine boundary, whatever the HTTP layer already checked.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import InvalidRequest
+
+TOPIC_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,254}")
+
+
+def check_topic_name(name: str, field: str = "topic") -> str:
+    if not TOPIC_NAME_RE.fullmatch(name):
+        raise InvalidRequest(
+            f"invalid topic name {name!r}: use 1-255 characters from A-Z a-z 0-9 . _ : - "
+            "starting with a letter or digit",
+            {"field": field, "value": name},
+        )
+    return name

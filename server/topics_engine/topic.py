@@ -1,0 +1,322 @@
+"""One topic: its records, retention, deletes, and the read (diff) scan.
+
+Storage model (in memory)
+    ``_slots[i]`` holds the record with seq ``_base + i`` or ``None`` once it is gone (evicted,
+    expired or deleted). Slots always extend to ``head_seq``. ``_live`` indexes the first live
+    slot (or ``len(_slots)`` when the topic is empty); everything before it is dead and is sliced
+    off in bulk once it makes up half the list, so front removal is amortized O(1).
+
+Watermarks
+    ``earliest_seq`` — seq of the first live record, ``head_seq + 1`` when empty.
+    ``evict_floor``  — one past the highest seq lost *involuntarily* (cap or TTL). Deletes never
+    move it. ``evict_floor <= earliest_seq`` always. A reader whose ``from_seq + 1 <
+    evict_floor`` gets a tombstone; one that fell only into a deleted gap advances silently.
+
+Timestamps are made monotonic per topic (``$ts = max(now, last $ts)``), so TTL-expired records are
+always a prefix of the live records and expiry pops from the front.
+
+Retention decisions (documented): cap eviction is exact and per record in memory; when the newest
+record alone exceeds ``cap_bytes`` under ``discard:"old"`` it is kept (the topic never evicts the
+record it just acknowledged down to nothing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .config import Discard, TopicConfig
+from .errors import TopicFull
+from .idempotency import IdempotencyWindow
+from .matching import TagMatch
+from .records import PreparedRecord, Record
+from .tags import TagIndex
+
+_MAX_LOSS_RUNS = 64
+
+
+@dataclass(slots=True)
+class LossRun:
+    """A run of involuntary losses with one reason; ``last`` is the highest seq lost in it."""
+
+    reason: str
+    last: int
+    count: int
+
+
+@dataclass(slots=True)
+class Tombstone:
+    gap_from: int
+    gap_to: int
+    reason: str
+    missed_estimate: int
+    earliest_seq: int
+    head_seq: int
+
+    def to_wire(self) -> dict[str, object]:
+        return {
+            "gap_from": self.gap_from, "gap_to": self.gap_to, "reason": self.reason,
+            "missed_estimate": self.missed_estimate, "earliest_seq": self.earliest_seq,
+            "head_seq": self.head_seq,
+        }
+
+
+@dataclass(slots=True)
+class ReadResult:
+    records: list[bytes]
+    next_from_seq: int
+    tombstone: Tombstone | None
+    scanned: int
+    head_seq: int
+    earliest_seq: int
+
+
+@dataclass(slots=True)
+class ReadOptions:
+    limit: int
+    nodes: frozenset[str] | None = None
+    include_tags: bool = False
+    include_meta: bool = True
+    include_data: bool = True
+    max_scan: int = 100_000
+
+
+@dataclass
+class Topic:
+    name: str
+    config: TopicConfig
+    created_ms: int
+    previous_head: int | None = None
+    """Head seq of the incarnation this topic replaced (delete + recreate), for ``recreated``."""
+
+    head_seq: int = 0
+    count: int = 0
+    bytes: int = 0
+    evict_floor: int = 1
+    last_write_ts: int | None = None
+    last_read_ts: int | None = None
+    _last_ts: int = 0
+    _base: int = 1
+    _live: int = 0
+    _slots: list[Record | None] = field(default_factory=list)
+    _losses: list[LossRun] = field(default_factory=list)
+    tags: TagIndex = field(default_factory=TagIndex)
+    idempotency: IdempotencyWindow = field(default_factory=IdempotencyWindow)
+
+    # -- watermarks ---------------------------------------------------------------------------
+
+    @property
+    def earliest_seq(self) -> int:
+        if self.count == 0:
+            return self.head_seq + 1
+        return self._base + self._live
+
+    @property
+    def next_seq(self) -> int:
+        return self.head_seq + 1
+
+    def record(self, seq: int) -> Record | None:
+        i = seq - self._base
+        if i < self._live or i >= len(self._slots):
+            return None
+        return self._slots[i]
+
+    def is_live(self, seq: int) -> bool:
+        return self.record(seq) is not None
+
+    # -- writes -------------------------------------------------------------------------------
+
+    def append(self, batch: list[PreparedRecord], now_ms: int) -> int:
+        """Append the whole batch with contiguous seqs; return the first seq.
+
+        Raises :class:`TopicFull` (nothing appended) on a full ``discard:"reject"`` topic.
+        """
+        self.expire(now_ms)
+        ts = max(now_ms, self._last_ts)
+        first = self.head_seq + 1
+        records = [Record(first + i, ts, p) for i, p in enumerate(batch)]
+        if self.config.discard is Discard.REJECT:
+            self._check_room(len(records), sum(r.size for r in records))
+        slots, tags = self._slots, self.tags
+        added_bytes = 0
+        for r in records:
+            slots.append(r)
+            added_bytes += r.size
+            if r.tag is not None:
+                tags.add(r.tag, r.seq)
+        if self.count == 0:
+            self._live = first - self._base
+        self.count += len(records)
+        self.bytes += added_bytes
+        self.head_seq = first + len(records) - 1
+        self._last_ts = ts
+        self.last_write_ts = now_ms
+        if self.config.discard is Discard.OLD:
+            self._evict_over_cap()
+        return first
+
+    def _check_room(self, n: int, size: int) -> None:
+        cfg = self.config
+        if cfg.cap_records and self.count + n > cfg.cap_records:
+            raise TopicFull(
+                f'topic "{self.name}" holds {self.count} of cap_records={cfg.cap_records}; '
+                f"the write of {n} records was rejected (discard is \"reject\") — consume or "
+                "delete records, or raise the cap",
+                {"topic": self.name, "cap_records": cfg.cap_records, "count": self.count},
+            )
+        if cfg.cap_bytes and self.bytes + size > cfg.cap_bytes:
+            raise TopicFull(
+                f'topic "{self.name}" holds {self.bytes} of cap_bytes={cfg.cap_bytes}; the '
+                f"write of {size} bytes was rejected (discard is \"reject\") — consume or "
+                "delete records, or raise the cap",
+                {"topic": self.name, "cap_bytes": cfg.cap_bytes, "bytes": self.bytes},
+            )
+
+    def _over_cap(self) -> bool:
+        cfg = self.config
+        return bool(
+            (cfg.cap_records and self.count > cfg.cap_records)
+            or (cfg.cap_bytes and self.bytes > cfg.cap_bytes)
+        )
+
+    def _evict_over_cap(self) -> None:
+        while self.count > 1 and self._over_cap():
+            self._lose_front("cap")
+        self._compact()
+
+    def expire(self, now_ms: int) -> None:
+        """Drop the TTL-expired prefix (records with ``now - $ts >= ttl_ms``)."""
+        ttl = self.config.ttl_ms
+        if not ttl or self.count == 0:
+            return
+        limit = now_ms - ttl
+        slots = self._slots
+        while self.count and slots[self._live].ts <= limit:  # type: ignore[union-attr]
+            self._lose_front("ttl")
+        self._compact()
+
+    def enforce_retention(self, now_ms: int) -> None:
+        """Apply the current caps and TTL now (after a config change tightened them)."""
+        self.expire(now_ms)
+        if self.config.discard is Discard.OLD:
+            self._evict_over_cap()
+
+    def _lose_front(self, reason: str) -> None:
+        r = self._slots[self._live]
+        assert r is not None
+        self._kill(self._live, r)
+        self.evict_floor = r.seq + 1
+        runs = self._losses
+        if runs and runs[-1].reason == reason:
+            runs[-1].last = r.seq
+            runs[-1].count += 1
+        else:
+            runs.append(LossRun(reason, r.seq, 1))
+            if len(runs) > _MAX_LOSS_RUNS:
+                merged = LossRun("mixed", runs[1].last, runs[0].count + runs[1].count)
+                runs[:2] = [merged]
+        self._skip_dead_front()
+
+    def _kill(self, index: int, r: Record) -> None:
+        self._slots[index] = None
+        self.count -= 1
+        self.bytes -= r.size
+        if r.tag is not None:
+            self.tags.note_removed(1, self.is_live)
+
+    def _skip_dead_front(self) -> None:
+        slots, n = self._slots, len(self._slots)
+        i = self._live
+        while i < n and slots[i] is None:
+            i += 1
+        self._live = i
+
+    def _compact(self) -> None:
+        """Slice off the dead front once it is at least half of the slot list."""
+        dead = self._live
+        if dead > 1024 and dead * 2 >= len(self._slots):
+            del self._slots[:dead]
+            self._base += dead
+            self._live = 0
+
+    # -- deletes ------------------------------------------------------------------------------
+
+    def delete(self, before_seq: int | None, match: TagMatch | None) -> int:
+        """Delete live records below the point-in-time bound; return how many.
+
+        Silent and permanent: never a tombstone, ``evict_floor`` untouched.
+        """
+        bound = self.head_seq + 1
+        if before_seq is not None:
+            bound = min(bound, before_seq)
+        if match is None:
+            seqs: list[int] | range = range(self.earliest_seq, bound)
+        elif match.exact is not None:
+            seqs = self.tags.eq(match.exact, bound)
+        else:
+            seqs = self.tags.prefix(match.prefix or "", bound)
+        deleted = 0
+        base, slots = self._base, self._slots
+        for seq in seqs:
+            i = seq - base
+            if i < self._live or i >= len(slots):
+                continue
+            r = slots[i]
+            if r is None or (match is not None and not match.matches(r.tag)):
+                continue
+            self._kill(i, r)
+            deleted += 1
+        self._skip_dead_front()
+        self._compact()
+        return deleted
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def tombstone_for(self, from_seq: int) -> Tombstone | None:
+        """The gap marker for a reader at ``from_seq`` (exclusive cursor), if it lost records."""
+        if from_seq == 0:
+            return None
+        if self.previous_head is not None and from_seq > self.head_seq:
+            return Tombstone(
+                from_seq + 1, max(from_seq + 1, self.previous_head), "recreated",
+                max(0, self.previous_head - from_seq), self.earliest_seq, self.head_seq,
+            )
+        gap_from = from_seq + 1
+        if gap_from >= self.evict_floor:
+            return None
+        reasons: set[str] = set()
+        missed = 0
+        for run in self._losses:
+            if run.last >= gap_from:
+                reasons.add(run.reason)
+                missed += min(run.count, run.last - gap_from + 1)
+        reason = reasons.pop() if len(reasons) == 1 else "mixed"
+        return Tombstone(
+            gap_from, self.earliest_seq - 1, reason, missed, self.earliest_seq, self.head_seq
+        )
+
+    def read(self, from_seq: int, opts: ReadOptions) -> ReadResult:
+        """Records after ``from_seq``: expired, deleted and own-node records skipped, but the
+        cursor advances past them (``next_from_seq`` = seq of the last examined slot)."""
+        tombstone = self.tombstone_for(from_seq)
+        if tombstone is not None and tombstone.reason == "recreated":
+            from_seq = 0
+        cursor = min(max(from_seq, self.earliest_seq - 1), self.head_seq)
+        slots = self._slots
+        i = cursor + 1 - self._base
+        end = len(slots)
+        stop = min(end, i + opts.max_scan)
+        nodes = opts.nodes if self.config.dedupe_node else None
+        limit = opts.limit
+        tags, meta, data = opts.include_tags, opts.include_meta, opts.include_data
+        out: list[bytes] = []
+        start = i
+        while i < stop:
+            r = slots[i]
+            i += 1
+            if r is None or (nodes is not None and r.node in nodes):
+                continue
+            out.append(r.encode(tags, meta, data))
+            if len(out) >= limit:
+                break
+        next_from_seq = self._base + i - 1 if i > start else cursor
+        return ReadResult(out, next_from_seq, tombstone, i - start, self.head_seq, self.earliest_seq)

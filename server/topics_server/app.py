@@ -1,0 +1,102 @@
+"""The ASGI application: connexion routing + spec validation around the dispatcher.
+
+Stack (outermost first) — deliberately lean; each layer is one concept:
+
+1. :class:`ErrorEnvelopeMiddleware` — stamps the request start time and turns every exception
+   (engine, connexion, Starlette, unexpected) into the §0.5 envelope. Replaces connexion's
+   ServerError/Exception middlewares, which render problem+json.
+2. connexion ``RoutingMiddleware`` — matches the path/method against the spec, records the
+   operationId (unknown path → falls through → 404; wrong method → 405).
+3. :class:`SpecValidationMiddleware` — validators compiled once from the spec.
+4. connexion ``LifespanMiddleware`` — startup/shutdown hooks.
+5. :class:`Dispatcher` — calls the handler.
+
+connexion's SwaggerUI, Security (no auth in this build), per-request Draft-4 validation,
+response validation and context middlewares are left out of the serving stack: they cost more
+per request than the whole handler. Response conformance is checked by the schemathesis suite.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from connexion import ConnexionMiddleware
+from connexion.middleware.lifespan import LifespanMiddleware
+from connexion.middleware.main import API
+from connexion.middleware.routing import RoutingMiddleware
+from connexion.resolver import Resolver
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import orjson
+
+from topics_engine import Engine, SystemClock
+from topics_engine.errors import MethodNotAllowed
+
+from .context import ServerContext
+from .dispatch import Dispatcher, resolve_handler
+from .envelope import error_body, to_topics_error
+from .responses import performance_block, send_json
+from .settings import Settings
+from .spec import load_specification
+from .validation import SpecValidationMiddleware
+
+
+class ErrorEnvelopeMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = scope["topics.started"] = time.perf_counter()
+        response_started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal response_started
+            if message["type"] == "http.response.start":
+                response_started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:  # noqa: BLE001 — this is the one catch-all
+            if response_started:
+                raise
+            await send_error(send, exc, started)
+
+
+async def send_error(send: Send, exc: BaseException, started: float) -> None:
+    err = to_topics_error(exc)
+    headers: list[tuple[bytes, bytes]] = []
+    exc_headers = getattr(exc, "headers", None) or {}
+    if isinstance(err, MethodNotAllowed) and "Allow" in exc_headers:
+        headers.append((b"allow", exc_headers["Allow"].encode()))
+    if err.status in (429, 503):
+        retry_ms = (err.detail or {}).get("retry_after_ms", 1000)
+        headers.append((b"retry-after", str(max(1, -(-int(retry_ms) // 1000))).encode()))
+    body = error_body(err)
+    body["performance"] = performance_block(started, {})
+    await send_json(send, err.status, orjson.dumps(body), headers)
+
+
+class TopicsMiddleware(ConnexionMiddleware):
+    """connexion's middleware with the lean stack and the 3.1-validated specification."""
+
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, **kwargs: Any) -> None:
+        super().__init__(
+            app,
+            middlewares=[ErrorEnvelopeMiddleware, RoutingMiddleware, SpecValidationMiddleware, LifespanMiddleware],
+            resolver=Resolver(function_resolver=resolve_handler),
+            **kwargs,
+        )
+        options = self.options.replace()
+        self.apis.append(API(load_specification(), base_path="", name=None, **options.__dict__,
+                             max_body_bytes=max_body_bytes))
+
+
+def create_app(settings: Settings, engine: Engine | None = None) -> tuple[TopicsMiddleware, ServerContext]:
+    """Build the ASGI app and its context; tests pass their own engine (e.g. a manual clock)."""
+    ctx = ServerContext(engine or Engine(SystemClock(), settings.limits))
+    return TopicsMiddleware(Dispatcher(ctx), max_body_bytes=settings.max_body_bytes), ctx

@@ -1,0 +1,60 @@
+"""The innermost ASGI app: calls the handler of the operation connexion routed to.
+
+connexion's routing puts the ``operationId`` in the scope; the validation middleware puts the
+:class:`ValidatedRequest`. Handlers are looked up in :data:`HANDLERS`, which the spec's
+operationIds must match exactly (checked at startup by connexion's resolver).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from connexion.middleware.abstract import ROUTING_CONTEXT
+from starlette.types import Receive, Scope, Send
+
+from topics_engine.errors import NotFound
+
+from .context import ServerContext
+from .handlers import probes, records, topics
+from .responses import encode_reply, send_json
+from .validation import SCOPE_KEY
+
+HANDLERS: dict[str, Callable[..., Any]] = {
+    "put_topic": topics.put_topic,
+    "get_topic": topics.get_topic,
+    "list_topics": topics.list_topics,
+    "delete_topic": topics.delete_topic,
+    "append_records": records.append_records,
+    "diff_topic": records.diff_topic,
+    "delete_records": records.delete_records,
+    "health": probes.health,
+    "ready": probes.ready,
+    "healthz": probes.healthz,
+    "readyz": probes.readyz,
+}
+
+_ASYNC = {name for name, fn in HANDLERS.items() if inspect.iscoroutinefunction(fn)}
+
+
+def resolve_handler(operation_id: str) -> Callable[..., Any]:
+    """connexion resolver hook: fails startup if the spec names an operation we do not serve."""
+    return HANDLERS[operation_id]
+
+
+class Dispatcher:
+    def __init__(self, ctx: ServerContext) -> None:
+        self.ctx = ctx
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        operation_id = scope.get("extensions", {}).get(ROUTING_CONTEXT, {}).get("operation_id")
+        if operation_id is None:
+            raise NotFound(f"no route for {scope['method']} {scope['path']}; see the /v0 API reference",
+                           {"method": scope["method"], "path": scope["path"]})
+        req = scope[SCOPE_KEY]
+        handler = HANDLERS[operation_id]
+        reply = await handler(req, self.ctx) if operation_id in _ASYNC else handler(req, self.ctx)
+        await send_json(send, reply.status, encode_reply(reply, scope["topics.started"]), reply.headers)

@@ -1,0 +1,118 @@
+"""Server settings, built from the environment in exactly one function (:func:`load_settings`).
+
+Variables and defaults are the contract's (§0.2, §2). Bad configuration raises
+:class:`ConfigError`, whose message names the variable and says how to fix it; ``topics serve``
+prints it and exits non-zero instead of starting.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from topics_engine import Limits
+from topics_engine.limits import KIB, MIB
+
+
+class ConfigError(Exception):
+    """Configuration that must not start a server."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 4000
+    data_dir: Path = Path("./topics-data")
+    max_body_bytes: int = 64 * MIB
+    limits: Limits = Limits()
+    log_level: str = "info"
+
+
+_LIMIT_VARS = {
+    "TOPICS_MAX_BATCH_RECORDS": "max_batch_records",
+    "TOPICS_MAX_RECORD_BYTES": "max_record_bytes",
+    "TOPICS_MAX_META_BYTES": "max_meta_bytes",
+    "TOPICS_MAX_TAG_BYTES": "max_tag_bytes",
+    "TOPICS_MAX_NODE_BYTES": "max_node_bytes",
+    "TOPICS_MAX_LIMIT": "max_limit",
+}
+_LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer; set it to a whole number "
+                          f"between {low} and {high} or unset it (default {default})") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name}={value} is out of range; set it between {low} and {high} "
+                          f"or unset it (default {default})")
+    return value
+
+
+def _host(env: Mapping[str, str]) -> str:
+    host = env.get("TOPICS_HOST", "127.0.0.1").strip() or "127.0.0.1"
+    if host == "localhost":
+        return host
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise ConfigError(f"TOPICS_HOST={host!r} is not an IP address; use e.g. 127.0.0.1 "
+                          "(loopback, the default) or 0.0.0.0") from None
+    return host
+
+
+def _is_loopback(host: str) -> bool:
+    return host == "localhost" or ipaddress.ip_address(host).is_loopback
+
+
+def _check_exposure(env: Mapping[str, str], host: str) -> None:
+    """Fail closed (§0.2): this build has no authentication yet, so keys cannot be honoured,
+    and a non-loopback bind would be an open event store unless explicitly allowed."""
+    if env.get("TOPICS_API_KEYS", "").strip():
+        raise ConfigError("TOPICS_API_KEYS is set, but this build does not implement bearer "
+                          "authentication yet; unset it and bind loopback (TOPICS_HOST=127.0.0.1)")
+    if not _is_loopback(host) and env.get("TOPICS_ALLOW_INSECURE_NO_AUTH", "") != "1":
+        raise ConfigError(f"TOPICS_HOST={host} is not loopback and no API keys are configured; "
+                          "bind 127.0.0.1, or set TOPICS_ALLOW_INSECURE_NO_AUTH=1 on a trusted "
+                          "private network")
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Read every ``TOPICS_*`` variable this server understands; raise :class:`ConfigError`."""
+    env = os.environ if env is None else env
+    defaults = Limits()
+    limits = Limits(**{
+        field: _int(env, var, getattr(defaults, field), 1, 2**40)
+        for var, field in _LIMIT_VARS.items()
+    })
+    if limits.max_meta_bytes > limits.max_record_bytes:
+        raise ConfigError(
+            f"TOPICS_MAX_META_BYTES ({limits.max_meta_bytes}) exceeds TOPICS_MAX_RECORD_BYTES "
+            f"({limits.max_record_bytes}); meta counts toward the record limit, so lower it"
+        )
+    max_body = _int(env, "TOPICS_MAX_BODY_BYTES", 64 * MIB, 1 * KIB, 2**40)
+    data_dir = Path(env.get("TOPICS_DATA_DIR", "./topics-data") or "./topics-data")
+    if data_dir.exists() and not data_dir.is_dir():
+        raise ConfigError(f"TOPICS_DATA_DIR={str(data_dir)!r} exists and is not a directory; "
+                          "point it at a directory (it is created if missing)")
+    host = _host(env)
+    _check_exposure(env, host)
+    log_level = env.get("TOPICS_LOG_LEVEL", "info").strip().lower() or "info"
+    if log_level not in _LOG_LEVELS:
+        raise ConfigError(f"TOPICS_LOG_LEVEL={log_level!r} is unknown; use one of {', '.join(_LOG_LEVELS)}")
+    return Settings(
+        host=host,
+        port=_int(env, "TOPICS_PORT", 4000, 0, 65535),
+        data_dir=data_dir,
+        max_body_bytes=max_body,
+        limits=limits,
+        log_level=log_level,
+    )

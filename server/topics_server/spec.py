@@ -1,0 +1,55 @@
+"""Loading the OpenAPI 3.1 document (``openapi/v0.yaml``) for connexion.
+
+connexion 3.3 only validates 3.0 documents, so this module validates the document against the
+official OAS 3.1 meta-schema (vendored in ``openapi/meta/``) with a Draft 2020-12 validator and
+gives connexion a :class:`Specification` subclass that trusts that check. Routing and request
+validation are then derived from the same document.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+import yaml
+from connexion.spec import OpenAPISpecification
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+SPEC_PATH = Path(os.environ.get("TOPICS_OPENAPI_PATH", _REPO_ROOT / "openapi" / "v0.yaml"))
+META_SCHEMA_PATH = SPEC_PATH.parent / "meta" / "oas-3.1-schema-2022-10-07.json"
+
+
+class InvalidSpec(Exception):
+    """The OpenAPI document does not conform to the OAS 3.1 meta-schema."""
+
+
+@cache
+def load_document() -> dict[str, Any]:
+    with SPEC_PATH.open() as f:
+        doc: dict[str, Any] = yaml.safe_load(f)
+    return doc
+
+
+def validate_document(doc: dict[str, Any]) -> None:
+    meta = json.loads(META_SCHEMA_PATH.read_text())
+    errors = list(jsonschema_rs.Draft202012Validator(meta).iter_errors(doc))
+    if errors:
+        first = errors[0]
+        where = "/".join(str(p) for p in first.instance_path)
+        raise InvalidSpec(f"{SPEC_PATH}: {where}: {first.message} ({len(errors)} error(s))")
+
+
+class OpenAPI31Specification(OpenAPISpecification):
+    """connexion's OpenAPI 3 specification, validated against the 3.1 meta-schema instead."""
+
+    @classmethod
+    def _validate_spec(cls, spec: dict[str, Any]) -> None:
+        validate_document(spec)
+
+
+def load_specification() -> OpenAPI31Specification:
+    return OpenAPI31Specification(load_document())

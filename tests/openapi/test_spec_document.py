@@ -1,0 +1,437 @@
+"""Validate ``openapi/v0.yaml`` — the single source of truth for the /v0 API.
+
+Primary check: the document validates against the official OAS 3.1 meta-schema, vendored
+at ``openapi/meta/`` (JSON Schema draft 2020-12, ``jsonschema.Draft202012Validator``).
+Second check: ``openapi_spec_validator.validate``. On top of that, a few project rules the
+downstream tools depend on (see DESIGN.md §3): every embedded schema is valid draft 2020-12,
+every example validates against its schema, no ``$defs``, single-typed parameters, closed
+request bodies / open response bodies, and links that point at real operations.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openapi_spec_validator
+import pytest
+import yaml
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC_PATH = ROOT / "openapi" / "v0.yaml"
+META_PATH = ROOT / "openapi" / "meta" / "oas-3.1-schema-2022-10-07.json"
+META_ID = "https://spec.openapis.org/oas/3.1/schema/2022-10-07"
+DOC_URI = "urn:topics:openapi:v0"
+
+HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+
+# Operations of the first issue. Later issues add operations; they never remove these.
+EXPECTED_OPERATIONS = {
+    ("put", "/v0/topics/{topic}"): "put_topic",
+    ("get", "/v0/topics/{topic}"): "get_topic",
+    ("delete", "/v0/topics/{topic}"): "delete_topic",
+    ("get", "/v0/topics"): "list_topics",
+    ("post", "/v0/topics/{topic}"): "append_records",
+    ("post", "/v0/topics/{topic}/diff"): "diff_topic",
+    ("post", "/v0/topics/{topic}/delete"): "delete_records",
+    ("get", "/v0/health"): "health",
+    ("get", "/v0/ready"): "ready",
+    ("get", "/healthz"): "healthz",
+    ("get", "/readyz"): "readyz",
+}
+
+# Every error.code the contract (spec/api-v0.txt §0.6 and the per-endpoint errors) names.
+CONTRACT_ERROR_CODES = {
+    "invalid_request",
+    "batch_too_large",
+    "record_too_large",
+    "unauthorized",
+    "forbidden",
+    "topic_not_found",
+    "router_not_found",
+    "not_found",
+    "method_not_allowed",
+    "not_acceptable",
+    "router_cycle",
+    "topic_exists_incompatible",
+    "topic_not_empty",
+    "not_a_queue",
+    "payload_too_large",
+    "unsupported_media_type",
+    "topic_full",
+    "throttled",
+    "internal",
+    "not_ready",
+    "shutting_down",
+}
+
+# Statuses each operation must document (the contract's per-endpoint error lists).
+EXPECTED_STATUSES = {
+    "put_topic": {"200", "201", "400", "409", "413", "415"},
+    "get_topic": {"200", "400", "404"},
+    "delete_topic": {"200", "400", "409"},
+    "list_topics": {"200", "400"},
+    "append_records": {"200", "201", "400", "404", "413", "415", "422", "429"},
+    "diff_topic": {"200", "400", "404", "413", "415", "429"},
+    "delete_records": {"200", "400", "404", "413", "415"},
+    "health": {"200"},
+    "ready": {"200", "503"},
+    "healthz": {"200"},
+    "readyz": {"200", "503"},
+}
+
+
+# ----------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict[str, Any]:
+    with SPEC_PATH.open(encoding="utf-8") as fh:
+        loaded = yaml.safe_load(fh)
+    assert isinstance(loaded, dict), "openapi/v0.yaml must be a YAML mapping"
+    # Round-trip through JSON: the document must be plain JSON data (string keys, no
+    # YAML-only types such as dates or integer mapping keys).
+    return json.loads(json.dumps(loaded))
+
+
+@pytest.fixture(scope="module")
+def meta_schema() -> dict[str, Any]:
+    with META_PATH.open(encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@pytest.fixture(scope="module")
+def registry(doc: dict[str, Any]) -> Registry:
+    resource = Resource.from_contents(doc, default_specification=DRAFT202012)
+    return Registry().with_resource(DOC_URI, resource)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _pointer(parts: tuple[str, ...]) -> str:
+    return "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def _resolve(doc: dict[str, Any], node: Any) -> Any:
+    """Follow local ``$ref`` chains (components only)."""
+    while isinstance(node, dict) and "$ref" in node:
+        ref = node["$ref"]
+        assert ref.startswith("#/"), f"non-local $ref {ref!r}"
+        target: Any = doc
+        for part in ref[2:].split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        node = target
+    return node
+
+
+def _walk(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    yield path, node
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _walk(v, path + (str(k),))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, path + (str(i),))
+
+
+def _operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    for path, item in doc["paths"].items():
+        for method, op in item.items():
+            if method in HTTP_METHODS:
+                yield path, method, item, op
+
+
+def _schema_locations(doc: dict[str, Any]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """Every top-level Schema Object in the document (components, parameters, media types, headers)."""
+    for name, schema in doc.get("components", {}).get("schemas", {}).items():
+        yield ("components", "schemas", name), schema
+    for path, node in _walk(doc):
+        if not path or path[-1] != "schema" or not isinstance(node, (dict, bool)):
+            continue
+        # A key literally named "schema" inside a Schema Object's "properties" is a
+        # property, not a Schema Object; none exist today, but be precise anyway.
+        if len(path) >= 2 and path[-2] == "properties":
+            continue
+        yield path, node
+
+
+def _example_cases(doc: dict[str, Any]) -> Iterator[tuple[str, tuple[str, ...], Any]]:
+    """(label, pointer-to-schema, example value) for every example in the document."""
+    for name, schema in doc["components"]["schemas"].items():
+        if isinstance(schema, dict):
+            for i, ex in enumerate(schema.get("examples", [])):
+                yield f"schemas/{name}[{i}]", ("components", "schemas", name), ex
+    for path, node in _walk(doc):
+        if not (isinstance(node, dict) and "schema" in node):
+            continue
+        if len(path) >= 2 and path[-2] == "properties":
+            continue
+        schema_ptr = path + ("schema",)
+        if "example" in node:
+            yield _pointer(path), schema_ptr, node["example"]
+        for ex_name, ex in node.get("examples", {}).items() if isinstance(node.get("examples"), dict) else ():
+            ex = _resolve(doc, ex)
+            if "value" in ex:
+                yield _pointer(path) + f"#{ex_name}", schema_ptr, ex["value"]
+
+
+def _reachable_schemas(doc: dict[str, Any], roots: list[Any]) -> dict[str, Any]:
+    """Component schemas reachable through $ref from ``roots`` (name -> schema)."""
+    seen: dict[str, Any] = {}
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for _, sub in _walk(node):
+            if isinstance(sub, dict) and isinstance(sub.get("$ref"), str):
+                ref = sub["$ref"]
+                prefix = "#/components/schemas/"
+                if ref.startswith(prefix) and ref[len(prefix) :] not in seen:
+                    name = ref[len(prefix) :]
+                    seen[name] = doc["components"]["schemas"][name]
+                    stack.append(seen[name])
+    return seen
+
+
+def _schema_nodes(schema: Any) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
+    """Object-typed sub-schemas of one schema (not following $ref)."""
+    for path, node in _walk(schema):
+        if isinstance(node, dict) and (node.get("type") == "object" or "properties" in node):
+            # skip nodes that are data (examples), not schema
+            if (
+                "examples" in path
+                or "example" in path
+                or "default" in path
+                or "const" in path
+                or "enum" in path
+            ):
+                continue
+            yield path, node
+
+
+# ----------------------------------------------------------------------------- meta-schema
+
+
+def test_vendored_meta_schema_is_the_official_oas_3_1_schema(meta_schema: dict[str, Any]) -> None:
+    assert meta_schema["$id"] == META_ID
+    assert meta_schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(meta_schema)
+
+
+def test_document_validates_against_oas_3_1_meta_schema(
+    doc: dict[str, Any], meta_schema: dict[str, Any]
+) -> None:
+    assert doc["openapi"] == "3.1.0"
+    validator = Draft202012Validator(meta_schema)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(
+        f"{_pointer(tuple(map(str, e.absolute_path))) or '/'}: {e.message}" for e in errors[:20]
+    )
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        pytest.param(lambda d: d.pop("info"), id="missing-info"),
+        pytest.param(lambda d: d.__setitem__("openapi", "3.0.3"), id="wrong-version"),
+        pytest.param(
+            lambda d: d["paths"]["/v0/topics"]["get"]["responses"]["200"].pop("description"),
+            id="response-without-description",
+        ),
+        pytest.param(
+            lambda d: d["components"]["parameters"]["TopicPath"].__setitem__("in", "body"),
+            id="bad-parameter-location",
+        ),
+        pytest.param(
+            lambda d: d["components"]["links"]["DiffTopic"].__setitem__("bogus", 1),
+            id="unknown-link-field",
+        ),
+    ],
+)
+def test_meta_schema_validation_rejects_a_broken_document(
+    doc: dict[str, Any], meta_schema: dict[str, Any], breakage: Any
+) -> None:
+    broken = copy.deepcopy(doc)
+    breakage(broken)
+    assert list(Draft202012Validator(meta_schema).iter_errors(broken)), "meta-schema check is vacuous"
+
+
+def test_openapi_spec_validator_accepts_document(doc: dict[str, Any]) -> None:
+    openapi_spec_validator.validate(doc, cls=openapi_spec_validator.OpenAPIV31SpecValidator)
+
+
+def test_every_schema_is_valid_draft_2020_12(doc: dict[str, Any]) -> None:
+    # The OAS 3.1 meta-schema does not descend into Schema Objects; check them here.
+    problems = []
+    for path, schema in _schema_locations(doc):
+        try:
+            Draft202012Validator.check_schema(schema)
+        except Exception as exc:  # noqa: BLE001 - report every bad schema at once
+            problems.append(f"{_pointer(path)}: {exc}")
+    assert not problems, "\n".join(problems)
+
+
+def test_all_refs_resolve(doc: dict[str, Any]) -> None:
+    for path, node in _walk(doc):
+        if isinstance(node, dict) and isinstance(node.get("$ref"), str):
+            assert node["$ref"].startswith("#/components/"), f"{_pointer(path)}: {node['$ref']}"
+            _resolve(doc, node)
+
+
+def test_examples_validate_against_their_schemas(doc: dict[str, Any], registry: Registry) -> None:
+    problems = []
+    count = 0
+    for label, schema_ptr, value in _example_cases(doc):
+        count += 1
+        validator = Draft202012Validator({"$ref": DOC_URI + "#" + _pointer(schema_ptr)}, registry=registry)
+        for err in validator.iter_errors(value):
+            problems.append(f"{label}: {_pointer(tuple(map(str, err.absolute_path)))}: {err.message}")
+    assert count >= 30, f"expected the contract's examples in the document, found only {count}"
+    assert not problems, "\n".join(problems)
+
+
+# ----------------------------------------------------------------------------- project rules
+
+
+def test_expected_operations_present(doc: dict[str, Any]) -> None:
+    found = {(method, path): op.get("operationId") for path, method, _, op in _operations(doc)}
+    for key, op_id in EXPECTED_OPERATIONS.items():
+        assert found.get(key) == op_id, f"{key}: expected operationId {op_id!r}, got {found.get(key)!r}"
+    ids = [op.get("operationId") for *_, op in _operations(doc)]
+    assert all(ids), "every operation needs an operationId"
+    assert len(ids) == len(set(ids)), "operationIds must be unique"
+
+
+def test_paths_are_absolute_with_version_prefix(doc: dict[str, Any]) -> None:
+    assert doc["servers"][0]["url"] == "http://127.0.0.1:4000"
+    for path in doc["paths"]:
+        assert path.startswith("/v0/") or path in {"/healthz", "/readyz"}, path
+
+
+def test_operations_document_contract_statuses_with_schemas(doc: dict[str, Any]) -> None:
+    by_id = {op["operationId"]: op for *_, op in _operations(doc)}
+    for op_id, statuses in EXPECTED_STATUSES.items():
+        responses = by_id[op_id]["responses"]
+        missing = statuses - set(responses)
+        assert not missing, f"{op_id}: undocumented statuses {sorted(missing)}"
+    for path, method, _, op in _operations(doc):
+        for status, response in op["responses"].items():
+            response = _resolve(doc, response)
+            media = response.get("content", {}).get("application/json")
+            assert media and "schema" in media, (
+                f"{method.upper()} {path} {status}: no application/json schema"
+            )
+            if status.startswith(("4", "5")) or status == "default":
+                schema = media["schema"]
+                refs = [n.get("$ref") for _, n in _walk(schema) if isinstance(n, dict)]
+                assert "#/components/schemas/Error" in refs, (
+                    f"{method.upper()} {path} {status}: not the Error envelope"
+                )
+
+
+def test_error_envelope_lists_every_contract_code(doc: dict[str, Any]) -> None:
+    error = doc["components"]["schemas"]["Error"]
+    assert error["required"] == ["error"]
+    inner = error["properties"]["error"]
+    assert set(inner["required"]) == {"code", "message"}
+    assert set(inner["properties"]["code"]["enum"]) >= CONTRACT_ERROR_CODES
+
+
+def test_retry_after_on_throttled_and_not_ready(doc: dict[str, Any]) -> None:
+    for name in ("Throttled", "NotReady"):
+        headers = doc["components"]["responses"][name]["headers"]
+        assert _resolve(doc, headers["Retry-After"])["required"] is True
+
+
+def test_no_defs_and_refs_into_components_only(doc: dict[str, Any]) -> None:
+    for path, node in _walk(doc):
+        if isinstance(node, dict):
+            assert "$defs" not in node, f"{_pointer(path)}: $defs is not allowed; use components/schemas"
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                assert "$defs" not in ref, f"{_pointer(path)}: $ref into $defs"
+
+
+def test_no_array_type_union_without_items(doc: dict[str, Any]) -> None:
+    for path, schema in _schema_locations(doc):
+        for sub_path, node in _walk(schema):
+            if isinstance(node, dict) and isinstance(node.get("type"), list) and "array" in node["type"]:
+                assert "items" in node, f"{_pointer(path + sub_path)}: type array with 'array' but no items"
+
+
+def test_no_object_has_both_dollar_and_plain_key(doc: dict[str, Any]) -> None:
+    for path, schema in _schema_locations(doc):
+        for sub_path, node in _schema_nodes(schema):
+            props = node.get("properties", {})
+            for key in props:
+                if key.startswith("$"):
+                    assert key[1:] not in props, f"{_pointer(path + sub_path)}: both {key!r} and {key[1:]!r}"
+
+
+def test_parameters_have_a_single_type(doc: dict[str, Any]) -> None:
+    params: list[tuple[str, dict[str, Any]]] = []
+    for name, p in doc["components"].get("parameters", {}).items():
+        params.append((f"components/parameters/{name}", p))
+    for path, method, item, op in _operations(doc):
+        for p in item.get("parameters", []) + op.get("parameters", []):
+            params.append((f"{method.upper()} {path}", _resolve(doc, p)))
+    assert params
+    for where, p in params:
+        schema = _resolve(doc, p["schema"])
+        assert isinstance(schema.get("type"), str), f"{where} {p['name']}: parameter schema needs one type"
+
+
+# Operations whose body may be omitted entirely (it then means "all defaults", like `{}`).
+OPTIONAL_BODY_OPERATIONS = {"put_topic", "diff_topic"}
+
+
+def test_request_bodies_are_closed_and_required(doc: dict[str, Any]) -> None:
+    roots = []
+    for path, method, _, op in _operations(doc):
+        if "requestBody" in op:
+            body = _resolve(doc, op["requestBody"])
+            expected = op["operationId"] not in OPTIONAL_BODY_OPERATIONS
+            assert body.get("required") is expected, f"{method.upper()} {path}: request body required={expected}"
+            assert list(body["content"]) == ["application/json"], f"{method.upper()} {path}"
+            roots.append(body["content"]["application/json"]["schema"])
+    schemas = _reachable_schemas(doc, roots)
+    assert {"TopicConfig", "AppendRequest", "RecordIn", "DiffRequest", "DeleteRecordsRequest"} <= set(schemas)
+    for name, schema in schemas.items():
+        if schema.get("type") == "object":
+            assert schema.get("additionalProperties") is False, f"request schema {name} must be closed"
+
+
+def test_response_schemas_stay_open(doc: dict[str, Any]) -> None:
+    roots = []
+    for *_, op in _operations(doc):
+        for response in op["responses"].values():
+            for media in _resolve(doc, response).get("content", {}).values():
+                roots.append(media["schema"])
+    for name, schema in _reachable_schemas(doc, roots).items():
+        for sub_path, node in _schema_nodes(schema):
+            assert node.get("additionalProperties", True) is not False, (
+                f"response schema {name}{_pointer(sub_path)} must not forbid unknown fields"
+            )
+
+
+def test_links_target_existing_operations(doc: dict[str, Any]) -> None:
+    op_ids = {op["operationId"] for *_, op in _operations(doc)}
+    linked = set()
+    for path, method, _, op in _operations(doc):
+        for status, response in op["responses"].items():
+            for name, link in _resolve(doc, response).get("links", {}).items():
+                link = _resolve(doc, link)
+                assert link["operationId"] in op_ids, f"{method.upper()} {path} {status} link {name}"
+                assert link.get("parameters", {}).get("topic") == "$request.path.topic"
+                linked.add((op["operationId"], status, link["operationId"]))
+    for status in ("200", "201"):
+        for target in ("append_records", "diff_topic", "get_topic", "delete_records", "delete_topic"):
+            assert ("put_topic", status, target) in linked
+        for target in ("diff_topic", "delete_records"):
+            assert ("append_records", status, target) in linked
