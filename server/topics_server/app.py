@@ -38,7 +38,7 @@ from .dispatch import Dispatcher, resolve_handler
 from .envelope import error_body, to_topics_error
 from .responses import performance_block, send_json
 from .settings import Settings
-from .spec import load_specification
+from .spec import allowed_methods, load_specification
 from .validation import SpecValidationMiddleware
 
 
@@ -64,15 +64,19 @@ class ErrorEnvelopeMiddleware:
         except Exception as exc:  # noqa: BLE001 — this is the one catch-all
             if response_started:
                 raise
-            await send_error(send, exc, started)
+            await send_error(scope, send, exc, started)
 
 
-async def send_error(send: Send, exc: BaseException, started: float) -> None:
+async def send_error(scope: Scope, send: Send, exc: BaseException, started: float) -> None:
     err = to_topics_error(exc)
     headers: list[tuple[bytes, bytes]] = []
-    exc_headers = getattr(exc, "headers", None) or {}
-    if isinstance(err, MethodNotAllowed) and "Allow" in exc_headers:
-        headers.append((b"allow", exc_headers["Allow"].encode()))
+    if err.status == 405:
+        allowed = allowed_methods(scope["path"])
+        err = MethodNotAllowed(
+            f"{scope['method']} is not allowed on {scope['path']}; use {', '.join(allowed)}",
+            {"method": scope["method"], "allowed": list(allowed)},
+        )
+        headers.append((b"allow", ", ".join(allowed).encode()))
     if err.status in (429, 503):
         retry_ms = (err.detail or {}).get("retry_after_ms", 1000)
         headers.append((b"retry-after", str(max(1, -(-int(retry_ms) // 1000))).encode()))

@@ -30,6 +30,9 @@ class _Server(uvicorn.Server):
     def handle_exit(self, sig: int, frame: object) -> None:
         self.ctx.shutting_down = True
         super().handle_exit(sig, frame)  # type: ignore[arg-type]
+        # uvicorn re-raises captured signals after its graceful shutdown, which would make a
+        # clean SIGTERM exit with -15; a drained, orderly stop exits 0.
+        self._captured_signals.clear()
 
 
 def serve(settings: Settings) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -53,3 +54,24 @@ class OpenAPI31Specification(OpenAPISpecification):
 
 def load_specification() -> OpenAPI31Specification:
     return OpenAPI31Specification(load_document())
+
+
+_HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+
+
+@cache
+def _path_table() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+    table = []
+    for template, item in load_document()["paths"].items():
+        pattern = re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(template))
+        methods = tuple(m.upper() for m in _HTTP_METHODS if m in item)
+        table.append((re.compile(pattern), methods))
+    return table
+
+
+def allowed_methods(path: str) -> tuple[str, ...]:
+    """Methods the spec defines for ``path`` (for the ``Allow`` header of a 405)."""
+    for pattern, methods in _path_table():
+        if pattern.fullmatch(path):
+            return methods
+    return ()

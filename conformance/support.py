@@ -1,0 +1,100 @@
+"""Shared configuration and builders for the schemathesis conformance suite.
+
+The app does not serve its own OpenAPI document, so the schema is loaded from
+``openapi/v0.yaml`` (:func:`topics_server.spec.load_document`) and bound to a fresh
+in-process ASGI app per test. No network, no files: every request goes through
+schemathesis' ASGI transport.
+
+Determinism: the schemathesis config is built in code (no config-file discovery), with a
+fixed seed, ``deterministic`` generation (Hypothesis ``derandomize``) and no example
+database, so CI replays exactly the same cases on every run.
+
+Long-poll cost: ``wait_ms`` is a real long-poll (clamped to 30 s by default). Generated
+``diff_topic`` bodies routinely carry large ``wait_ms`` values, so the engine under test
+runs with ``Limits(max_wait_ms=50)`` — the same code path (clamp, then wait), but a
+caught-up read blocks at most 50 ms.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import hypothesis
+import schemathesis
+from schemathesis import GenerationMode
+from schemathesis.config import HealthCheck, SchemathesisConfig
+from schemathesis.specs.openapi.schemas import OpenApiSchema
+
+from topics_engine import Engine, SystemClock
+from topics_engine.limits import Limits
+from topics_server.app import create_app
+from topics_server.settings import load_settings
+from topics_server.spec import load_document
+
+# One seed for the whole suite; change it deliberately (and only together with a fix).
+SEED = 20240601
+
+# Per-operation budget for the fuzzing phase (per generation mode). The examples and
+# coverage phases add their own (deterministic, bounded) cases on top.
+MAX_EXAMPLES = 30
+
+# Stateful (links) run budget.
+STATEFUL_MAX_EXAMPLES = 20
+STATEFUL_STEP_COUNT = 6
+
+# The long-poll ceiling for the engine under test (see module docstring).
+TEST_MAX_WAIT_MS = 50
+
+# Hypothesis settings shared by every property-based test in this directory.
+HYPOTHESIS_SETTINGS = hypothesis.settings(
+    max_examples=MAX_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=False,
+    suppress_health_check=list(hypothesis.HealthCheck),
+)
+
+
+def build_app() -> Any:
+    """A fresh ASGI app over a fresh in-memory engine with a short long-poll ceiling."""
+    settings = load_settings({})
+    limits = dataclasses.replace(settings.limits, max_wait_ms=TEST_MAX_WAIT_MS)
+    assert isinstance(limits, Limits)
+    app, _ctx = create_app(settings, Engine(SystemClock(), limits))
+    return app
+
+
+def build_schema(app: Any | None = None) -> OpenApiSchema:
+    """The OpenAPI document loaded into schemathesis (config built in code), optionally bound to an app.
+
+    Fixed seed, deterministic generation (Hypothesis ``derandomize``), no example database,
+    positive AND negative data, phases examples + coverage + fuzzing (+ stateful for
+    ``as_state_machine``).
+    """
+    config = SchemathesisConfig(seed=SEED)
+    config.suppress_health_check = [HealthCheck.all]
+    schema = schemathesis.openapi.from_dict(load_document(), config=config)
+    project = schema.config
+    project.generation.update(
+        modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
+        max_examples=MAX_EXAMPLES,
+        deterministic=True,
+        database="none",
+    )
+    project.phases.update(phases=["examples", "coverage", "fuzzing", "stateful"])
+    project.phases.stateful.max_steps = STATEFUL_STEP_COUNT
+    if app is not None:
+        schema.app = app
+    return schema
+
+
+def spec_operation_ids() -> set[str]:
+    """Every operationId declared in openapi/v0.yaml, read straight from the document."""
+    ids: set[str] = set()
+    for path_item in load_document()["paths"].values():
+        for method, operation in path_item.items():
+            if method in {"get", "put", "post", "delete", "patch", "head", "options", "trace"}:
+                ids.add(operation["operationId"])
+    return ids

@@ -1,0 +1,45 @@
+"""Settings from the environment: defaults, limits, and refusal of bad configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from topics_server.settings import ConfigError, load_settings
+
+
+def test_defaults_are_the_contracts() -> None:
+    s = load_settings({})
+    assert (s.host, s.port, s.data_dir) == ("127.0.0.1", 4000, Path("./topics-data"))
+    assert s.max_body_bytes == 64 * 1024 * 1024
+    lim = s.limits
+    assert (lim.max_batch_records, lim.max_record_bytes, lim.max_meta_bytes) == (10_000, 1 << 20, 16 << 10)
+    assert (lim.max_tag_bytes, lim.max_node_bytes, lim.max_limit) == (256, 128, 1000)
+
+
+def test_limits_come_from_the_environment() -> None:
+    s = load_settings({"TOPICS_MAX_BATCH_RECORDS": "5", "TOPICS_MAX_LIMIT": "50", "TOPICS_PORT": "4100"})
+    assert s.limits.max_batch_records == 5 and s.limits.max_limit == 50 and s.port == 4100
+
+
+@pytest.mark.parametrize("env, needle", [
+    ({"TOPICS_PORT": "http"}, "TOPICS_PORT"),
+    ({"TOPICS_PORT": "70000"}, "TOPICS_PORT"),
+    ({"TOPICS_MAX_BATCH_RECORDS": "0"}, "TOPICS_MAX_BATCH_RECORDS"),
+    ({"TOPICS_MAX_BODY_BYTES": "-5"}, "TOPICS_MAX_BODY_BYTES"),
+    ({"TOPICS_HOST": "not a host"}, "TOPICS_HOST"),
+    ({"TOPICS_HOST": "0.0.0.0"}, "TOPICS_ALLOW_INSECURE_NO_AUTH"),
+    ({"TOPICS_API_KEYS": "k1"}, "TOPICS_API_KEYS"),
+    ({"TOPICS_MAX_META_BYTES": "4096", "TOPICS_MAX_RECORD_BYTES": "1024"}, "TOPICS_MAX_META_BYTES"),
+    ({"TOPICS_LOG_LEVEL": "loud"}, "TOPICS_LOG_LEVEL"),
+])
+def test_bad_configuration_refuses_with_a_fix(env: dict[str, str], needle: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_settings(env)
+    assert needle in str(info.value)
+
+
+def test_non_loopback_allowed_explicitly() -> None:
+    s = load_settings({"TOPICS_HOST": "0.0.0.0", "TOPICS_ALLOW_INSECURE_NO_AUTH": "1"})
+    assert s.host == "0.0.0.0"
