@@ -11,6 +11,17 @@ from .errors import TopicsError
 from .limits import Limits
 
 __all__ = [
-    "AppendResult", "Clock", "DiffResult", "Discard", "Durability", "Engine", "Limits",
-    "ManualClock", "PutResult", "SystemClock", "TopicConfig", "TopicType", "TopicsError",
+    "AppendResult",
+    "Clock",
+    "DiffResult",
+    "Discard",
+    "Durability",
+    "Engine",
+    "Limits",
+    "ManualClock",
+    "PutResult",
+    "SystemClock",
+    "TopicConfig",
+    "TopicType",
+    "TopicsError",
 ]

@@ -60,7 +60,9 @@ def _prepare_one(i: int, raw: Any, batch_node: str | None, limits: Limits) -> Pr
                 f"{where}.meta is {len(meta_json)} bytes; the limit is {limits.max_meta_bytes}",
                 {"index": i, "field": "meta", "bytes": len(meta_json), "max_bytes": limits.max_meta_bytes},
             )
-    prepared = PreparedRecord(node if node is not None else batch_node, tag, orjson.dumps(raw["data"]), meta_json)
+    prepared = PreparedRecord(
+        node if node is not None else batch_node, tag, orjson.dumps(raw["data"]), meta_json
+    )
     if prepared.payload_bytes > limits.max_record_bytes:
         raise RecordTooLarge(
             f"{where} data+meta is {prepared.payload_bytes} bytes; the limit is "
@@ -75,8 +77,7 @@ def prepare_batch(records: Any, batch_node: Any, limits: Limits) -> list[Prepare
         raise InvalidRequest("records must be a non-empty array", {"field": "records"})
     if len(records) > limits.max_batch_records:
         raise BatchTooLarge(
-            f"{len(records)} records in one write; the limit is {limits.max_batch_records} — "
-            "split the batch",
+            f"{len(records)} records in one write; the limit is {limits.max_batch_records} — split the batch",
             {"records": len(records), "max_records": limits.max_batch_records},
         )
     node = _check_text(batch_node, "node", limits.max_node_bytes)

@@ -92,16 +92,21 @@ class TopicConfig:
 DEFAULT_CONFIG = TopicConfig()
 
 _U64_FIELDS = (
-    "ttl_ms", "cap_records", "cap_bytes", "idempotency_window_ms",
-    "lease_ms", "claim_jitter_ms", "max_deliveries",
+    "ttl_ms",
+    "cap_records",
+    "cap_bytes",
+    "idempotency_window_ms",
+    "lease_ms",
+    "claim_jitter_ms",
+    "max_deliveries",
 )
 _BOOL_FIELDS = ("auto_priority", "auto_create", "dedupe_node", "leases_durable", "durable")
 _ENUM_FIELDS: dict[str, type[StrEnum]] = {
-    "type": TopicType, "discard": Discard, "durability": Durability,
+    "type": TopicType,
+    "discard": Discard,
+    "durability": Durability,
 }
-_KNOWN_FIELDS = frozenset(
-    [*_U64_FIELDS, *_BOOL_FIELDS, *_ENUM_FIELDS, "priority", "dead_letter"]
-)
+_KNOWN_FIELDS = frozenset([*_U64_FIELDS, *_BOOL_FIELDS, *_ENUM_FIELDS, "priority", "dead_letter"])
 U64_MAX = 2**64 - 1
 
 
@@ -119,10 +124,11 @@ def _check_fields(fields: dict[str, Any]) -> None:
     if unknown:
         raise _bad(unknown[0], f"unknown config field; known fields are {sorted(_KNOWN_FIELDS)}", None)
     for name in _U64_FIELDS:
-        value = fields.get(name)
-        if value is not None or name in fields:
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U64_MAX:
-                raise _bad(name, "must be a non-negative integer", value)
+        if name not in fields:
+            continue
+        value = fields[name]
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U64_MAX:
+            raise _bad(name, "must be a non-negative integer", value)
     for name in _BOOL_FIELDS:
         if name in fields and not isinstance(fields[name], bool):
             raise _bad(name, "must be true or false", fields[name])
@@ -139,9 +145,7 @@ def _check_fields(fields: dict[str, Any]) -> None:
             raise _bad("dead_letter", "must be null or a valid topic name", value)
 
 
-def resolve_config(
-    topic: str, fields: dict[str, Any], current: TopicConfig | None = None
-) -> TopicConfig:
+def resolve_config(topic: str, fields: dict[str, Any], current: TopicConfig | None = None) -> TopicConfig:
     """Merge ``fields`` over ``current`` (or the defaults) into a resolved, clamped config.
 
     Raises :class:`InvalidRequest` for a bad field and :class:`TopicExistsIncompatible` when
@@ -166,8 +170,12 @@ def resolve_config(
         raise TopicExistsIncompatible(
             f'topic "{topic}" is a {current.type.value} topic; type is immutable — delete it '
             f"first or use another name",
-            {"topic": topic, "field": "type", "current": current.type.value,
-             "requested": resolved.type.value},
+            {
+                "topic": topic,
+                "field": "type",
+                "current": current.type.value,
+                "requested": resolved.type.value,
+            },
         )
     if resolved.dead_letter == topic:
         raise _bad("dead_letter", "must name a different topic than the queue itself", topic)

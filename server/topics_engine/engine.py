@@ -55,8 +55,10 @@ class AppendResult:
         if return_seqs:
             out["seqs"] = list(range(self.first_seq, self.last_seq + 1))
         out.update(
-            head_seq=self.head_seq, count=self.last_seq - self.first_seq + 1,
-            created=self.created, deduped=self.deduped,
+            head_seq=self.head_seq,
+            count=self.last_seq - self.first_seq + 1,
+            created=self.created,
+            deduped=self.deduped,
         )
         return out
 
@@ -135,7 +137,10 @@ class Engine:
         }
 
     def list_topics(
-        self, prefix: str = "", page_size: int = DEFAULT_PAGE_SIZE, cursor: str | None = None,
+        self,
+        prefix: str = "",
+        page_size: int = DEFAULT_PAGE_SIZE,
+        cursor: str | None = None,
         touch: bool = False,
     ) -> tuple[list[dict[str, Any]], str | None]:
         """One page of topics in name order; the cursor is returned only if more remain."""
@@ -192,8 +197,14 @@ class Engine:
     # -- §2 writes ----------------------------------------------------------------------------
 
     def append(
-        self, name: str, records: Any, *, node: Any = None, idempotency_key: str | None = None,
-        create: bool | None = None, config: dict[str, Any] | None = None,
+        self,
+        name: str,
+        records: Any,
+        *,
+        node: Any = None,
+        idempotency_key: str | None = None,
+        create: bool | None = None,
+        config: dict[str, Any] | None = None,
     ) -> AppendResult:
         check_topic_name(name)
         batch = prepare_batch(records, node, self.limits)
@@ -230,8 +241,15 @@ class Engine:
     # -- §3 reads -----------------------------------------------------------------------------
 
     def diff(
-        self, name: str, *, from_seq: int = 0, limit: int = 0, node: Any = None,
-        include_tags: bool = False, include_meta: bool = True, touch: bool = True,
+        self,
+        name: str,
+        *,
+        from_seq: int = 0,
+        limit: int = 0,
+        node: Any = None,
+        include_tags: bool = False,
+        include_meta: bool = True,
+        touch: bool = True,
     ) -> DiffResult:
         topic = self._get(name)
         now = self.clock.now_ms()
@@ -239,8 +257,11 @@ class Engine:
         if touch:
             topic.last_read_ts = now
         opts = ReadOptions(
-            limit=self._clamp_limit(limit), nodes=_node_set(node), include_tags=include_tags,
-            include_meta=include_meta, max_scan=self.limits.max_scan_per_read,
+            limit=self._clamp_limit(limit),
+            nodes=_node_set(node),
+            include_tags=include_tags,
+            include_meta=include_meta,
+            max_scan=self.limits.max_scan_per_read,
         )
         return DiffResult(name, topic.read(from_seq, opts))
 
@@ -259,15 +280,21 @@ class Engine:
             raise InvalidRequest(
                 "supply before_seq, match, or both (they are ANDed)", {"field": "before_seq"}
             )
-        if before_seq is not None and (isinstance(before_seq, bool) or not isinstance(before_seq, int) or before_seq < 0):
+        if before_seq is not None and (
+            isinstance(before_seq, bool) or not isinstance(before_seq, int) or before_seq < 0
+        ):
             raise InvalidRequest("before_seq must be a non-negative integer", {"field": "before_seq"})
         tag_match = parse_match(match) if match is not None else None
         topic = self._get(name)
         topic.expire(self.clock.now_ms())
         deleted = topic.delete(before_seq, tag_match)
         return {
-            "topic": name, "deleted": deleted, "earliest_seq": topic.earliest_seq,
-            "head_seq": topic.head_seq, "count": topic.count, "bytes": topic.bytes,
+            "topic": name,
+            "deleted": deleted,
+            "earliest_seq": topic.earliest_seq,
+            "head_seq": topic.head_seq,
+            "count": topic.count,
+            "bytes": topic.bytes,
         }
 
 

@@ -27,4 +27,5 @@ def decode_cursor(cursor: str) -> str:
             "cursor is malformed; pass back the next_cursor of the previous page unchanged",
             {"field": "cursor"},
         )
-    return decoded["after"]
+    after: str = decoded["after"]
+    return after

@@ -53,10 +53,12 @@ class Record:
 
     def encode(self, include_tags: bool, include_meta: bool, include_data: bool = True) -> bytes:
         """The record's JSON object with the requested optional parts."""
-        return b"".join((
-            self.head,
-            self.tag_part if include_tags else b"",
-            self.data_part if include_data else b"",
-            self.meta_part if include_meta else b"",
-            b"}",
-        ))
+        return b"".join(
+            (
+                self.head,
+                self.tag_part if include_tags else b"",
+                self.data_part if include_data else b"",
+                self.meta_part if include_meta else b"",
+                b"}",
+            )
+        )

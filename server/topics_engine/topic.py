@@ -54,8 +54,11 @@ class Tombstone:
 
     def to_wire(self) -> dict[str, object]:
         return {
-            "gap_from": self.gap_from, "gap_to": self.gap_to, "reason": self.reason,
-            "missed_estimate": self.missed_estimate, "earliest_seq": self.earliest_seq,
+            "gap_from": self.gap_from,
+            "gap_to": self.gap_to,
+            "reason": self.reason,
+            "missed_estimate": self.missed_estimate,
+            "earliest_seq": self.earliest_seq,
             "head_seq": self.head_seq,
         }
 
@@ -159,14 +162,14 @@ class Topic:
         if cfg.cap_records and self.count + n > cfg.cap_records:
             raise TopicFull(
                 f'topic "{self.name}" holds {self.count} of cap_records={cfg.cap_records}; '
-                f"the write of {n} records was rejected (discard is \"reject\") — consume or "
+                f'the write of {n} records was rejected (discard is "reject") — consume or '
                 "delete records, or raise the cap",
                 {"topic": self.name, "cap_records": cfg.cap_records, "count": self.count},
             )
         if cfg.cap_bytes and self.bytes + size > cfg.cap_bytes:
             raise TopicFull(
                 f'topic "{self.name}" holds {self.bytes} of cap_bytes={cfg.cap_bytes}; the '
-                f"write of {size} bytes was rejected (discard is \"reject\") — consume or "
+                f'write of {size} bytes was rejected (discard is "reject") — consume or '
                 "delete records, or raise the cap",
                 {"topic": self.name, "cap_bytes": cfg.cap_bytes, "bytes": self.bytes},
             )
@@ -277,8 +280,12 @@ class Topic:
             return None
         if self.previous_head is not None and from_seq > self.head_seq:
             return Tombstone(
-                from_seq + 1, max(from_seq + 1, self.previous_head), "recreated",
-                max(0, self.previous_head - from_seq), self.earliest_seq, self.head_seq,
+                from_seq + 1,
+                max(from_seq + 1, self.previous_head),
+                "recreated",
+                max(0, self.previous_head - from_seq),
+                self.earliest_seq,
+                self.head_seq,
             )
         gap_from = from_seq + 1
         if gap_from >= self.evict_floor:
@@ -290,9 +297,7 @@ class Topic:
                 reasons.add(run.reason)
                 missed += min(run.count, run.last - gap_from + 1)
         reason = reasons.pop() if len(reasons) == 1 else "mixed"
-        return Tombstone(
-            gap_from, self.earliest_seq - 1, reason, missed, self.earliest_seq, self.head_seq
-        )
+        return Tombstone(gap_from, self.earliest_seq - 1, reason, missed, self.earliest_seq, self.head_seq)
 
     def read(self, from_seq: int, opts: ReadOptions) -> ReadResult:
         """Records after ``from_seq``: expired, deleted and own-node records skipped, but the

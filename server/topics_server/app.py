@@ -21,15 +21,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import orjson
 from connexion import ConnexionMiddleware
 from connexion.middleware.lifespan import LifespanMiddleware
 from connexion.middleware.main import API
 from connexion.middleware.routing import RoutingMiddleware
 from connexion.resolver import Resolver
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-import orjson
-
 from topics_engine import Engine, SystemClock
 from topics_engine.errors import MethodNotAllowed
 
@@ -91,13 +89,25 @@ class TopicsMiddleware(ConnexionMiddleware):
     def __init__(self, app: ASGIApp, *, max_body_bytes: int, **kwargs: Any) -> None:
         super().__init__(
             app,
-            middlewares=[ErrorEnvelopeMiddleware, RoutingMiddleware, SpecValidationMiddleware, LifespanMiddleware],
+            middlewares=[
+                ErrorEnvelopeMiddleware,
+                RoutingMiddleware,
+                SpecValidationMiddleware,
+                LifespanMiddleware,
+            ],
             resolver=Resolver(function_resolver=resolve_handler),
             **kwargs,
         )
         options = self.options.replace()
-        self.apis.append(API(load_specification(), base_path="", name=None, **options.__dict__,
-                             max_body_bytes=max_body_bytes))
+        self.apis.append(
+            API(
+                load_specification(),
+                base_path="",
+                name=None,
+                **options.__dict__,
+                max_body_bytes=max_body_bytes,
+            )
+        )
 
 
 def create_app(settings: Settings, engine: Engine | None = None) -> tuple[TopicsMiddleware, ServerContext]:

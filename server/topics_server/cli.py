@@ -38,12 +38,24 @@ class _Server(uvicorn.Server):
 def serve(settings: Settings) -> int:
     app, ctx = create_app(settings)
     config = uvicorn.Config(
-        app, host=settings.host, port=settings.port, loop="uvloop", http="httptools",
-        lifespan="on", log_level=settings.log_level, access_log=False, server_header=False,
+        app,
+        host=settings.host,
+        port=settings.port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        log_level=settings.log_level,
+        access_log=False,
+        server_header=False,
         timeout_graceful_shutdown=10,
     )
-    log.warning("topics %s listening on http://%s:%d (authentication disabled: no API keys; "
-                "records are held in memory in this build)", VERSION, settings.host, settings.port)
+    log.warning(
+        "topics %s listening on http://%s:%d (authentication disabled: no API keys; "
+        "records are held in memory in this build)",
+        VERSION,
+        settings.host,
+        settings.port,
+    )
     _Server(config, ctx).run()
     return 0
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from connexion.middleware.abstract import ROUTING_CONTEXT
 from starlette.types import Receive, Scope, Send
-
 from topics_engine.errors import NotFound
 
 from .context import ServerContext
@@ -52,8 +51,10 @@ class Dispatcher:
             return
         operation_id = scope.get("extensions", {}).get(ROUTING_CONTEXT, {}).get("operation_id")
         if operation_id is None:
-            raise NotFound(f"no route for {scope['method']} {scope['path']}; see the /v0 API reference",
-                           {"method": scope["method"], "path": scope["path"]})
+            raise NotFound(
+                f"no route for {scope['method']} {scope['path']}; see the /v0 API reference",
+                {"method": scope["method"], "path": scope["path"]},
+            )
         req = scope[SCOPE_KEY]
         handler = HANDLERS[operation_id]
         reply = await handler(req, self.ctx) if operation_id in _ASYNC else handler(req, self.ctx)

@@ -13,7 +13,6 @@ from typing import Any
 
 from connexion.exceptions import ProblemException
 from starlette.exceptions import HTTPException
-
 from topics_engine.errors import (
     InvalidRequest,
     MethodNotAllowed,

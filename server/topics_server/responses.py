@@ -47,9 +47,11 @@ def encode_reply(reply: Reply, started: float) -> bytes:
 
 
 async def send_json(send: Send, status: int, payload: bytes, headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [*JSON_HEADERS, (b"content-length", str(len(payload)).encode()), *headers],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*JSON_HEADERS, (b"content-length", str(len(payload)).encode()), *headers],
+        }
+    )
     await send({"type": "http.response.body", "body": payload})

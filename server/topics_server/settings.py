@@ -49,11 +49,14 @@ def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -
     try:
         value = int(raw.strip())
     except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not an integer; set it to a whole number "
-                          f"between {low} and {high} or unset it (default {default})") from None
+        raise ConfigError(
+            f"{name}={raw!r} is not an integer; set it to a whole number "
+            f"between {low} and {high} or unset it (default {default})"
+        ) from None
     if not low <= value <= high:
-        raise ConfigError(f"{name}={value} is out of range; set it between {low} and {high} "
-                          f"or unset it (default {default})")
+        raise ConfigError(
+            f"{name}={value} is out of range; set it between {low} and {high} or unset it (default {default})"
+        )
     return value
 
 
@@ -64,8 +67,10 @@ def _host(env: Mapping[str, str]) -> str:
     try:
         ipaddress.ip_address(host)
     except ValueError:
-        raise ConfigError(f"TOPICS_HOST={host!r} is not an IP address; use e.g. 127.0.0.1 "
-                          "(loopback, the default) or 0.0.0.0") from None
+        raise ConfigError(
+            f"TOPICS_HOST={host!r} is not an IP address; use e.g. 127.0.0.1 "
+            "(loopback, the default) or 0.0.0.0"
+        ) from None
     return host
 
 
@@ -77,22 +82,25 @@ def _check_exposure(env: Mapping[str, str], host: str) -> None:
     """Fail closed (§0.2): this build has no authentication yet, so keys cannot be honoured,
     and a non-loopback bind would be an open event store unless explicitly allowed."""
     if env.get("TOPICS_API_KEYS", "").strip():
-        raise ConfigError("TOPICS_API_KEYS is set, but this build does not implement bearer "
-                          "authentication yet; unset it and bind loopback (TOPICS_HOST=127.0.0.1)")
+        raise ConfigError(
+            "TOPICS_API_KEYS is set, but this build does not implement bearer "
+            "authentication yet; unset it and bind loopback (TOPICS_HOST=127.0.0.1)"
+        )
     if not _is_loopback(host) and env.get("TOPICS_ALLOW_INSECURE_NO_AUTH", "") != "1":
-        raise ConfigError(f"TOPICS_HOST={host} is not loopback and no API keys are configured; "
-                          "bind 127.0.0.1, or set TOPICS_ALLOW_INSECURE_NO_AUTH=1 on a trusted "
-                          "private network")
+        raise ConfigError(
+            f"TOPICS_HOST={host} is not loopback and no API keys are configured; "
+            "bind 127.0.0.1, or set TOPICS_ALLOW_INSECURE_NO_AUTH=1 on a trusted "
+            "private network"
+        )
 
 
 def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     """Read every ``TOPICS_*`` variable this server understands; raise :class:`ConfigError`."""
     env = os.environ if env is None else env
     defaults = Limits()
-    limits = Limits(**{
-        field: _int(env, var, getattr(defaults, field), 1, 2**40)
-        for var, field in _LIMIT_VARS.items()
-    })
+    limits = Limits(
+        **{field: _int(env, var, getattr(defaults, field), 1, 2**40) for var, field in _LIMIT_VARS.items()}
+    )
     if limits.max_meta_bytes > limits.max_record_bytes:
         raise ConfigError(
             f"TOPICS_MAX_META_BYTES ({limits.max_meta_bytes}) exceeds TOPICS_MAX_RECORD_BYTES "
@@ -101,8 +109,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     max_body = _int(env, "TOPICS_MAX_BODY_BYTES", 64 * MIB, 1 * KIB, 2**40)
     data_dir = Path(env.get("TOPICS_DATA_DIR", "./topics-data") or "./topics-data")
     if data_dir.exists() and not data_dir.is_dir():
-        raise ConfigError(f"TOPICS_DATA_DIR={str(data_dir)!r} exists and is not a directory; "
-                          "point it at a directory (it is created if missing)")
+        raise ConfigError(
+            f"TOPICS_DATA_DIR={str(data_dir)!r} exists and is not a directory; "
+            "point it at a directory (it is created if missing)"
+        )
     host = _host(env)
     _check_exposure(env, host)
     log_level = env.get("TOPICS_LOG_LEVEL", "info").strip().lower() or "info"

@@ -26,7 +26,6 @@ import orjson
 from connexion.middleware.abstract import RoutedAPI, RoutedMiddleware
 from connexion.operations import AbstractOperation
 from starlette.types import ASGIApp, Receive, Scope, Send
-
 from topics_engine.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
 
 SCOPE_KEY = "topics.request"
@@ -57,7 +56,9 @@ def _coerce_integer(name: str, raw: str) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise InvalidRequest(f"query parameter {name} must be an integer", {"field": name, "value": raw}) from None
+        raise InvalidRequest(
+            f"query parameter {name} must be an integer", {"field": name, "value": raw}
+        ) from None
 
 
 _COERCE = {"boolean": _coerce_boolean, "integer": _coerce_integer, "string": lambda _n, raw: raw}
@@ -108,7 +109,9 @@ class OperationValidator:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         scope[SCOPE_KEY] = ValidatedRequest(
-            path=self._path(scope), query=self._query(scope), headers=self._headers(scope),
+            path=self._path(scope),
+            query=self._query(scope),
+            headers=self._headers(scope),
             body=await self._body(scope, receive),
         )
         await self.next_app(scope, receive, send)

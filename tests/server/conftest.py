@@ -7,7 +7,6 @@ from typing import Any
 
 import httpx
 import pytest
-
 from topics_engine import Engine, Limits, ManualClock
 from topics_server.app import create_app
 from topics_server.settings import load_settings

@@ -14,7 +14,11 @@ async def test_probes_and_aliases(client: httpx.AsyncClient) -> None:
     for path in ("/v0/ready", "/readyz"):
         r = await client.get(path)
         assert r.status_code == 200
-        assert r.json()["status"] == "ready" and r.json()["wal_replay_complete"] is True and r.json()["topics"] == 0
+        assert (
+            r.json()["status"] == "ready"
+            and r.json()["wal_replay_complete"] is True
+            and r.json()["topics"] == 0
+        )
 
 
 async def test_unknown_route_and_wrong_method(client: httpx.AsyncClient) -> None:

@@ -8,18 +8,25 @@ from collections.abc import Callable
 
 import httpx
 import orjson
-
 from topics_engine import Limits, ManualClock
 
 from .conftest import assert_error
 
 
 async def test_append_assigns_contiguous_seqs_and_201_on_create(client: httpx.AsyncClient) -> None:
-    r = await client.post("/v0/topics/w", json={"records": [{"data": {"a": 1}}, {"data": None}, {"data": "x"}]})
+    r = await client.post(
+        "/v0/topics/w", json={"records": [{"data": {"a": 1}}, {"data": None}, {"data": "x"}]}
+    )
     assert r.status_code == 201
     body = r.json()
     assert body["topic"] == "w"
-    assert (body["first_seq"], body["last_seq"], body["seqs"], body["head_seq"], body["count"]) == (1, 3, [1, 2, 3], 3, 3)
+    assert (body["first_seq"], body["last_seq"], body["seqs"], body["head_seq"], body["count"]) == (
+        1,
+        3,
+        [1, 2, 3],
+        3,
+        3,
+    )
     assert body["created"] is True and body["deduped"] is False
     assert {"server_total_ms", "wal_append_ms", "fsync_ms"} <= set(body["performance"])
     r = await client.post("/v0/topics/w", json={"records": [{"data": 4}]}, params={"return_seqs": "false"})
@@ -28,31 +35,54 @@ async def test_append_assigns_contiguous_seqs_and_201_on_create(client: httpx.As
 
 
 async def test_records_round_trip_with_metadata(client: httpx.AsyncClient, clock: ManualClock) -> None:
-    await client.post("/v0/topics/m", json={
-        "node": "batch-node",
-        "records": [
-            {"data": {"type": "resize"}, "tag": "tenant42:job-1", "node": "n1", "meta": {"trace": "abc"}},
-            {"data": [1, 2.5, True, None]},
-        ],
-    })
+    await client.post(
+        "/v0/topics/m",
+        json={
+            "node": "batch-node",
+            "records": [
+                {"data": {"type": "resize"}, "tag": "tenant42:job-1", "node": "n1", "meta": {"trace": "abc"}},
+                {"data": [1, 2.5, True, None]},
+            ],
+        },
+    )
     r = await client.post("/v0/topics/m/diff", json={"from_seq": 0, "include_tags": True})
     records = r.json()["records"]
-    assert records[0] == {"$seq": 1, "$ts": clock.now_ms(), "$node": "n1", "$tag": "tenant42:job-1",
-                          "data": {"type": "resize"}, "meta": {"trace": "abc"}}
-    assert records[1] == {"$seq": 2, "$ts": clock.now_ms(), "$node": "batch-node", "data": [1, 2.5, True, None]}
+    assert records[0] == {
+        "$seq": 1,
+        "$ts": clock.now_ms(),
+        "$node": "n1",
+        "$tag": "tenant42:job-1",
+        "data": {"type": "resize"},
+        "meta": {"trace": "abc"},
+    }
+    assert records[1] == {
+        "$seq": 2,
+        "$ts": clock.now_ms(),
+        "$node": "batch-node",
+        "data": [1, 2.5, True, None],
+    }
     r = await client.post("/v0/topics/m/diff", json={"include_meta": False})
     assert all("meta" not in rec and "$tag" not in rec for rec in r.json()["records"])
 
 
 async def test_idempotency_key_body_wins_over_header(client: httpx.AsyncClient, clock: ManualClock) -> None:
-    first = await client.post("/v0/topics/i", json={"records": [{"data": 1}, {"data": 2}], "idempotency_key": "k1"})
-    again = await client.post("/v0/topics/i", json={"records": [{"data": 9}], "idempotency_key": "k1"},
-                              headers={"Idempotency-Key": "other"})
+    first = await client.post(
+        "/v0/topics/i", json={"records": [{"data": 1}, {"data": 2}], "idempotency_key": "k1"}
+    )
+    again = await client.post(
+        "/v0/topics/i",
+        json={"records": [{"data": 9}], "idempotency_key": "k1"},
+        headers={"Idempotency-Key": "other"},
+    )
     assert again.status_code == 200
     assert again.json()["deduped"] is True and again.json()["seqs"] == first.json()["seqs"] == [1, 2]
-    via_header = await client.post("/v0/topics/i", json={"records": [{"data": 3}]}, headers={"Idempotency-Key": "h"})
+    via_header = await client.post(
+        "/v0/topics/i", json={"records": [{"data": 3}]}, headers={"Idempotency-Key": "h"}
+    )
     assert via_header.json()["seqs"] == [3]
-    repeat = await client.post("/v0/topics/i", json={"records": [{"data": 3}]}, headers={"Idempotency-Key": "h"})
+    repeat = await client.post(
+        "/v0/topics/i", json={"records": [{"data": 3}]}, headers={"Idempotency-Key": "h"}
+    )
     assert repeat.json()["deduped"] is True and repeat.json()["seqs"] == [3]
     clock.advance(120_000)
     fresh = await client.post("/v0/topics/i", json={"records": [{"data": 1}], "idempotency_key": "k1"})
@@ -60,7 +90,11 @@ async def test_idempotency_key_body_wins_over_header(client: httpx.AsyncClient, 
 
 
 async def test_create_flag_and_inline_config(client: httpx.AsyncClient) -> None:
-    assert_error(await client.post("/v0/topics/nc", json={"records": [{"data": 1}], "create": False}), 404, "topic_not_found")
+    assert_error(
+        await client.post("/v0/topics/nc", json={"records": [{"data": 1}], "create": False}),
+        404,
+        "topic_not_found",
+    )
     await client.put("/v0/topics/locked", json={"auto_create": False})
     r = await client.post("/v0/topics/locked", json={"records": [{"data": 1}]})
     assert r.status_code == 200  # exists: auto_create only governs lazy creation
@@ -70,36 +104,81 @@ async def test_create_flag_and_inline_config(client: httpx.AsyncClient) -> None:
     assert state["config"]["cap_records"] == 7
     r = await client.post("/v0/topics/cfg", json={"records": [{"data": 1}], "config": {"cap_records": 99}})
     assert (await client.get("/v0/topics/cfg")).json()["config"]["cap_records"] == 7  # ignored: exists
-    r = await client.post("/v0/topics/nope", json={"records": [{"data": 1}], "config": {"auto_create": False}})
+    r = await client.post(
+        "/v0/topics/nope", json={"records": [{"data": 1}], "config": {"auto_create": False}}
+    )
     assert_error(r, 404, "topic_not_found")
 
 
 async def test_batching_limits(make_client: Callable[..., httpx.AsyncClient]) -> None:
-    limits = Limits(max_batch_records=3, max_record_bytes=64, max_meta_bytes=32, max_tag_bytes=4, max_node_bytes=4)
+    limits = Limits(
+        max_batch_records=3, max_record_bytes=64, max_meta_bytes=32, max_tag_bytes=4, max_node_bytes=4
+    )
     async with make_client(limits=limits) as c:
         r = await c.post("/v0/topics/l", json={"records": [{"data": i} for i in range(4)]})
         assert assert_error(r, 400, "batch_too_large")["detail"]["max_records"] == 3
-        assert_error(await c.post("/v0/topics/l", json={"records": [{"data": "x" * 100}]}), 400, "record_too_large")
-        assert_error(await c.post("/v0/topics/l", json={"records": [{"data": 1, "meta": {"k": "v" * 40}}]}), 400, "record_too_large")
-        assert_error(await c.post("/v0/topics/l", json={"records": [{"data": 1, "tag": "toolong"}]}), 400, "invalid_request")
-        assert_error(await c.post("/v0/topics/l", json={"records": [{"data": 1}], "node": "toolong"}), 400, "invalid_request")
+        assert_error(
+            await c.post("/v0/topics/l", json={"records": [{"data": "x" * 100}]}), 400, "record_too_large"
+        )
+        assert_error(
+            await c.post("/v0/topics/l", json={"records": [{"data": 1, "meta": {"k": "v" * 40}}]}),
+            400,
+            "record_too_large",
+        )
+        assert_error(
+            await c.post("/v0/topics/l", json={"records": [{"data": 1, "tag": "toolong"}]}),
+            400,
+            "invalid_request",
+        )
+        assert_error(
+            await c.post("/v0/topics/l", json={"records": [{"data": 1}], "node": "toolong"}),
+            400,
+            "invalid_request",
+        )
         assert (await c.get("/v0/topics/l")).status_code == 404  # nothing was created by rejected writes
 
 
 async def test_malformed_writes(client: httpx.AsyncClient) -> None:
     assert_error(await client.post("/v0/topics/x", json={"records": []}), 400, "invalid_request")
-    assert_error(await client.post("/v0/topics/x", json={"records": [{"tag": "no-data"}]}), 400, "invalid_request")
-    assert_error(await client.post("/v0/topics/x", json={"records": [{"data": 1, "meta": [1]}]}), 400, "invalid_request")
+    assert_error(
+        await client.post("/v0/topics/x", json={"records": [{"tag": "no-data"}]}), 400, "invalid_request"
+    )
+    assert_error(
+        await client.post("/v0/topics/x", json={"records": [{"data": 1, "meta": [1]}]}),
+        400,
+        "invalid_request",
+    )
     assert_error(await client.post("/v0/topics/x", json={}), 400, "invalid_request")
     assert_error(await client.post("/v0/topics/x"), 400, "invalid_request")
-    assert_error(await client.post("/v0/topics/x", content=b"[1,", headers={"content-type": "application/json"}), 400, "invalid_request")
-    assert_error(await client.post("/v0/topics/x", content=b'{"records":[{"data":1}]}'), 415, "unsupported_media_type")
-    assert_error(await client.post("/v0/topics/x", content=b'{"records":[{"data":1}]}',
-                                   headers={"content-type": "text/plain"}), 415, "unsupported_media_type")
-    assert_error(await client.post("/v0/topics/x", content=b'{"records":[{"data":1}]}',
-                                   headers={"content-type": "application/json; charset=latin-1"}), 415, "unsupported_media_type")
-    ok = await client.post("/v0/topics/x", content=b'{"records":[{"data":1}]}',
-                           headers={"content-type": "application/json; charset=utf-8"})
+    assert_error(
+        await client.post("/v0/topics/x", content=b"[1,", headers={"content-type": "application/json"}),
+        400,
+        "invalid_request",
+    )
+    assert_error(
+        await client.post("/v0/topics/x", content=b'{"records":[{"data":1}]}'), 415, "unsupported_media_type"
+    )
+    assert_error(
+        await client.post(
+            "/v0/topics/x", content=b'{"records":[{"data":1}]}', headers={"content-type": "text/plain"}
+        ),
+        415,
+        "unsupported_media_type",
+    )
+    assert_error(
+        await client.post(
+            "/v0/topics/x",
+            content=b'{"records":[{"data":1}]}',
+            headers={"content-type": "application/json; charset=latin-1"},
+        ),
+        415,
+        "unsupported_media_type",
+    )
+    ok = await client.post(
+        "/v0/topics/x",
+        content=b'{"records":[{"data":1}]}',
+        headers={"content-type": "application/json; charset=utf-8"},
+    )
     assert ok.status_code == 201
 
 
@@ -109,19 +188,28 @@ async def test_body_limit_is_413_before_parsing(make_client: Callable[..., httpx
         r = await c.post("/v0/topics/b", content=big, headers={"content-type": "application/json"})
         assert_error(r, 413, "payload_too_large")
         garbage = b"\xff" * 4096  # not JSON at all: still a 413, so it was never parsed
-        assert_error(await c.post("/v0/topics/b", content=garbage, headers={"content-type": "application/json"}),
-                     413, "payload_too_large")
+        assert_error(
+            await c.post("/v0/topics/b", content=garbage, headers={"content-type": "application/json"}),
+            413,
+            "payload_too_large",
+        )
         bomb = gzip.compress(big)
         assert len(bomb) < 1024
-        r = await c.post("/v0/topics/b", content=bomb,
-                         headers={"content-type": "application/json", "content-encoding": "gzip"})
+        r = await c.post(
+            "/v0/topics/b",
+            content=bomb,
+            headers={"content-type": "application/json", "content-encoding": "gzip"},
+        )
         assert_error(r, 413, "payload_too_large")
 
 
 async def test_gzip_request_body(client: httpx.AsyncClient) -> None:
     payload = gzip.compress(orjson.dumps({"records": [{"data": "zipped"}]}))
-    r = await client.post("/v0/topics/g", content=payload,
-                          headers={"content-type": "application/json", "content-encoding": "gzip"})
+    r = await client.post(
+        "/v0/topics/g",
+        content=payload,
+        headers={"content-type": "application/json", "content-encoding": "gzip"},
+    )
     assert r.status_code == 201
     diff = await client.post("/v0/topics/g/diff", json={})
     assert diff.json()["records"][0]["data"] == "zipped"
@@ -130,7 +218,9 @@ async def test_gzip_request_body(client: httpx.AsyncClient) -> None:
 async def test_discard_reject_is_422_and_all_or_nothing(client: httpx.AsyncClient) -> None:
     await client.put("/v0/topics/full", json={"cap_records": 3, "discard": "reject"})
     await client.post("/v0/topics/full", json={"records": [{"data": 1}, {"data": 2}]})
-    assert_error(await client.post("/v0/topics/full", json={"records": [{"data": 3}, {"data": 4}]}), 422, "topic_full")
+    assert_error(
+        await client.post("/v0/topics/full", json={"records": [{"data": 3}, {"data": 4}]}), 422, "topic_full"
+    )
     state = (await client.get("/v0/topics/full")).json()
     assert (state["head_seq"], state["count"]) == (2, 2)
 
@@ -139,7 +229,13 @@ async def test_diff_paging_cursor_and_lag(client: httpx.AsyncClient) -> None:
     await client.post("/v0/topics/p", json={"records": [{"data": i} for i in range(10)]})
     r = (await client.post("/v0/topics/p/diff", json={"from_seq": 0, "limit": 4})).json()
     assert [rec["$seq"] for rec in r["records"]] == [1, 2, 3, 4]
-    assert (r["next_from_seq"], r["head_seq"], r["earliest_seq"], r["caught_up"], r["lag"]) == (4, 10, 1, False, 6)
+    assert (r["next_from_seq"], r["head_seq"], r["earliest_seq"], r["caught_up"], r["lag"]) == (
+        4,
+        10,
+        1,
+        False,
+        6,
+    )
     assert r["tombstone"] is None and r["performance"]["records_scanned"] == 4
     r = (await client.post("/v0/topics/p/diff", json={"from_seq": 4, "limit": 5000})).json()
     assert [rec["$seq"] for rec in r["records"]] == list(range(5, 11))
@@ -149,8 +245,10 @@ async def test_diff_paging_cursor_and_lag(client: httpx.AsyncClient) -> None:
 
 
 async def test_diff_node_filter_advances_cursor(client: httpx.AsyncClient) -> None:
-    await client.post("/v0/topics/n", json={"records": [{"data": 1, "node": "a"}, {"data": 2, "node": "b"},
-                                                         {"data": 3, "node": "a"}]})
+    await client.post(
+        "/v0/topics/n",
+        json={"records": [{"data": 1, "node": "a"}, {"data": 2, "node": "b"}, {"data": 3, "node": "a"}]},
+    )
     r = (await client.post("/v0/topics/n/diff", json={"node": "a"})).json()
     assert [rec["$seq"] for rec in r["records"]] == [2]
     assert r["next_from_seq"] == 3 and r["caught_up"] is True
@@ -165,8 +263,14 @@ async def test_cap_eviction_tombstone_and_silent_deleted_gap(client: httpx.Async
     await client.put("/v0/topics/c", json={"cap_records": 5})
     await client.post("/v0/topics/c", json={"records": [{"data": i} for i in range(8)]})
     r = (await client.post("/v0/topics/c/diff", json={"from_seq": 1})).json()
-    assert r["tombstone"] == {"gap_from": 2, "gap_to": 3, "reason": "cap", "missed_estimate": 2,
-                              "earliest_seq": 4, "head_seq": 8}
+    assert r["tombstone"] == {
+        "gap_from": 2,
+        "gap_to": 3,
+        "reason": "cap",
+        "missed_estimate": 2,
+        "earliest_seq": 4,
+        "head_seq": 8,
+    }
     assert [rec["$seq"] for rec in r["records"]] == [4, 5, 6, 7, 8]
     await client.post("/v0/topics/c/delete", json={"before_seq": 6})
     r = (await client.post("/v0/topics/c/diff", json={"from_seq": 3})).json()
@@ -213,17 +317,33 @@ async def test_long_poll_times_out_empty(make_client: Callable[..., httpx.AsyncC
 
 
 async def test_delete_records_by_seq_and_tag(client: httpx.AsyncClient) -> None:
-    await client.post("/v0/topics/del", json={"records": [
-        {"data": 1, "tag": "msg-1"}, {"data": 2, "tag": "chat-42:a"}, {"data": 3, "tag": "chat-42:b"},
-        {"data": 4}, {"data": 5, "tag": "msg-1"},
-    ]})
+    await client.post(
+        "/v0/topics/del",
+        json={
+            "records": [
+                {"data": 1, "tag": "msg-1"},
+                {"data": 2, "tag": "chat-42:a"},
+                {"data": 3, "tag": "chat-42:b"},
+                {"data": 4},
+                {"data": 5, "tag": "msg-1"},
+            ]
+        },
+    )
     r = (await client.post("/v0/topics/del/delete", json={"match": ["tag", "Glob", "chat-42:*"]})).json()
     assert r["deleted"] == 2 and r["count"] == 3
     r = (await client.post("/v0/topics/del/delete", json={"match": "msg-1", "before_seq": 5})).json()
     assert r["deleted"] == 1 and r["earliest_seq"] == 4 and r["head_seq"] == 5
     seqs = [rec["$seq"] for rec in (await client.post("/v0/topics/del/diff", json={})).json()["records"]]
     assert seqs == [4, 5]
-    for bad in ({}, {"match": ["tag", "Regex", "x"]}, {"match": ["tag", "Glob", "no-star"]},
-                {"match": ["tag", "Glob", "a*b*"]}, {"match": ["node", "Eq", "x"]}, {"before_seq": -1}):
+    for bad in (
+        {},
+        {"match": ["tag", "Regex", "x"]},
+        {"match": ["tag", "Glob", "no-star"]},
+        {"match": ["tag", "Glob", "a*b*"]},
+        {"match": ["node", "Eq", "x"]},
+        {"before_seq": -1},
+    ):
         assert_error(await client.post("/v0/topics/del/delete", json=bad), 400, "invalid_request")
-    assert_error(await client.post("/v0/topics/absent/delete", json={"before_seq": 1}), 404, "topic_not_found")
+    assert_error(
+        await client.post("/v0/topics/absent/delete", json={"before_seq": 1}), 404, "topic_not_found"
+    )

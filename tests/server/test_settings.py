@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from topics_server.settings import ConfigError, load_settings
 
 
@@ -23,17 +22,20 @@ def test_limits_come_from_the_environment() -> None:
     assert s.limits.max_batch_records == 5 and s.limits.max_limit == 50 and s.port == 4100
 
 
-@pytest.mark.parametrize("env, needle", [
-    ({"TOPICS_PORT": "http"}, "TOPICS_PORT"),
-    ({"TOPICS_PORT": "70000"}, "TOPICS_PORT"),
-    ({"TOPICS_MAX_BATCH_RECORDS": "0"}, "TOPICS_MAX_BATCH_RECORDS"),
-    ({"TOPICS_MAX_BODY_BYTES": "-5"}, "TOPICS_MAX_BODY_BYTES"),
-    ({"TOPICS_HOST": "not a host"}, "TOPICS_HOST"),
-    ({"TOPICS_HOST": "0.0.0.0"}, "TOPICS_ALLOW_INSECURE_NO_AUTH"),
-    ({"TOPICS_API_KEYS": "k1"}, "TOPICS_API_KEYS"),
-    ({"TOPICS_MAX_META_BYTES": "4096", "TOPICS_MAX_RECORD_BYTES": "1024"}, "TOPICS_MAX_META_BYTES"),
-    ({"TOPICS_LOG_LEVEL": "loud"}, "TOPICS_LOG_LEVEL"),
-])
+@pytest.mark.parametrize(
+    "env, needle",
+    [
+        ({"TOPICS_PORT": "http"}, "TOPICS_PORT"),
+        ({"TOPICS_PORT": "70000"}, "TOPICS_PORT"),
+        ({"TOPICS_MAX_BATCH_RECORDS": "0"}, "TOPICS_MAX_BATCH_RECORDS"),
+        ({"TOPICS_MAX_BODY_BYTES": "-5"}, "TOPICS_MAX_BODY_BYTES"),
+        ({"TOPICS_HOST": "not a host"}, "TOPICS_HOST"),
+        ({"TOPICS_HOST": "0.0.0.0"}, "TOPICS_ALLOW_INSECURE_NO_AUTH"),
+        ({"TOPICS_API_KEYS": "k1"}, "TOPICS_API_KEYS"),
+        ({"TOPICS_MAX_META_BYTES": "4096", "TOPICS_MAX_RECORD_BYTES": "1024"}, "TOPICS_MAX_META_BYTES"),
+        ({"TOPICS_LOG_LEVEL": "loud"}, "TOPICS_LOG_LEVEL"),
+    ],
+)
 def test_bad_configuration_refuses_with_a_fix(env: dict[str, str], needle: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_settings(env)

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import httpx
-
 from topics_engine import ManualClock
 
 from .conftest import assert_error
 
 DEFAULT_CONFIG = {
-    "type": "log", "ttl_ms": 0, "cap_records": 0, "cap_bytes": 0, "discard": "old",
-    "durable": False, "durability": "disk", "priority": None, "auto_priority": True,
-    "auto_create": True, "idempotency_window_ms": 120000, "dedupe_node": True, "lease_ms": 30000,
-    "claim_jitter_ms": 0, "max_deliveries": 0, "dead_letter": None, "leases_durable": False,
+    "type": "log",
+    "ttl_ms": 0,
+    "cap_records": 0,
+    "cap_bytes": 0,
+    "discard": "old",
+    "durable": False,
+    "durability": "disk",
+    "priority": None,
+    "auto_priority": True,
+    "auto_create": True,
+    "idempotency_window_ms": 120000,
+    "dedupe_node": True,
+    "lease_ms": 30000,
+    "claim_jitter_ms": 0,
+    "max_deliveries": 0,
+    "dead_letter": None,
+    "leases_durable": False,
 }
 
 
@@ -93,7 +105,15 @@ async def test_list_paginates_with_prefix_and_cursor(client: httpx.AsyncClient) 
     r = await client.get("/v0/topics", params={"prefix": "a", "page_size": 2})
     page = r.json()
     assert [t["topic"] for t in page["topics"]] == ["a1", "a2"]
-    assert set(page["topics"][0]) >= {"topic", "head_seq", "earliest_seq", "count", "bytes", "durable", "effective_priority"}
+    assert set(page["topics"][0]) >= {
+        "topic",
+        "head_seq",
+        "earliest_seq",
+        "count",
+        "bytes",
+        "durable",
+        "effective_priority",
+    }
     r = await client.get("/v0/topics", params={"prefix": "a", "page_size": 2, "cursor": page["next_cursor"]})
     last = r.json()
     assert [t["topic"] for t in last["topics"]] == ["a3"]

@@ -17,8 +17,9 @@ def ready(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     """Ready once serving; 503 ``shutting_down`` while draining. The in-memory engine has no WAL
     to replay, so it is ready as soon as it accepts connections."""
     if ctx.shutting_down:
-        raise ShuttingDown("the server is shutting down; retry against another instance",
-                           {"retry_after_ms": 1000})
+        raise ShuttingDown(
+            "the server is shutting down; retry against another instance", {"retry_after_ms": 1000}
+        )
     return Reply(200, {"status": "ready", "wal_replay_complete": True, "topics": ctx.engine.topic_count})
 
 

@@ -6,11 +6,9 @@ import time
 from typing import Any
 
 import orjson
-
 from topics_engine import DiffResult, Engine
 
 from ..context import ServerContext
-
 from ..responses import Reply
 from ..validation import ValidatedRequest
 
@@ -22,8 +20,12 @@ def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     if key is None:
         key = req.headers.get("Idempotency-Key")
     result = engine.append(
-        req.path["topic"], body["records"], node=body.get("node"), idempotency_key=key,
-        create=body.get("create"), config=body.get("config"),
+        req.path["topic"],
+        body["records"],
+        node=body.get("node"),
+        idempotency_key=key,
+        create=body.get("create"),
+        config=body.get("config"),
     )
     return Reply(201 if result.created else 200, result.to_wire(return_seqs=req.query["return_seqs"]))
 
@@ -32,8 +34,11 @@ async def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     engine = ctx.engine
     name, body = req.path["topic"], req.body
     options = {
-        "from_seq": body.get("from_seq", 0), "limit": body.get("limit", 0), "node": body.get("node"),
-        "include_tags": body.get("include_tags", False), "include_meta": body.get("include_meta", True),
+        "from_seq": body.get("from_seq", 0),
+        "limit": body.get("limit", 0),
+        "node": body.get("node"),
+        "include_tags": body.get("include_tags", False),
+        "include_meta": body.get("include_meta", True),
     }
     result = engine.diff(name, **options)
     wait_ms = engine.clamp_wait_ms(body.get("wait_ms", 0))
@@ -64,17 +69,28 @@ def encode_diff(result: DiffResult) -> bytes:
     """The diff response as JSON bytes without the closing brace (performance goes last)."""
     read = result.read
     tombstone = orjson.dumps(read.tombstone.to_wire()) if read.tombstone else b"null"
-    return b"".join((
-        b'{"topic":', orjson.dumps(result.topic),
-        b',"records":[', b",".join(read.records), b"]",
-        b',"next_from_seq":%d,"head_seq":%d,"earliest_seq":%d' % (read.next_from_seq, read.head_seq, read.earliest_seq),
-        b',"caught_up":', b"true" if result.caught_up else b"false",
-        b',"tombstone":', tombstone,
-        b',"lag":%d' % (read.head_seq - read.next_from_seq),
-    ))
+    return b"".join(
+        (
+            b'{"topic":',
+            orjson.dumps(result.topic),
+            b',"records":[',
+            b",".join(read.records),
+            b"]",
+            b',"next_from_seq":%d,"head_seq":%d,"earliest_seq":%d'
+            % (read.next_from_seq, read.head_seq, read.earliest_seq),
+            b',"caught_up":',
+            b"true" if result.caught_up else b"false",
+            b',"tombstone":',
+            tombstone,
+            b',"lag":%d' % (read.head_seq - read.next_from_seq),
+        )
+    )
 
 
 def delete_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     engine = ctx.engine
     body = req.body
-    return Reply(200, engine.delete_records(req.path["topic"], before_seq=body.get("before_seq"), match=body.get("match")))
+    return Reply(
+        200,
+        engine.delete_records(req.path["topic"], before_seq=body.get("before_seq"), match=body.get("match")),
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..context import ServerContext
-
 from ..responses import Reply
 from ..validation import ValidatedRequest
 
@@ -23,7 +22,10 @@ def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     engine = ctx.engine
     q = req.query
     topics, next_cursor = engine.list_topics(
-        prefix=q["prefix"] or "", page_size=q["page_size"], cursor=q["cursor"], touch=q["touch"],
+        prefix=q["prefix"] or "",
+        page_size=q["page_size"],
+        cursor=q["cursor"],
+        touch=q["touch"],
     )
     body: dict[str, object] = {"topics": topics}
     if next_cursor is not None:
