@@ -18,14 +18,16 @@ caught-up read blocks at most 50 ms.
 from __future__ import annotations
 
 import dataclasses
+import re
+import zlib
 from typing import Any
+from urllib.parse import unquote
 
 import hypothesis
 import schemathesis
 from schemathesis import GenerationMode
 from schemathesis.config import HealthCheck, SchemathesisConfig
 from schemathesis.specs.openapi.schemas import OpenApiSchema
-
 from topics_engine import Engine, SystemClock
 from topics_engine.limits import Limits
 from topics_server.app import create_app
@@ -85,6 +87,8 @@ def build_schema(app: Any | None = None) -> OpenApiSchema:
     )
     project.phases.update(phases=["examples", "coverage", "fuzzing", "stateful"])
     project.phases.stateful.max_steps = STATEFUL_STEP_COUNT
+    # Failure reports must show the exact request (e.g. the Idempotency-Key value).
+    project.output.sanitization.update(enabled=False)
     if app is not None:
         schema.app = app
     return schema
@@ -98,3 +102,70 @@ def spec_operation_ids() -> set[str]:
             if method in {"get", "put", "post", "delete", "patch", "head", "options", "trace"}:
                 ids.add(operation["operationId"])
     return ids
+
+
+# -- pre-existing topics ---------------------------------------------------------------------
+#
+# Each operation test runs against a fresh, empty app, so a generated topic name almost never
+# exists and diff/get/delete_records would only ever see 404 — their 200 schemas (DiffResponse,
+# Record, Tombstone, TopicState, ...) would go unchecked. Before each call the test therefore
+# seeds the case's topic, chosen deterministically from the name (crc32), as one of these
+# shapes, through the public API. One shape in five is left absent to keep the 404 paths.
+
+TOPIC_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$")
+
+_RECORDS: list[dict[str, Any]] = [
+    {"data": {"n": 1}, "tag": "tenant42:job-1", "node": "worker-a", "meta": {"trace": "t1"}},
+    {"data": "opaque", "tag": "tenant42:job-2"},
+    {"data": None, "node": "worker-b"},
+    {"data": [1, 2.5, True], "tag": "other:x", "meta": {}},
+    {"data": 7},
+]
+
+# (name, PUT body, records appended after the PUT)
+SEED_SHAPES: list[tuple[str, dict[str, Any] | None, list[dict[str, Any]]]] = [
+    ("absent", None, []),
+    # A plain log with tags / nodes / meta (Record $node/$tag/meta, include_tags, node filters).
+    ("log", {}, _RECORDS),
+    # cap_records evicts the first records: from_seq below the floor yields a `cap` Tombstone.
+    ("capped", {"cap_records": 2, "discard": "old"}, _RECORDS),
+    # A 1 ms TTL: the records expire at once (`ttl` tombstones, empty reads, lazy expiry).
+    ("ttl", {"ttl_ms": 1, "durable": True}, _RECORDS[:3]),
+    # A full discard:reject queue: further appends are 422 topic_full; type:log PUTs are 409.
+    (
+        "full-queue",
+        {"type": "queue", "cap_records": 2, "discard": "reject", "dead_letter": "dlq"},
+        _RECORDS[:2],
+    ),
+]
+
+
+def seed_shape(topic: str) -> str:
+    return SEED_SHAPES[zlib.crc32(topic.encode()) % len(SEED_SHAPES)][0]
+
+
+class Seeder:
+    """Creates the deterministic pre-existing topic for a case, once per app, via the API."""
+
+    def __init__(self, schema: OpenApiSchema, app: Any) -> None:
+        self.app = app
+        self.put = schema.find_operation_by_id("put_topic")
+        self.append = schema.find_operation_by_id("append_records")
+        self.seeded: set[str] = set()
+
+    def __call__(self, case: Any) -> None:
+        topic = (case.path_parameters or {}).get("topic")
+        if isinstance(topic, str):
+            topic = unquote(topic)  # generated path parameters arrive percent-encoded (":" → %3A)
+        if not isinstance(topic, str) or not TOPIC_NAME_RE.fullmatch(topic) or topic in self.seeded:
+            return
+        self.seeded.add(topic)
+        _, config, records = SEED_SHAPES[zlib.crc32(topic.encode()) % len(SEED_SHAPES)]
+        if config is None:
+            return
+        response = self.put.Case(path_parameters={"topic": topic}, body=config).call(app=self.app)
+        assert response.status_code in (200, 201), response.text
+        if records:
+            body = {"records": records}
+            response = self.append.Case(path_parameters={"topic": topic}, body=body).call(app=self.app)
+            assert response.status_code in (200, 201), response.text

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from .errors import BatchTooLarge, InvalidRequest, RecordTooLarge
+from .jsonvalues import dumps
 from .limits import Limits
 from .records import PreparedRecord
 
@@ -54,14 +53,14 @@ def _prepare_one(i: int, raw: Any, batch_node: str | None, limits: Limits) -> Pr
                 f"{where}.meta has {len(meta)} keys; at most {limits.max_meta_keys} are allowed",
                 {"field": f"{where}.meta", "max_keys": limits.max_meta_keys},
             )
-        meta_json = orjson.dumps(meta)
+        meta_json = dumps(meta)
         if len(meta_json) > limits.max_meta_bytes:
             raise RecordTooLarge(
                 f"{where}.meta is {len(meta_json)} bytes; the limit is {limits.max_meta_bytes}",
                 {"index": i, "field": "meta", "bytes": len(meta_json), "max_bytes": limits.max_meta_bytes},
             )
     prepared = PreparedRecord(
-        node if node is not None else batch_node, tag, orjson.dumps(raw["data"]), meta_json
+        node if node is not None else batch_node, tag, dumps(raw["data"]), meta_json
     )
     if prepared.payload_bytes > limits.max_record_bytes:
         raise RecordTooLarge(

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from .errors import InvalidRequest, TopicExistsIncompatible
+from .jsonvalues import U64_MAX, to_int
 from .names import TOPIC_NAME_RE
 
 
@@ -107,16 +108,20 @@ _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "durability": Durability,
 }
 _KNOWN_FIELDS = frozenset([*_U64_FIELDS, *_BOOL_FIELDS, *_ENUM_FIELDS, "priority", "dead_letter"])
-U64_MAX = 2**64 - 1
 
 
 def _bad(field: str, message: str, value: Any) -> InvalidRequest:
     return InvalidRequest(f"config.{field}: {message}", {"field": f"config.{field}", "value": value})
 
 
-def _clamp(value: int, bounds: tuple[int, int]) -> int:
-    low, high = bounds
-    return max(low, min(high, value))
+_CLAMPS = {"lease_ms": LEASE_MS_RANGE, "claim_jitter_ms": CLAIM_JITTER_RANGE}
+
+
+def _int_field(name: str, value: Any, low: int, high: int, clamp: bool) -> int:
+    try:
+        return to_int(value, f"config.{name}", low=low, high=high, clamp=clamp)
+    except InvalidRequest as err:
+        raise _bad(name, err.message.removeprefix(f"config.{name} "), value) from None
 
 
 def _check_fields(fields: dict[str, Any]) -> None:
@@ -124,21 +129,18 @@ def _check_fields(fields: dict[str, Any]) -> None:
     if unknown:
         raise _bad(unknown[0], f"unknown config field; known fields are {sorted(_KNOWN_FIELDS)}", None)
     for name in _U64_FIELDS:
-        if name not in fields:
-            continue
-        value = fields[name]
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= U64_MAX:
-            raise _bad(name, "must be a non-negative integer", value)
+        if name in fields:
+            clamp = _CLAMPS.get(name)
+            low, high = clamp or (0, U64_MAX)
+            fields[name] = _int_field(name, fields[name], low, high, clamp is not None)
     for name in _BOOL_FIELDS:
         if name in fields and not isinstance(fields[name], bool):
             raise _bad(name, "must be true or false", fields[name])
     for name, enum in _ENUM_FIELDS.items():
         if name in fields and fields[name] not in {m.value for m in enum}:
             raise _bad(name, f"must be one of {[m.value for m in enum]}", fields[name])
-    if "priority" in fields:
-        value = fields["priority"]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise _bad("priority", "must be an integer or null", value)
+    if fields.get("priority") is not None:
+        fields["priority"] = _int_field("priority", fields["priority"], *PRIORITY_RANGE, True)
     if "dead_letter" in fields:
         value = fields["dead_letter"]
         if value is not None and (not isinstance(value, str) or not TOPIC_NAME_RE.fullmatch(value)):
@@ -151,6 +153,7 @@ def resolve_config(topic: str, fields: dict[str, Any], current: TopicConfig | No
     Raises :class:`InvalidRequest` for a bad field and :class:`TopicExistsIncompatible` when
     ``fields`` would change the ``type`` of an existing topic.
     """
+    fields = dict(fields)
     _check_fields(fields)
     base = current or DEFAULT_CONFIG
     changes: dict[str, Any] = {k: v for k, v in fields.items() if k != "durable"}
@@ -159,12 +162,6 @@ def resolve_config(topic: str, fields: dict[str, Any], current: TopicConfig | No
             changes[name] = enum(changes[name])
     if "durability" not in fields and "durable" in fields:
         changes["durability"] = Durability.FSYNC if fields["durable"] else Durability.DISK
-    if changes.get("priority") is not None:
-        changes["priority"] = _clamp(changes["priority"], PRIORITY_RANGE)
-    if "lease_ms" in changes:
-        changes["lease_ms"] = _clamp(changes["lease_ms"], LEASE_MS_RANGE)
-    if "claim_jitter_ms" in changes:
-        changes["claim_jitter_ms"] = _clamp(changes["claim_jitter_ms"], CLAIM_JITTER_RANGE)
     resolved = dataclasses.replace(base, **changes)
     if current is not None and resolved.type is not current.type:
         raise TopicExistsIncompatible(

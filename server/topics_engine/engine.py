@@ -19,6 +19,7 @@ from .batch import prepare_batch
 from .clock import Clock
 from .config import TopicConfig, resolve_config
 from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound
+from .jsonvalues import to_int
 from .limits import Limits
 from .listing import decode_cursor, encode_cursor
 from .matching import parse_match
@@ -251,6 +252,8 @@ class Engine:
         include_meta: bool = True,
         touch: bool = True,
     ) -> DiffResult:
+        from_seq = to_int(from_seq, "from_seq")
+        limit = to_int(limit, "limit", high=self.limits.max_limit, clamp=True)
         topic = self._get(name)
         now = self.clock.now_ms()
         topic.expire(now)
@@ -270,8 +273,8 @@ class Engine:
             return self.limits.default_limit
         return min(limit, self.limits.max_limit)
 
-    def clamp_wait_ms(self, wait_ms: int) -> int:
-        return max(0, min(wait_ms, self.limits.max_wait_ms))
+    def clamp_wait_ms(self, wait_ms: Any) -> int:
+        return to_int(wait_ms, "wait_ms", high=self.limits.max_wait_ms, clamp=True)
 
     # -- §5 deletes ---------------------------------------------------------------------------
 
@@ -280,10 +283,8 @@ class Engine:
             raise InvalidRequest(
                 "supply before_seq, match, or both (they are ANDed)", {"field": "before_seq"}
             )
-        if before_seq is not None and (
-            isinstance(before_seq, bool) or not isinstance(before_seq, int) or before_seq < 0
-        ):
-            raise InvalidRequest("before_seq must be a non-negative integer", {"field": "before_seq"})
+        if before_seq is not None:
+            before_seq = to_int(before_seq, "before_seq")
         tag_match = parse_match(match) if match is not None else None
         topic = self._get(name)
         topic.expire(self.clock.now_ms())

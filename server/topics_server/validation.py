@@ -16,6 +16,9 @@ parsed again.
 
 from __future__ import annotations
 
+import json
+import math
+import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -183,10 +186,7 @@ class OperationValidator:
             parsed: Any = {}
         else:
             _check_media_type(content_type)
-            try:
-                parsed = orjson.loads(raw)
-            except orjson.JSONDecodeError as err:
-                raise InvalidRequest(f"request body is not valid JSON: {err}", {"field": "body"}) from None
+            parsed = parse_json(raw)
         try:
             self.body_validator.validate(parsed)
         except jsonschema_rs.ValidationError as err:
@@ -224,6 +224,28 @@ class OperationValidator:
             f"request body exceeds {self.max_body_bytes} bytes (TOPICS_MAX_BODY_BYTES); split the write",
             {"max_bytes": self.max_body_bytes},
         )
+
+
+# A run of 19+ digits may be an integer beyond orjson's 64-bit range (it would become a float).
+_LONG_NUMBER = re.compile(rb"\d{19,}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"number {text} is out of range")
+    return value
+
+
+def parse_json(raw: bytes) -> Any:
+    """Parse a request body once: orjson, or the standard library when the body holds an
+    integer too long for orjson to keep exact (payloads are returned verbatim)."""
+    try:
+        if _LONG_NUMBER.search(raw) is None:
+            return orjson.loads(raw)
+        return json.loads(raw, parse_float=_finite_float)
+    except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError, RecursionError) as err:
+        raise InvalidRequest(f"request body is not valid JSON: {err}", {"field": "body"}) from None
 
 
 def _check_media_type(content_type: bytes) -> None:
