@@ -113,8 +113,10 @@ class Engine:
             self._register(self._new_topic(name, config))
             return PutResult(name, True, config)
         if config != topic.config:
+            now = self.clock.now_ms()
+            topic.expire(now)  # what the old TTL already expired stays expired
             topic.config = config
-            topic.enforce_retention(self.clock.now_ms())
+            topic.enforce_retention(now)
         return PutResult(name, False, config)
 
     def topic_state(self, name: str, touch: bool = True) -> dict[str, Any]:

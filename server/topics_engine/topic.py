@@ -187,13 +187,13 @@ class Topic:
         self._compact()
 
     def expire(self, now_ms: int) -> None:
-        """Drop the TTL-expired prefix (records with ``now - $ts >= ttl_ms``)."""
+        """Drop the TTL-expired prefix: records *older than* ``ttl_ms`` (``now - $ts > ttl_ms``)."""
         ttl = self.config.ttl_ms
         if not ttl or self.count == 0:
             return
         limit = now_ms - ttl
         slots = self._slots
-        while self.count and slots[self._live].ts <= limit:  # type: ignore[union-attr]
+        while self.count and slots[self._live].ts < limit:  # type: ignore[union-attr]
             self._lose_front("ttl")
         self._compact()
 
