@@ -69,7 +69,8 @@ async def diff(request: Request) -> Response:
     records = _POOL[start:start + limit]
     next_from = from_seq + len(records)
     head = 1_000_000
-    perf = dict(_PERF, server_total_ms=round((time.perf_counter() - started) * 1000, 3), records_scanned=limit)
+    total_ms = round((time.perf_counter() - started) * 1000, 3)
+    perf = dict(_PERF, server_total_ms=total_ms, records_scanned=limit)
     return _json(b"".join((
         b'{"topic":', orjson.dumps(request.path_params["topic"]),
         b',"records":[', b",".join(records), b"]",

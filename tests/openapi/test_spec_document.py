@@ -397,7 +397,9 @@ def test_request_bodies_are_closed_and_required(doc: dict[str, Any]) -> None:
         if "requestBody" in op:
             body = _resolve(doc, op["requestBody"])
             expected = op["operationId"] not in OPTIONAL_BODY_OPERATIONS
-            assert body.get("required") is expected, f"{method.upper()} {path}: request body required={expected}"
+            assert body.get("required") is expected, (
+                f"{method.upper()} {path}: request body required={expected}"
+            )
             assert list(body["content"]) == ["application/json"], f"{method.upper()} {path}"
             roots.append(body["content"]["application/json"]["schema"])
     schemas = _reachable_schemas(doc, roots)
