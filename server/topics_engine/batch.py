@@ -59,9 +59,7 @@ def _prepare_one(i: int, raw: Any, batch_node: str | None, limits: Limits) -> Pr
                 f"{where}.meta is {len(meta_json)} bytes; the limit is {limits.max_meta_bytes}",
                 {"index": i, "field": "meta", "bytes": len(meta_json), "max_bytes": limits.max_meta_bytes},
             )
-    prepared = PreparedRecord(
-        node if node is not None else batch_node, tag, dumps(raw["data"]), meta_json
-    )
+    prepared = PreparedRecord(node if node is not None else batch_node, tag, dumps(raw["data"]), meta_json)
     if prepared.payload_bytes > limits.max_record_bytes:
         raise RecordTooLarge(
             f"{where} data+meta is {prepared.payload_bytes} bytes; the limit is "

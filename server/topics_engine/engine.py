@@ -12,6 +12,7 @@ topic behind.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from .batch import prepare_batch
 from .clock import Clock
 from .config import TopicConfig, resolve_config
 from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound
+from .journal import Durable, Journal, MemoryJournal
 from .jsonvalues import to_int
 from .limits import Limits
 from .listing import decode_cursor, encode_cursor
@@ -26,6 +28,7 @@ from .matching import parse_match
 from .names import check_topic_name
 from .notifier import Notifier
 from .priority import effective_priority
+from .records import Record
 from .topic import ReadOptions, ReadResult, Topic
 
 MAX_PAGE_SIZE = 1000
@@ -37,6 +40,7 @@ class PutResult:
     topic: str
     created: bool
     config: TopicConfig
+    durable: Durable = None
 
     def to_wire(self) -> dict[str, Any]:
         return {"topic": self.topic, "created": self.created, "config": self.config.to_wire()}
@@ -50,6 +54,7 @@ class AppendResult:
     head_seq: int
     created: bool
     deduped: bool
+    durable: Durable = None
 
     def to_wire(self, return_seqs: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"topic": self.topic, "first_seq": self.first_seq, "last_seq": self.last_seq}
@@ -65,6 +70,40 @@ class AppendResult:
 
 
 @dataclass(slots=True)
+class TopicDeleteResult:
+    deleted: bool
+    durable: Durable = None
+
+
+@dataclass(slots=True)
+class DeleteResult:
+    """A records delete. For fsync-class topics the counters are filled in once the delete
+    is durable and applied (await ``durable`` before reading them)."""
+
+    topic: str
+    deleted: int
+    earliest_seq: int = 0
+    head_seq: int = 0
+    count: int = 0
+    bytes: int = 0
+    durable: Durable = None
+
+    def refresh(self, topic: Topic) -> None:
+        self.earliest_seq, self.head_seq = topic.earliest_seq, topic.head_seq
+        self.count, self.bytes = topic.count, topic.bytes
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "deleted": self.deleted,
+            "earliest_seq": self.earliest_seq,
+            "head_seq": self.head_seq,
+            "count": self.count,
+            "bytes": self.bytes,
+        }
+
+
+@dataclass(slots=True)
 class DiffResult:
     topic: str
     read: ReadResult
@@ -75,13 +114,16 @@ class DiffResult:
 
 
 class Engine:
-    def __init__(self, clock: Clock, limits: Limits | None = None) -> None:
+    def __init__(self, clock: Clock, limits: Limits | None = None, journal: Journal | None = None) -> None:
         self.clock = clock
         self.limits = limits or Limits()
+        self.journal: Journal = journal or MemoryJournal()
         self.notifier = Notifier()
         self._topics: dict[str, Topic] = {}
+        self._by_id: dict[int, Topic] = {}
         self._names: list[str] = []
         self._deleted_heads: dict[str, int] = {}
+        self.next_topic_id = 1
 
     # -- registry -----------------------------------------------------------------------------
 
@@ -96,11 +138,28 @@ class Engine:
         return topic
 
     def _new_topic(self, name: str, config: TopicConfig) -> Topic:
-        return Topic(name, config, self.clock.now_ms(), previous_head=self._deleted_heads.get(name))
+        topic = Topic(name, config, self.clock.now_ms(), previous_head=self._deleted_heads.get(name))
+        topic.id = self.next_topic_id
+        return topic
 
     def _register(self, topic: Topic) -> None:
         self._topics[topic.name] = topic
+        self._by_id[topic.id] = topic
+        self.next_topic_id = max(self.next_topic_id, topic.id + 1)
         bisect.insort(self._names, topic.name)
+
+    def _unregister(self, topic: Topic) -> None:
+        del self._topics[topic.name]
+        del self._by_id[topic.id]
+        del self._names[bisect.bisect_left(self._names, topic.name)]
+        self._deleted_heads[topic.name] = topic.reserved_seq
+        self.notifier.notify(topic.name)
+
+    def topic_by_id(self, topic_id: int) -> Topic | None:
+        return self._by_id.get(topic_id)
+
+    def topics(self) -> list[Topic]:
+        return [self._topics[name] for name in self._names]
 
     # -- §1 topics ----------------------------------------------------------------------------
 
@@ -110,14 +169,21 @@ class Engine:
         topic = self._topics.get(name)
         config = resolve_config(name, fields, topic.config if topic else None)
         if topic is None:
-            self._register(self._new_topic(name, config))
-            return PutResult(name, True, config)
-        if config != topic.config:
-            now = self.clock.now_ms()
-            topic.expire(now)  # what the old TTL already expired stays expired
-            topic.config = config
-            topic.enforce_retention(now)
-        return PutResult(name, False, config)
+            self.journal.check_writable()
+            topic = self._new_topic(name, config)
+            self._register(topic)
+            return PutResult(name, True, config, self.journal.topic_put(topic))
+        if config == topic.config:
+            return PutResult(name, False, config)
+        self.journal.check_writable()
+        self.apply_config(topic, config)
+        return PutResult(name, False, config, self.journal.topic_put(topic))
+
+    def apply_config(self, topic: Topic, config: TopicConfig) -> None:
+        now = self.clock.now_ms()
+        topic.expire(now)  # what the old TTL already expired stays expired
+        topic.config = config
+        topic.enforce_retention(now)
 
     def topic_state(self, name: str, touch: bool = True) -> dict[str, Any]:
         topic = self._get(name)
@@ -177,12 +243,12 @@ class Engine:
             "effective_priority": effective_priority(topic.config, topic.last_read_ts, now),
         }
 
-    def delete_topic(self, name: str, if_empty: bool = False) -> bool:
-        """Remove the topic and everything it owns; False if it did not exist."""
+    def delete_topic(self, name: str, if_empty: bool = False) -> TopicDeleteResult:
+        """Remove the topic and everything it owns; ``deleted`` is False if it did not exist."""
         check_topic_name(name)
         topic = self._topics.get(name)
         if topic is None:
-            return False
+            return TopicDeleteResult(False)
         if if_empty:
             topic.expire(self.clock.now_ms())
             if topic.count:
@@ -191,11 +257,9 @@ class Engine:
                     "if_empty=true to drop them",
                     {"topic": name, "count": topic.count},
                 )
-        del self._topics[name]
-        del self._names[bisect.bisect_left(self._names, name)]
-        self._deleted_heads[name] = topic.head_seq
-        self.notifier.notify(name)
-        return True
+        self.journal.check_writable()
+        self._unregister(topic)
+        return TopicDeleteResult(True, self.journal.topic_delete(topic))
 
     # -- §2 writes ----------------------------------------------------------------------------
 
@@ -209,6 +273,8 @@ class Engine:
         create: bool | None = None,
         config: dict[str, Any] | None = None,
     ) -> AppendResult:
+        """Append a batch atomically. Seqs are reserved and the WAL frame submitted in this one
+        synchronous call; visibility and the ack follow the topic's durability class."""
         check_topic_name(name)
         batch = prepare_batch(records, node, self.limits)
         if idempotency_key is not None:
@@ -225,14 +291,31 @@ class Engine:
             seen = topic.idempotency.lookup(idempotency_key, now, topic.config.idempotency_window_ms)
             if seen is not None:
                 return AppendResult(name, seen[0], seen[1], topic.head_seq, False, True)
-        first = topic.append(batch, now)
-        last = first + len(batch) - 1
+        self.journal.check_writable()
+        planned = topic.plan_append(batch, now)
+        first, last = planned[0].seq, planned[-1].seq
         if idempotency_key is not None:
             topic.idempotency.remember(idempotency_key, now, first, last)
         if created:
             self._register(topic)
-        self.notifier.notify(name)
-        return AppendResult(name, first, last, topic.head_seq, created, False)
+            self.journal.topic_put(topic)
+        apply = self._applier(topic, planned, now)
+        durable = self.journal.append(topic, batch, planned, idempotency_key, apply)
+        return AppendResult(name, first, last, max(topic.head_seq, last), created, False, durable)
+
+    def _applier(self, topic: Topic, planned: list[Record], now: int) -> Callable[[], None]:
+        """The apply step of an append: run at once, or once durable (fsync class)."""
+        topic.pending_count += len(planned)
+        topic.pending_bytes += sum(r.size for r in planned)
+
+        def apply() -> None:
+            topic.pending_count -= len(planned)
+            topic.pending_bytes -= sum(r.size for r in planned)
+            if self._by_id.get(topic.id) is topic:
+                topic.apply_append(planned, now)
+                self.notifier.notify(topic.name)
+
+        return apply
 
     def _check_idempotency_key(self, key: Any) -> None:
         if not isinstance(key, str) or not key or len(key) > self.limits.max_idempotency_key_chars:
@@ -280,7 +363,7 @@ class Engine:
 
     # -- §5 deletes ---------------------------------------------------------------------------
 
-    def delete_records(self, name: str, *, before_seq: Any = None, match: Any = None) -> dict[str, Any]:
+    def delete_records(self, name: str, *, before_seq: Any = None, match: Any = None) -> DeleteResult:
         if before_seq is None and match is None:
             raise InvalidRequest(
                 "supply before_seq, match, or both (they are ANDed)", {"field": "before_seq"}
@@ -290,15 +373,20 @@ class Engine:
         tag_match = parse_match(match) if match is not None else None
         topic = self._get(name)
         topic.expire(self.clock.now_ms())
-        deleted = topic.delete(before_seq, tag_match)
-        return {
-            "topic": name,
-            "deleted": deleted,
-            "earliest_seq": topic.earliest_seq,
-            "head_seq": topic.head_seq,
-            "count": topic.count,
-            "bytes": topic.bytes,
-        }
+        seqs = topic.plan_delete(before_seq, tag_match)
+        if seqs:
+            self.journal.check_writable()
+        result = DeleteResult(name, len(seqs))
+
+        def apply() -> None:
+            if self._by_id.get(topic.id) is topic:
+                topic.apply_delete(seqs)
+            result.refresh(topic)
+
+        result.durable = self.journal.delete(topic, seqs, apply)
+        if result.durable is None:
+            result.refresh(topic)
+        return result
 
 
 def _node_set(node: Any) -> frozenset[str] | None:

@@ -91,7 +91,17 @@ class Topic:
     previous_head: int | None = None
     """Head seq of the incarnation this topic replaced (delete + recreate), for ``recreated``."""
 
+    id: int = 0
+    """Interned numeric id of this incarnation; storage keys everything by it, never by name."""
     head_seq: int = 0
+    """Highest visible seq."""
+    reserved_seq: int = 0
+    """Highest seq handed out: ``>= head_seq``; above it while fsync-class writes await their
+    fsync, or after an ephemeral restart skipped seqs that may have been handed out."""
+    pending_count: int = 0
+    pending_bytes: int = 0
+    seq_reserved_durable: int = 0
+    """Ephemeral topics: seqs up to here are covered by a SEQ_RESERVE frame."""
     count: int = 0
     bytes: int = 0
     evict_floor: int = 1
@@ -115,7 +125,7 @@ class Topic:
 
     @property
     def next_seq(self) -> int:
-        return self.head_seq + 1
+        return self.reserved_seq + 1
 
     def record(self, seq: int) -> Record | None:
         i = seq - self._base
@@ -128,18 +138,43 @@ class Topic:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def append(self, batch: list[PreparedRecord], now_ms: int) -> int:
-        """Append the whole batch with contiguous seqs; return the first seq.
+    def plan_append(self, batch: list[PreparedRecord], now_ms: int) -> list[Record]:
+        """Reserve contiguous seqs for the whole batch and build its records (not yet visible).
 
-        Raises :class:`TopicFull` (nothing appended) on a full ``discard:"reject"`` topic.
+        Raises :class:`TopicFull` (nothing reserved) on a full ``discard:"reject"`` topic;
+        records planned but not yet applied (awaiting fsync) count toward the cap.
         """
         self.expire(now_ms)
         ts = max(now_ms, self._last_ts)
-        first = self.head_seq + 1
+        first = self.reserved_seq + 1
         records = [Record(first + i, ts, p) for i, p in enumerate(batch)]
+        size = sum(r.size for r in records)
         if self.config.discard is Discard.REJECT:
-            self._check_room(len(records), sum(r.size for r in records))
+            self._check_room(len(records) + self.pending_count, size + self.pending_bytes)
+        self.reserved_seq = first + len(records) - 1
+        self._last_ts = ts
+        return records
+
+    def append(self, batch: list[PreparedRecord], now_ms: int) -> int:
+        """Plan and apply at once (the path without a durability wait); return the first seq."""
+        records = self.plan_append(batch, now_ms)
+        self.apply_append(records, now_ms)
+        return records[0].seq
+
+    def apply_append(self, records: list[Record], now_ms: int) -> None:
+        """Make planned (or replayed) records visible. Records at or below ``head_seq`` are
+        already present and skipped, so replaying a frame twice is harmless."""
+        skip = max(0, self.head_seq - records[0].seq + 1)
+        if skip:
+            records = records[skip:]
+            if not records:
+                return
+        first = records[0].seq
         slots, tags = self._slots, self.tags
+        if not slots and self.count == 0:
+            self._base = first
+        # seqs that were reserved but never became records (an ephemeral restart) stay holes
+        slots.extend([None] * (first - (self._base + len(slots))))
         added_bytes = 0
         for r in records:
             slots.append(r)
@@ -150,12 +185,12 @@ class Topic:
             self._live = first - self._base
         self.count += len(records)
         self.bytes += added_bytes
-        self.head_seq = first + len(records) - 1
-        self._last_ts = ts
-        self.last_write_ts = now_ms
+        self.head_seq = records[-1].seq
+        self.reserved_seq = max(self.reserved_seq, self.head_seq)
+        self._last_ts = max(self._last_ts, records[-1].ts)
+        self.last_write_ts = max(self.last_write_ts or 0, now_ms)
         if self.config.discard is Discard.OLD:
             self._evict_over_cap()
-        return first
 
     def _check_room(self, n: int, size: int) -> None:
         cfg = self.config
@@ -243,20 +278,27 @@ class Topic:
 
     # -- deletes ------------------------------------------------------------------------------
 
-    def delete(self, before_seq: int | None, match: TagMatch | None) -> int:
-        """Delete live records below the point-in-time bound; return how many.
-
-        Silent and permanent: never a tombstone, ``evict_floor`` untouched.
-        """
+    def plan_delete(self, before_seq: int | None, match: TagMatch | None) -> list[int]:
+        """The live seqs a delete removes, ascending: below the point-in-time bound
+        (``head_seq + 1``, or ``before_seq`` if lower) and, with ``match``, tagged to match."""
         bound = self.head_seq + 1
         if before_seq is not None:
             bound = min(bound, before_seq)
         if match is None:
-            seqs: list[int] | range = range(self.earliest_seq, bound)
+            candidates: list[int] | range = range(self.earliest_seq, bound)
         elif match.exact is not None:
-            seqs = self.tags.eq(match.exact, bound)
+            candidates = self.tags.eq(match.exact, bound)
         else:
-            seqs = self.tags.prefix(match.prefix or "", bound)
+            candidates = sorted(self.tags.prefix(match.prefix or "", bound))
+        return [
+            seq
+            for seq in candidates
+            if (r := self.record(seq)) is not None and (match is None or match.matches(r.tag))
+        ]
+
+    def apply_delete(self, seqs: list[int] | range) -> int:
+        """Delete these seqs where still live; return how many were. Silent and permanent:
+        never a tombstone, ``evict_floor`` untouched."""
         deleted = 0
         base, slots = self._base, self._slots
         for seq in seqs:
@@ -264,13 +306,17 @@ class Topic:
             if i < self._live or i >= len(slots):
                 continue
             r = slots[i]
-            if r is None or (match is not None and not match.matches(r.tag)):
+            if r is None:
                 continue
             self._kill(i, r)
             deleted += 1
         self._skip_dead_front()
         self._compact()
         return deleted
+
+    def delete(self, before_seq: int | None, match: TagMatch | None) -> int:
+        """Plan and apply a delete at once; return how many records it removed."""
+        return self.apply_delete(self.plan_delete(before_seq, match))
 
     # -- reads --------------------------------------------------------------------------------
 

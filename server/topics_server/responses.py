@@ -9,6 +9,7 @@ everything up to serialization.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,15 @@ class Reply:
     body: dict[str, Any] | bytes
     performance: dict[str, Any] = field(default_factory=dict)
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+
+async def settle(durable: Awaitable[float] | None) -> dict[str, Any]:
+    """Wait for a durability promise; the ``performance`` fields it contributes."""
+    if durable is None:
+        return {}
+    started = time.perf_counter()
+    fsync_ms = await durable
+    return {"fsync_ms": fsync_ms, "wal_append_ms": round((time.perf_counter() - started) * 1000, 3)}
 
 
 def performance_block(started: float, extra: dict[str, Any]) -> dict[str, Any]:

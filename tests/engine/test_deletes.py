@@ -18,7 +18,7 @@ def _tagged(engine: Engine, tags: list[str | None], topic: str = "t") -> None:
 def test_before_seq_deletes_prefix(engine: Engine) -> None:
     engine.append("t", data(10))
     size_before = engine.topic_state("t")["bytes"]
-    r = engine.delete_records("t", before_seq=4)
+    r = engine.delete_records("t", before_seq=4).to_wire()
     assert r["deleted"] == 3
     assert (r["topic"], r["earliest_seq"], r["head_seq"], r["count"]) == ("t", 4, 10, 7)
     assert 0 < r["bytes"] < size_before
@@ -29,11 +29,11 @@ def test_before_seq_deletes_prefix(engine: Engine) -> None:
 
 def test_before_seq_edges(engine: Engine) -> None:
     engine.append("t", data(5))
-    assert engine.delete_records("t", before_seq=0)["deleted"] == 0
-    assert engine.delete_records("t", before_seq=1)["deleted"] == 0
-    r = engine.delete_records("t", before_seq=10**12)  # beyond head: bounded by head+1
+    assert engine.delete_records("t", before_seq=0).deleted == 0
+    assert engine.delete_records("t", before_seq=1).deleted == 0
+    r = engine.delete_records("t", before_seq=10**12).to_wire()  # beyond head: bounded by head+1
     assert (r["deleted"], r["count"], r["bytes"], r["earliest_seq"], r["head_seq"]) == (5, 0, 0, 6, 5)
-    assert engine.delete_records("t", before_seq=10**12)["deleted"] == 0  # already gone
+    assert engine.delete_records("t", before_seq=10**12).deleted == 0  # already gone
 
 
 def test_delete_is_silent_for_lagging_readers(engine: Engine) -> None:
@@ -56,7 +56,7 @@ def test_deleting_everything_then_appending(engine: Engine) -> None:
 
 def test_middle_delete_leaves_earliest(engine: Engine) -> None:
     _tagged(engine, [None, "x", "x", None])
-    r = engine.delete_records("t", match="x")
+    r = engine.delete_records("t", match="x").to_wire()
     assert (r["deleted"], r["earliest_seq"], r["count"]) == (2, 1, 2)
     assert seqs(engine.diff("t")) == [1, 4]
     page = engine.diff("t", from_seq=1, limit=1)
@@ -66,7 +66,7 @@ def test_middle_delete_leaves_earliest(engine: Engine) -> None:
 @pytest.mark.parametrize("match", ["job-1", ["tag", "Eq", "job-1"]])
 def test_eq_match_and_bare_string(engine: Engine, match: Any) -> None:
     _tagged(engine, ["job-1", "job-10", "job-1", None, "job-2", "Job-1"])
-    r = engine.delete_records("t", match=match)
+    r = engine.delete_records("t", match=match).to_wire()
     assert r["deleted"] == 2
     assert [x["$tag"] for x in recs(engine.diff("t", include_tags=True)) if "$tag" in x] == [
         "job-10",
@@ -77,34 +77,34 @@ def test_eq_match_and_bare_string(engine: Engine, match: Any) -> None:
 
 def test_glob_prefix_match(engine: Engine) -> None:
     _tagged(engine, ["chat-42:a", "chat-42:b", "chat-421", "chat-4", None, "chat-42:", "xchat-42:a"])
-    r = engine.delete_records("t", match=["tag", "Glob", "chat-42:*"])
+    r = engine.delete_records("t", match=["tag", "Glob", "chat-42:*"]).to_wire()
     assert r["deleted"] == 3
     assert [x["data"] for x in recs(engine.diff("t"))] == [2, 3, 4, 6]
 
 
 def test_glob_star_alone_matches_every_tagged_record_only(engine: Engine) -> None:
     _tagged(engine, ["a", None, "b", "", None])
-    assert engine.delete_records("t", match=["tag", "Glob", "*"])["deleted"] == 3
+    assert engine.delete_records("t", match=["tag", "Glob", "*"]).deleted == 3
     assert [x["data"] for x in recs(engine.diff("t"))] == [1, 4]
 
 
 def test_untagged_records_are_never_matched(engine: Engine) -> None:
     _tagged(engine, [None, None, "x"])
-    assert engine.delete_records("t", match="")["deleted"] == 0
-    assert engine.delete_records("t", match=["tag", "Glob", "*"])["deleted"] == 1
+    assert engine.delete_records("t", match="").deleted == 0
+    assert engine.delete_records("t", match=["tag", "Glob", "*"]).deleted == 1
     assert engine.topic_state("t")["count"] == 2
 
 
 def test_empty_string_tag_is_a_real_tag(engine: Engine) -> None:
     _tagged(engine, ["", None, "a"])
-    assert engine.delete_records("t", match="")["deleted"] == 1
+    assert engine.delete_records("t", match="").deleted == 1
     assert engine.topic_state("t")["count"] == 2
 
 
 def test_match_and_before_seq_are_anded(engine: Engine) -> None:
     # publish v1, v2, v3 of msg-123 then delete everything before v3
     _tagged(engine, ["msg-123", "other", "msg-123", "msg-123"])
-    r = engine.delete_records("t", match=["tag", "Eq", "msg-123"], before_seq=4)
+    r = engine.delete_records("t", match=["tag", "Eq", "msg-123"], before_seq=4).to_wire()
     assert r["deleted"] == 2
     assert [x["data"] for x in recs(engine.diff("t"))] == [1, 3]
     assert r["earliest_seq"] == 2
@@ -112,7 +112,7 @@ def test_match_and_before_seq_are_anded(engine: Engine) -> None:
 
 def test_match_is_point_in_time(engine: Engine) -> None:
     _tagged(engine, ["kick", "kick"])
-    assert engine.delete_records("t", match="kick")["deleted"] == 2
+    assert engine.delete_records("t", match="kick").deleted == 2
     _tagged(engine, ["kick"])  # a future record with the same tag is unaffected
     assert seqs(engine.diff("t")) == [3]
     assert engine.topic_state("t")["count"] == 1
@@ -120,17 +120,17 @@ def test_match_is_point_in_time(engine: Engine) -> None:
 
 def test_deleted_records_are_not_redeleted(engine: Engine) -> None:
     _tagged(engine, ["a", "a", "b"])
-    assert engine.delete_records("t", match="a")["deleted"] == 2
-    assert engine.delete_records("t", match="a")["deleted"] == 0
-    assert engine.delete_records("t", before_seq=4)["deleted"] == 1
+    assert engine.delete_records("t", match="a").deleted == 2
+    assert engine.delete_records("t", match="a").deleted == 0
+    assert engine.delete_records("t", before_seq=4).deleted == 1
 
 
 def test_match_skips_evicted_and_expired(engine: Engine, clock: ManualClock) -> None:
     engine.put_topic("t", {"cap_records": 3, "ttl_ms": 1000})
     _tagged(engine, ["x"] * 5)  # 1,2 evicted
-    assert engine.delete_records("t", match="x", before_seq=4)["deleted"] == 1  # only seq 3
+    assert engine.delete_records("t", match="x", before_seq=4).deleted == 1  # only seq 3
     clock.advance(1001)
-    assert engine.delete_records("t", match="x")["deleted"] == 0  # 4,5 expired first
+    assert engine.delete_records("t", match="x").deleted == 0  # 4,5 expired first
     assert engine.topic_state("t")["count"] == 0
 
 
@@ -149,10 +149,10 @@ def test_many_tag_deletes_keep_index_consistent(engine: Engine) -> None:
     n = 3000
     engine.append("t", [{"data": i, "tag": f"g{i % 7}:{i % 3}"} for i in range(n)])
     engine.delete_records("t", before_seq=1500)
-    assert engine.delete_records("t", match=["tag", "Glob", "g1:*"])["deleted"] == sum(
+    assert engine.delete_records("t", match=["tag", "Glob", "g1:*"]).deleted == sum(
         1 for i in range(1499, n) if i % 7 == 1
     )
-    assert engine.delete_records("t", match="g2:0")["deleted"] == sum(
+    assert engine.delete_records("t", match="g2:0").deleted == sum(
         1 for i in range(1499, n) if i % 7 == 2 and i % 3 == 0
     )
     expected = [i + 1 for i in range(1499, n) if i % 7 != 1 and not (i % 7 == 2 and i % 3 == 0)]

@@ -294,7 +294,7 @@ class TopicMachine(RuleBasedStateMachine):
         if before is None and match is None:
             return
         expected = self.model.delete(before, match, self.now)
-        r = self.engine.delete_records(TOPIC, before_seq=before, match=match)
+        r = self.engine.delete_records(TOPIC, before_seq=before, match=match).to_wire()
         assert r["deleted"] == expected
         m = self.model
         assert (r["earliest_seq"], r["head_seq"], r["count"], r["bytes"]) == (
@@ -529,7 +529,7 @@ def test_long_seeded_run_matches_model() -> None:
             before = rng.choice([None, max(0, model.head - rng.randrange(200))])
             if before is None and match is None:
                 match = "c"
-            assert engine.delete_records(TOPIC, before_seq=before, match=match)["deleted"] == model.delete(
+            assert engine.delete_records(TOPIC, before_seq=before, match=match).deleted == model.delete(
                 before, match, now
             )
         elif op < 0.85:

@@ -265,9 +265,9 @@ def test_list_does_not_touch_by_default(engine: Engine) -> None:
 
 def test_delete_is_idempotent(engine: Engine) -> None:
     engine.append("t", data(3))
-    assert engine.delete_topic("t") is True
-    assert engine.delete_topic("t") is False
-    assert engine.delete_topic("never") is False
+    assert engine.delete_topic("t").deleted is True
+    assert engine.delete_topic("t").deleted is False
+    assert engine.delete_topic("never").deleted is False
     with raises_topics(TopicNotFound, 404, "topic_not_found"):
         engine.topic_state("t")
     with raises_topics(TopicNotFound, 404, "topic_not_found"):
@@ -287,18 +287,18 @@ def test_delete_if_empty(engine: Engine) -> None:
     assert caught[0].detail == {"topic": "full", "count": 2}
     assert engine.topic_state("full")["count"] == 2  # untouched
     engine.put_topic("empty", {})
-    assert engine.delete_topic("empty", if_empty=True) is True
-    assert engine.delete_topic("empty", if_empty=True) is False
+    assert engine.delete_topic("empty", if_empty=True).deleted is True
+    assert engine.delete_topic("empty", if_empty=True).deleted is False
 
 
 def test_delete_if_empty_counts_only_live_records(engine: Engine, clock: ManualClock) -> None:
     engine.append("d", data(2))
     engine.delete_records("d", before_seq=10)
-    assert engine.delete_topic("d", if_empty=True) is True
+    assert engine.delete_topic("d", if_empty=True).deleted is True
     engine.put_topic("ttl", {"ttl_ms": 100})
     engine.append("ttl", data(2))
     clock.advance(101)
-    assert engine.delete_topic("ttl", if_empty=True) is True
+    assert engine.delete_topic("ttl", if_empty=True).deleted is True
 
 
 def test_delete_drops_records_tags_and_dedupe_state(engine: Engine) -> None:
@@ -306,7 +306,7 @@ def test_delete_drops_records_tags_and_dedupe_state(engine: Engine) -> None:
     engine.delete_topic("t")
     r = engine.append("t", [{"data": 2}], idempotency_key="k")
     assert (r.created, r.deduped, r.first_seq) == (True, False, 1)  # seq restarts
-    assert engine.delete_records("t", match="x")["deleted"] == 0
+    assert engine.delete_records("t", match="x").deleted == 0
 
 
 def test_recreated_tombstone_for_stale_cursor(engine: Engine) -> None:

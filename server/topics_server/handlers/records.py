@@ -9,17 +9,16 @@ import orjson
 from topics_engine import DiffResult, Engine
 
 from ..context import ServerContext
-from ..responses import Reply
+from ..responses import Reply, settle
 from ..validation import ValidatedRequest
 
 
-def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    engine = ctx.engine
+async def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     body = req.body
     key = body.get("idempotency_key")
     if key is None:
         key = req.headers.get("Idempotency-Key")
-    result = engine.append(
+    result = ctx.engine.append(
         req.path["topic"],
         body["records"],
         node=body.get("node"),
@@ -27,7 +26,9 @@ def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
         create=body.get("create"),
         config=body.get("config"),
     )
-    return Reply(201 if result.created else 200, result.to_wire(return_seqs=req.query["return_seqs"]))
+    perf = await settle(result.durable)
+    wire = result.to_wire(return_seqs=req.query["return_seqs"])
+    return Reply(201 if result.created else 200, wire, perf)
 
 
 async def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
@@ -87,10 +88,9 @@ def encode_diff(result: DiffResult) -> bytes:
     )
 
 
-def delete_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    engine = ctx.engine
+async def delete_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     body = req.body
-    return Reply(
-        200,
-        engine.delete_records(req.path["topic"], before_seq=body.get("before_seq"), match=body.get("match")),
-    )
+    name = req.path["topic"]
+    result = ctx.engine.delete_records(name, before_seq=body.get("before_seq"), match=body.get("match"))
+    perf = await settle(result.durable)
+    return Reply(200, result.to_wire(), perf)

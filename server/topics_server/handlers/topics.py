@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 from ..context import ServerContext
-from ..responses import Reply
+from ..responses import Reply, settle
 from ..validation import ValidatedRequest
 
 
-def put_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    engine = ctx.engine
-    result = engine.put_topic(req.path["topic"], req.body)
-    return Reply(201 if result.created else 200, result.to_wire())
+async def put_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+    result = ctx.engine.put_topic(req.path["topic"], req.body)
+    perf = await settle(result.durable)
+    return Reply(201 if result.created else 200, result.to_wire(), perf)
 
 
 def get_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    engine = ctx.engine
-    return Reply(200, engine.topic_state(req.path["topic"], touch=req.query["touch"]))
+    return Reply(200, ctx.engine.topic_state(req.path["topic"], touch=req.query["touch"]))
 
 
 def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    engine = ctx.engine
     q = req.query
-    topics, next_cursor = engine.list_topics(
+    topics, next_cursor = ctx.engine.list_topics(
         prefix=q["prefix"] or "",
         page_size=q["page_size"],
         cursor=q["cursor"],
@@ -33,8 +31,8 @@ def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     return Reply(200, body)
 
 
-def delete_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    engine = ctx.engine
+async def delete_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     name = req.path["topic"]
-    deleted = engine.delete_topic(name, if_empty=req.query["if_empty"])
-    return Reply(200, {"topic": name, "deleted": deleted, "routers_removed": []})
+    result = ctx.engine.delete_topic(name, if_empty=req.query["if_empty"])
+    perf = await settle(result.durable)
+    return Reply(200, {"topic": name, "deleted": result.deleted, "routers_removed": []}, perf)

@@ -1,0 +1,182 @@
+"""How engine mutations reach storage, per durability class (§0.10).
+
+The engine decides every mutation synchronously and hands it to a journal, which either makes
+it visible now or defers visibility until it is durable:
+
+=============  ==========================  =================================================
+class          records (append / delete)   ack
+=============  ==========================  =================================================
+``ephemeral``  never written                at once (a ``SEQ_RESERVE`` frame, written ahead
+                                           of use, keeps seqs from being reused)
+``memory``     WAL frame, visible at once  at once (best effort, like ``disk``)
+``disk``       WAL frame, visible at once  at once; group-committed shortly after
+``fsync``      WAL frame, visible only     after the group fsync (``fsync_ms`` real)
+               once fsynced
+=============  ==========================  =================================================
+
+Topic create/configure/delete frames are written for every class and the control-plane call
+waits for their fsync. Seq assignment and frame submission happen in the same synchronous call,
+so the WAL holds frames in seq order and recovery never reorders, skips or duplicates a seq.
+
+:class:`MemoryJournal` applies everything at once and writes nothing (the in-memory engine used
+by unit tests and by ``TOPICS_DATA_DIR``-less embedding).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Protocol
+
+import orjson
+
+from .config import Durability
+from .errors import NotReady
+from .records import PreparedRecord, Record
+from .storage.frames import FrameType, encode_append, encode_delete, encode_pair, to_ranges
+from .storage.wal import Wal, WalFailed
+from .topic import Topic
+
+Durable = asyncio.Future[float] | None
+"""Resolves with the fsync milliseconds once durable; ``None`` when the ack needs no wait."""
+
+SEQ_RESERVE_BLOCK = 1 << 16
+
+
+class Journal(Protocol):
+    def check_writable(self) -> None: ...
+
+    def topic_put(self, topic: Topic) -> Durable: ...
+
+    def topic_delete(self, topic: Topic) -> Durable: ...
+
+    def append(
+        self,
+        topic: Topic,
+        batch: list[PreparedRecord],
+        records: list[Record],
+        key: str | None,
+        apply: Callable[[], None],
+    ) -> Durable: ...
+
+    def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> Durable: ...
+
+
+class MemoryJournal:
+    """No storage: every change is visible and acknowledged at once."""
+
+    def check_writable(self) -> None:
+        return None
+
+    def topic_put(self, topic: Topic) -> Durable:
+        return None
+
+    def topic_delete(self, topic: Topic) -> Durable:
+        return None
+
+    def append(
+        self,
+        topic: Topic,
+        batch: list[PreparedRecord],
+        records: list[Record],
+        key: str | None,
+        apply: Callable[[], None],
+    ) -> Durable:
+        apply()
+        return None
+
+    def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> Durable:
+        apply()
+        return None
+
+
+def topic_put_payload(topic: Topic) -> bytes:
+    return orjson.dumps(
+        {
+            "id": topic.id,
+            "name": topic.name,
+            "config": topic.config.to_wire(),
+            "created_ms": topic.created_ms,
+            "previous_head": topic.previous_head,
+        }
+    )
+
+
+class WalJournal:
+    """Writes through a :class:`Wal`; visibility and acks per durability class."""
+
+    def __init__(self, wal: Wal) -> None:
+        self.wal = wal
+
+    def check_writable(self) -> None:
+        if self.wal.read_only:
+            raise NotReady(
+                f"writes are refused: the write-ahead log hit an I/O error ({self.wal.failed}) "
+                "and is read-only; reads still work — fix the disk and restart the server",
+                {"wal_read_only": True, "retry_after_ms": 5000},
+            )
+
+    def _submit(
+        self,
+        frame_type: FrameType,
+        payload: bytes,
+        *,
+        wait: bool = False,
+        on_durable: Callable[[], None] | None = None,
+    ) -> Durable:
+        try:
+            _, future = self.wal.submit(frame_type, payload, wait=wait, on_durable=on_durable)
+        except WalFailed:
+            self.check_writable()
+            raise
+        return future
+
+    def topic_put(self, topic: Topic) -> Durable:
+        durable = self._submit(FrameType.TOPIC_PUT, topic_put_payload(topic), wait=True)
+        if topic.config.durability is Durability.EPHEMERAL:
+            self._reserve(topic, topic.reserved_seq)
+        return durable
+
+    def topic_delete(self, topic: Topic) -> Durable:
+        payload = orjson.dumps({"id": topic.id, "name": topic.name, "head": topic.reserved_seq})
+        return self._submit(FrameType.TOPIC_DELETE, payload, wait=True)
+
+    def append(
+        self,
+        topic: Topic,
+        batch: list[PreparedRecord],
+        records: list[Record],
+        key: str | None,
+        apply: Callable[[], None],
+    ) -> Durable:
+        durability = topic.config.durability
+        if durability is Durability.EPHEMERAL:
+            self._reserve(topic, records[-1].seq)
+            apply()
+            return None
+        payload = encode_append(topic.id, records[0].seq, records[0].ts, batch, key)
+        if durability is Durability.FSYNC:
+            return self._submit(FrameType.APPEND, payload, on_durable=apply)
+        self._submit(FrameType.APPEND, payload)
+        apply()
+        return None
+
+    def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> Durable:
+        durability = topic.config.durability
+        if durability is Durability.EPHEMERAL or not seqs:
+            apply()
+            return None
+        payload = encode_delete(topic.id, to_ranges(seqs))
+        if durability is Durability.FSYNC:
+            return self._submit(FrameType.DELETE, payload, on_durable=apply)
+        self._submit(FrameType.DELETE, payload)
+        apply()
+        return None
+
+    def _reserve(self, topic: Topic, last_seq: int) -> None:
+        """Keep an ephemeral topic's durable seq reservation a block ahead of use, so a
+        restart resumes above every seq that may have been handed out."""
+        if last_seq + SEQ_RESERVE_BLOCK // 2 < topic.seq_reserved_durable:
+            return
+        topic.seq_reserved_durable = last_seq + SEQ_RESERVE_BLOCK
+        self._submit(FrameType.SEQ_RESERVE, encode_pair(topic.id, topic.seq_reserved_durable))

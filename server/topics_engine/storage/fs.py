@@ -1,0 +1,82 @@
+"""The filesystem seam: every file operation the storage layer performs goes through
+:class:`FileSystem`, so tests can inject faults (EIO, short writes, lost unsynced data) by
+subclassing it. Nothing else in the storage package calls ``os`` file functions.
+
+``write`` loops until every byte is written (a short write is retried, not silently
+truncated); ``write_atomic`` is the crash-safe replace: temp file -> fsync -> rename -> fsync of
+the directory, so a reader sees the old file or the new one, never a torn one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class FileSystem:
+    def makedirs(self, path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+
+    def listdir(self, path: Path) -> list[str]:
+        return sorted(os.listdir(path)) if path.exists() else []
+
+    def exists(self, path: Path) -> bool:
+        return path.exists()
+
+    def size(self, path: Path) -> int:
+        return path.stat().st_size
+
+    def open_append(self, path: Path) -> int:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def open_rw(self, path: Path) -> int:
+        return os.open(path, os.O_RDWR)
+
+    def write(self, fd: int, data: bytes | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+
+    def pwrite(self, fd: int, data: bytes, offset: int) -> None:
+        if os.pwrite(fd, data, offset) != len(data):
+            raise OSError(f"short pwrite of {len(data)} bytes at {offset}")
+
+    def fdatasync(self, fd: int) -> None:
+        os.fdatasync(fd)
+
+    def fsync(self, fd: int) -> None:
+        os.fsync(fd)
+
+    def close(self, fd: int) -> None:
+        os.close(fd)
+
+    def read_bytes(self, path: Path) -> bytes:
+        return path.read_bytes()
+
+    def truncate(self, path: Path, size: int) -> None:
+        os.truncate(path, size)
+
+    def remove(self, path: Path) -> None:
+        os.remove(path)
+
+    def rename(self, src: Path, dst: Path) -> None:
+        os.rename(src, dst)
+
+    def fsync_dir(self, path: Path) -> None:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def write_atomic(self, path: Path, data: bytes) -> None:
+        tmp = path.with_name(path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            self.write(fd, data)
+            self.fsync(fd)
+        finally:
+            self.close(fd)
+        self.rename(tmp, path)
+        self.fsync_dir(path.parent)
