@@ -142,13 +142,15 @@ class Engine:
         topic.id = self.next_topic_id
         return topic
 
-    def _register(self, topic: Topic) -> None:
+    def register(self, topic: Topic) -> None:
+        """Add a topic under its name and id (live create or replayed create)."""
         self._topics[topic.name] = topic
         self._by_id[topic.id] = topic
         self.next_topic_id = max(self.next_topic_id, topic.id + 1)
         bisect.insort(self._names, topic.name)
 
-    def _unregister(self, topic: Topic) -> None:
+    def unregister(self, topic: Topic) -> None:
+        """Remove a topic (live or replayed delete); remembers its head for ``recreated``."""
         del self._topics[topic.name]
         del self._by_id[topic.id]
         del self._names[bisect.bisect_left(self._names, topic.name)]
@@ -171,7 +173,7 @@ class Engine:
         if topic is None:
             self.journal.check_writable()
             topic = self._new_topic(name, config)
-            self._register(topic)
+            self.register(topic)
             return PutResult(name, True, config, self.journal.topic_put(topic))
         if config == topic.config:
             return PutResult(name, False, config)
@@ -258,7 +260,7 @@ class Engine:
                     {"topic": name, "count": topic.count},
                 )
         self.journal.check_writable()
-        self._unregister(topic)
+        self.unregister(topic)
         return TopicDeleteResult(True, self.journal.topic_delete(topic))
 
     # -- §2 writes ----------------------------------------------------------------------------
@@ -297,7 +299,7 @@ class Engine:
         if idempotency_key is not None:
             topic.idempotency.remember(idempotency_key, now, first, last)
         if created:
-            self._register(topic)
+            self.register(topic)
             self.journal.topic_put(topic)
         apply = self._applier(topic, planned, now)
         durable = self.journal.append(topic, batch, planned, idempotency_key, apply)

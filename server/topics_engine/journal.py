@@ -40,7 +40,7 @@ from .topic import Topic
 Durable = asyncio.Future[float] | None
 """Resolves with the fsync milliseconds once durable; ``None`` when the ack needs no wait."""
 
-SEQ_RESERVE_BLOCK = 1 << 16
+SEQ_RESERVE_BLOCK = 4096
 
 
 class Journal(Protocol):

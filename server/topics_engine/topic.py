@@ -22,6 +22,7 @@ record it just acknowledged down to nothing).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .config import Discard, TopicConfig
@@ -296,7 +297,7 @@ class Topic:
             if (r := self.record(seq)) is not None and (match is None or match.matches(r.tag))
         ]
 
-    def apply_delete(self, seqs: list[int] | range) -> int:
+    def apply_delete(self, seqs: Iterable[int]) -> int:
         """Delete these seqs where still live; return how many were. Silent and permanent:
         never a tombstone, ``evict_floor`` untouched."""
         deleted = 0

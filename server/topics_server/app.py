@@ -19,6 +19,8 @@ per request than the whole handler. Response conformance is checked by the schem
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
@@ -30,6 +32,7 @@ from connexion.resolver import Resolver
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from topics_engine import Engine, SystemClock
 from topics_engine.errors import MethodNotAllowed
+from topics_engine.store import Store
 
 from .context import ServerContext
 from .dispatch import Dispatcher, resolve_handler
@@ -110,7 +113,27 @@ class TopicsMiddleware(ConnexionMiddleware):
         )
 
 
-def create_app(settings: Settings, engine: Engine | None = None) -> tuple[TopicsMiddleware, ServerContext]:
-    """Build the ASGI app and its context; tests pass their own engine (e.g. a manual clock)."""
-    ctx = ServerContext(engine or Engine(SystemClock(), settings.limits))
-    return TopicsMiddleware(Dispatcher(ctx), max_body_bytes=settings.max_body_bytes), ctx
+def create_app(
+    settings: Settings, engine: Engine | None = None, store: Store | None = None
+) -> tuple[TopicsMiddleware, ServerContext]:
+    """Build the ASGI app and its context.
+
+    By default the engine is durable: a :class:`Store` on ``settings.data_dir``, recovered at
+    startup (the ASGI lifespan). Tests may pass their own engine (e.g. on a manual clock) with or
+    without a store; an engine without a store is in-memory and ready at once.
+    """
+    if engine is None:
+        engine = Engine(SystemClock(), settings.limits)
+        store = store or Store(settings.data_dir)
+    ctx = ServerContext(engine, store, ready=store is None)
+
+    @asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        await ctx.start()
+        try:
+            yield
+        finally:
+            await ctx.stop()
+
+    app = TopicsMiddleware(Dispatcher(ctx), max_body_bytes=settings.max_body_bytes, lifespan=lifespan)
+    return app, ctx

@@ -13,7 +13,7 @@ from typing import Any
 
 from connexion.middleware.abstract import ROUTING_CONTEXT
 from starlette.types import Receive, Scope, Send
-from topics_engine.errors import NotFound
+from topics_engine.errors import NotFound, NotReady
 
 from .context import ServerContext
 from .handlers import probes, records, topics
@@ -34,6 +34,7 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "readyz": probes.readyz,
 }
 
+PROBES = frozenset({"health", "ready", "healthz", "readyz"})
 _ASYNC = {name for name, fn in HANDLERS.items() if inspect.iscoroutinefunction(fn)}
 
 
@@ -54,6 +55,11 @@ class Dispatcher:
             raise NotFound(
                 f"no route for {scope['method']} {scope['path']}; see the /v0 API reference",
                 {"method": scope["method"], "path": scope["path"]},
+            )
+        if not self.ctx.ready and operation_id not in PROBES:
+            raise NotReady(
+                "replaying the write-ahead log; retry shortly",
+                {"replay_progress": round(self.ctx.replay_progress, 4), "retry_after_ms": 1000},
             )
         req = scope[SCOPE_KEY]
         handler = HANDLERS[operation_id]

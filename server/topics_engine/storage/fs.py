@@ -80,3 +80,15 @@ class FileSystem:
             self.close(fd)
         self.rename(tmp, path)
         self.fsync_dir(path.parent)
+
+    def lock(self, path: Path) -> int:
+        """Take an exclusive, non-blocking lock on ``path`` (held until the fd is closed)."""
+        import fcntl
+
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
