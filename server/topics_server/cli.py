@@ -50,11 +50,11 @@ def serve(settings: Settings) -> int:
         timeout_graceful_shutdown=10,
     )
     log.warning(
-        "topics %s listening on http://%s:%d (authentication disabled: no API keys; "
-        "records are held in memory in this build)",
+        "topics %s listening on http://%s:%d, data in %s (authentication disabled: no API keys)",
         VERSION,
         settings.host,
         settings.port,
+        settings.data_dir,
     )
     _Server(config, ctx).run()
     return 0
