@@ -11,6 +11,7 @@ topic behind.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -157,6 +158,13 @@ class Engine:
         self._deleted_heads[topic.name] = topic.reserved_seq
         self.notifier.notify(topic.name)
 
+    def deleted_heads(self) -> dict[str, int]:
+        """Head seqs of deleted topics by name (for ``recreated`` tombstones; snapshotted)."""
+        return dict(self._deleted_heads)
+
+    def restore_deleted_heads(self, heads: dict[str, int]) -> None:
+        self._deleted_heads.update(heads)
+
     def topic_by_id(self, topic_id: int) -> Topic | None:
         return self._by_id.get(topic_id)
 
@@ -281,6 +289,7 @@ class Engine:
         batch = prepare_batch(records, node, self.limits)
         if idempotency_key is not None:
             self._check_idempotency_key(idempotency_key)
+        self.journal.check_writable()  # before dedupe: a retry must never be acked by a failed write
         now = self.clock.now_ms()
         topic = self._topics.get(name)
         created = topic is None
@@ -293,7 +302,6 @@ class Engine:
             seen = topic.idempotency.lookup(idempotency_key, now, topic.config.idempotency_window_ms)
             if seen is not None:
                 return AppendResult(name, seen[0], seen[1], topic.head_seq, False, True)
-        self.journal.check_writable()
         planned = topic.plan_append(batch, now)
         first, last = planned[0].seq, planned[-1].seq
         if idempotency_key is not None:
@@ -303,6 +311,8 @@ class Engine:
             self.journal.topic_put(topic)
         apply = self._applier(topic, planned, now)
         durable = self.journal.append(topic, batch, planned, idempotency_key, apply)
+        if durable is not None and idempotency_key is not None:
+            durable.add_done_callback(_forget_key_on_failure(topic, idempotency_key))
         return AppendResult(name, first, last, max(topic.head_seq, last), created, False, durable)
 
     def _applier(self, topic: Topic, planned: list[Record], now: int) -> Callable[[], None]:
@@ -315,6 +325,7 @@ class Engine:
             topic.pending_bytes -= sum(r.size for r in planned)
             if self._by_id.get(topic.id) is topic:
                 topic.apply_append(planned, now)
+                self.journal.applied(topic, now)
                 self.notifier.notify(topic.name)
 
         return apply
@@ -383,12 +394,21 @@ class Engine:
         def apply() -> None:
             if self._by_id.get(topic.id) is topic:
                 topic.apply_delete(seqs)
+                self.journal.deleted(topic, seqs)
             result.refresh(topic)
 
         result.durable = self.journal.delete(topic, seqs, apply)
         if result.durable is None:
             result.refresh(topic)
         return result
+
+
+def _forget_key_on_failure(topic: Topic, key: str) -> Callable[[asyncio.Future[float]], None]:
+    def forget(future: asyncio.Future[float]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            topic.idempotency.forget(key)
+
+    return forget
 
 
 def _node_set(node: Any) -> frozenset[str] | None:

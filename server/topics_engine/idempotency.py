@@ -8,6 +8,7 @@ so ``(first_seq, last_seq)`` identifies them.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 
 class IdempotencyWindow:
@@ -23,6 +24,10 @@ class IdempotencyWindow:
         self._entries[key] = (now_ms, first_seq, last_seq)
         self._entries.move_to_end(key)
 
+    def forget(self, key: str) -> None:
+        """Drop a key whose write failed, so a retry appends instead of being deduped."""
+        self._entries.pop(key, None)
+
     def expire(self, now_ms: int, window_ms: int) -> None:
         entries = self._entries
         while entries:
@@ -33,3 +38,11 @@ class IdempotencyWindow:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def entries(self) -> list[list[object]]:
+        """``[key, ts, first_seq, last_seq]`` rows, oldest first (for snapshots)."""
+        return [[key, ts, first, last] for key, (ts, first, last) in self._entries.items()]
+
+    def restore(self, rows: list[list[Any]]) -> None:
+        for key, ts, first, last in rows:
+            self._entries[key] = (ts, first, last)

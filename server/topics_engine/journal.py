@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import orjson
 
@@ -34,8 +34,12 @@ from .config import Durability
 from .errors import NotReady
 from .records import PreparedRecord, Record
 from .storage.frames import FrameType, encode_append, encode_delete, encode_pair, to_ranges
+from .storage.segments import SegmentStore
 from .storage.wal import Wal, WalFailed
 from .topic import Topic
+
+if TYPE_CHECKING:
+    from .checkpoint import Checkpointer
 
 Durable = asyncio.Future[float] | None
 """Resolves with the fsync milliseconds once durable; ``None`` when the ack needs no wait."""
@@ -60,6 +64,12 @@ class Journal(Protocol):
     ) -> Durable: ...
 
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> Durable: ...
+
+    def applied(self, topic: Topic, now_ms: int) -> None:
+        """Records just became visible on ``topic`` (a chance to seal a segment)."""
+
+    def deleted(self, topic: Topic, seqs: list[int]) -> None:
+        """``seqs`` were just deleted from ``topic`` (sealed ones get their on-disk flag)."""
 
 
 class MemoryJournal:
@@ -89,6 +99,12 @@ class MemoryJournal:
         apply()
         return None
 
+    def applied(self, topic: Topic, now_ms: int) -> None:
+        return None
+
+    def deleted(self, topic: Topic, seqs: list[int]) -> None:
+        return None
+
 
 def topic_put_payload(topic: Topic) -> bytes:
     return orjson.dumps(
@@ -105,8 +121,18 @@ def topic_put_payload(topic: Topic) -> bytes:
 class WalJournal:
     """Writes through a :class:`Wal`; visibility and acks per durability class."""
 
-    def __init__(self, wal: Wal) -> None:
+    def __init__(self, wal: Wal, segments: SegmentStore) -> None:
         self.wal = wal
+        self.segments = segments
+        self.checkpointer: Checkpointer | None = None
+        self._unapplied: dict[int, None] = {}
+        """LSNs of fsync-class frames submitted but not yet applied, in submission order."""
+
+    def checkpoint_lsn(self) -> int:
+        """The highest LSN a snapshot taken now may claim: below every unapplied frame."""
+        for lsn in self._unapplied:
+            return lsn - 1
+        return self.wal.next_lsn - 1
 
     def check_writable(self) -> None:
         if self.wal.read_only:
@@ -125,11 +151,37 @@ class WalJournal:
         on_durable: Callable[[], None] | None = None,
     ) -> Durable:
         try:
-            _, future = self.wal.submit(frame_type, payload, wait=wait, on_durable=on_durable)
+            lsn, future = self.wal.submit(frame_type, payload, wait=wait, on_durable=on_durable)
         except WalFailed:
             self.check_writable()
             raise
-        return future
+        if future is None:
+            return None
+        if on_durable is not None:
+            self._unapplied[lsn] = None
+            future.add_done_callback(lambda _: self._unapplied.pop(lsn, None))
+        return self._as_engine_error(future)
+
+    def _as_engine_error(self, future: asyncio.Future[float]) -> asyncio.Future[float]:
+        """The same promise, failing with the 503 ``not_ready`` envelope error on WAL failure."""
+        mapped: asyncio.Future[float] = future.get_loop().create_future()
+
+        def relay(f: asyncio.Future[float]) -> None:
+            if mapped.done():
+                return
+            if f.cancelled():
+                mapped.cancel()
+            elif (error := f.exception()) is not None:
+                try:
+                    self.check_writable()
+                    mapped.set_exception(error)
+                except NotReady as not_ready:
+                    mapped.set_exception(not_ready)
+            else:
+                mapped.set_result(f.result())
+
+        future.add_done_callback(relay)
+        return mapped
 
     def topic_put(self, topic: Topic) -> Durable:
         durable = self._submit(FrameType.TOPIC_PUT, topic_put_payload(topic), wait=True)
@@ -172,6 +224,16 @@ class WalJournal:
         self._submit(FrameType.DELETE, payload)
         apply()
         return None
+
+    def applied(self, topic: Topic, now_ms: int) -> None:
+        if self.checkpointer is not None:
+            self.checkpointer.maybe_seal(topic, now_ms)
+
+    def deleted(self, topic: Topic, seqs: list[int]) -> None:
+        sealed = [seq for seq in seqs if seq <= topic.sealed_upto]
+        if sealed and topic.config.durability is not Durability.EPHEMERAL:
+            segments, topic_id = self.segments, topic.id
+            self.wal.run_task(lambda: segments.flip_deleted(topic_id, sealed))
 
     def _reserve(self, topic: Topic, last_seq: int) -> None:
         """Keep an ephemeral topic's durable seq reservation a block ahead of use, so a

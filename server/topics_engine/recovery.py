@@ -1,4 +1,5 @@
-"""Crash recovery: rebuild the engine from the WAL through the live path's apply functions.
+"""Crash recovery: the newest snapshot and its segments, then the WAL tail, applied through
+the live path's apply functions.
 
 Replay reads every WAL file in LSN order and applies each frame with the same functions the
 live path uses once a mutation is decided (``Topic.apply_append``, ``Topic.apply_delete``,
@@ -29,6 +30,8 @@ from .engine import Engine
 from .records import Record
 from .storage.frames import Frame, FrameType, decode_append, decode_delete, decode_pair, scan
 from .storage.fs import FileSystem
+from .storage.segments import CorruptSegment, Segment, SegmentStore, decode_segment
+from .storage.snapshot import read_latest_snapshot
 from .storage.wal import wal_files
 from .topic import Topic
 
@@ -37,11 +40,13 @@ log = logging.getLogger("topics.recovery")
 
 @dataclass
 class ReplayReport:
+    snapshot_lsn: int = 0
     next_lsn: int = 1
     frames: int = 0
     records: int = 0
     truncated_bytes: int = 0
     corrupt_files: int = 0
+    corrupt_segments: int = 0
 
 
 class Replayer:
@@ -112,6 +117,57 @@ class Replayer:
                 topic.head_seq = topic.reserved_seq = head
 
 
+def load_snapshot(
+    engine: Engine, fs: FileSystem, snapshot_dir: Path, segments: SegmentStore, report: ReplayReport
+) -> Iterator[float]:
+    """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index);
+    sets ``report.snapshot_lsn``. Yields between segments."""
+    state = read_latest_snapshot(fs, snapshot_dir)
+    if state is None:
+        return
+    report.snapshot_lsn = state["lsn"]
+    engine.next_topic_id = max(engine.next_topic_id, state["next_topic_id"])
+    engine.restore_deleted_heads(state["deleted_heads"])
+    for t in state["topics"]:
+        topic = Topic(
+            t["name"],
+            resolve_config(t["name"], t["config"]),
+            t["created_ms"],
+            previous_head=t["previous_head"],
+        )
+        topic.id = t["id"]
+        for name in t["segments"]:
+            path = segments.topic_dir(topic.id) / name
+            _load_segment(topic, segments, path, t["evict_floor"], fs, report)
+            yield 0.0
+        topic.restore_watermarks(t)
+        engine.register(topic)
+
+
+def _load_segment(
+    topic: Topic, segments: SegmentStore, path: Path, evict_floor: int, fs: FileSystem, report: ReplayReport
+) -> None:
+    try:
+        _, first, last, stored = decode_segment(fs.read_bytes(path))
+        segment = Segment(path, first, last)
+        batch: list[Record] = []
+        for sr in stored:
+            segment.seqs.append(sr.seq)
+            segment.offsets.append(sr.offset)
+            if sr.deleted:
+                segment.deleted += 1
+            elif sr.seq >= evict_floor:
+                batch.append(Record(sr.seq, sr.ts, sr.record))
+    except (OSError, CorruptSegment) as err:
+        log.error("segment %s of topic %r is unreadable (%s); its records are lost", path, topic.name, err)
+        report.corrupt_segments += 1
+        return
+    segments.add_loaded(topic.id, segment)
+    if batch:
+        topic.apply_append(batch, batch[-1].ts)
+        report.records += len(batch)
+
+
 def replay_wal(engine: Engine, fs: FileSystem, wal_dir: Path, report: ReplayReport) -> Iterator[float]:
     """Replay every WAL file into ``engine``; yields progress in [0, 1] between chunks."""
     files = wal_files(fs, wal_dir)
@@ -125,8 +181,9 @@ def replay_wal(engine: Engine, fs: FileSystem, wal_dir: Path, report: ReplayRepo
         for frame in scan(buf):
             if expected_lsn is not None and frame.lsn != expected_lsn:
                 break
-            replayer.apply(frame)
-            report.frames += 1
+            if frame.lsn > report.snapshot_lsn:
+                replayer.apply(frame)
+                report.frames += 1
             expected_lsn = frame.lsn + 1
             valid_end = frame.end
             if report.frames % 256 == 0:
@@ -138,8 +195,8 @@ def replay_wal(engine: Engine, fs: FileSystem, wal_dir: Path, report: ReplayRepo
             _cut_tail(fs, path, valid_end, len(buf), files[index + 1 :], report)
             break
     replayer.finish()
-    report.records = replayer.records
-    report.next_lsn = expected_lsn if expected_lsn is not None else 1
+    report.records += replayer.records
+    report.next_lsn = max(expected_lsn or 1, report.snapshot_lsn + 1)
     yield 1.0
 
 

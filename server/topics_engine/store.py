@@ -1,10 +1,13 @@
-"""The durable store's lifecycle around an :class:`Engine`: lock the data directory, recover,
-open the WAL and switch the engine to the WAL journal, close.
+"""The durable store's lifecycle around an :class:`Engine`: lock the data directory, recover
+(snapshot + segments + WAL tail), open the WAL and switch the engine to the WAL journal,
+checkpoint, close.
 
 Layout of ``TOPICS_DATA_DIR``::
 
-    LOCK            exclusive flock: one server per data directory
-    wal/            WAL files, ``<first-lsn>.wal`` (see storage.wal / storage.frames)
+    LOCK                         exclusive flock: one server per data directory
+    wal/<first-lsn>.wal          write-ahead log files (storage.wal, storage.frames)
+    segments/<topic-id>/<first-seq>.seg   sealed records (storage.segments)
+    snapshots/<lsn>.snap         the latest checkpoint (storage.snapshot)
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from .checkpoint import Checkpointer, SegmentPolicy
 from .engine import Engine
 from .journal import WalJournal
-from .recovery import ReplayReport, replay_wal
+from .recovery import ReplayReport, load_snapshot, replay_wal
 from .storage.fs import FileSystem
+from .storage.segments import SegmentStore
 from .storage.wal import Wal
 
 log = logging.getLogger("topics.store")
@@ -29,12 +34,22 @@ class DataDirLocked(Exception):
 
 class Store:
     def __init__(
-        self, data_dir: Path, fs: FileSystem | None = None, *, wal_rotate_bytes: int = 64 << 20
+        self,
+        data_dir: Path,
+        fs: FileSystem | None = None,
+        *,
+        wal_rotate_bytes: int = 64 << 20,
+        segment_policy: SegmentPolicy | None = None,
+        checkpoint_wal_bytes: int = 256 << 20,
     ) -> None:
         self.data_dir = data_dir
         self.fs = fs or FileSystem()
         self.wal_rotate_bytes = wal_rotate_bytes
+        self.segment_policy = segment_policy or SegmentPolicy()
+        self.checkpoint_wal_bytes = checkpoint_wal_bytes
+        self.segments = SegmentStore(self.fs, data_dir / "segments")
         self.wal: Wal | None = None
+        self.checkpointer: Checkpointer | None = None
         self.report = ReplayReport()
         self._lock_fd: int | None = None
 
@@ -53,21 +68,37 @@ class Store:
             ) from None
 
     def recover(self, engine: Engine) -> Iterator[float]:
-        """Replay storage into ``engine`` (yielding progress), then open the WAL for writes."""
-        self.fs.makedirs(self.wal_dir)
+        """Load the snapshot and segments, replay the WAL tail (yielding progress)."""
+        for directory in (self.wal_dir, self.segments.directory, self.data_dir / "snapshots"):
+            self.fs.makedirs(directory)
+        yield from load_snapshot(engine, self.fs, self.data_dir / "snapshots", self.segments, self.report)
         yield from replay_wal(engine, self.fs, self.wal_dir, self.report)
+        r = self.report
         log.info(
-            "recovered %d frames, %d records; next LSN %d",
-            self.report.frames,
-            self.report.records,
-            self.report.next_lsn,
+            "recovered snapshot@%d + %d WAL frames, %d records; next LSN %d",
+            r.snapshot_lsn,
+            r.frames,
+            r.records,
+            r.next_lsn,
         )
 
     def open(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
         self.wal = Wal(
             self.fs, self.wal_dir, loop, next_lsn=self.report.next_lsn, rotate_bytes=self.wal_rotate_bytes
         )
-        engine.journal = WalJournal(self.wal)
+        journal = WalJournal(self.wal, self.segments)
+        self.checkpointer = journal.checkpointer = Checkpointer(
+            engine, journal, self.segments, self.segment_policy
+        )
+        engine.journal = journal
+
+    def checkpoint_due(self) -> bool:
+        cp = self.checkpointer
+        return cp is not None and cp.wal_bytes_since_checkpoint() >= self.checkpoint_wal_bytes
+
+    async def checkpoint(self) -> None:
+        if self.checkpointer is not None and self.wal is not None and not self.wal.read_only:
+            await self.checkpointer.checkpoint()
 
     def close(self) -> None:
         if self.wal is not None:

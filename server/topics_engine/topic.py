@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from .config import Discard, TopicConfig
 from .errors import TopicFull
@@ -103,6 +104,10 @@ class Topic:
     pending_bytes: int = 0
     seq_reserved_durable: int = 0
     """Ephemeral topics: seqs up to here are covered by a SEQ_RESERVE frame."""
+    sealed_upto: int = 0
+    """Records with seq <= this are in sealed segments (or gone); the rest are only in the WAL."""
+    hot_bytes: int = 0
+    hot_since_ms: int | None = None
     count: int = 0
     bytes: int = 0
     evict_floor: int = 1
@@ -163,35 +168,76 @@ class Topic:
         return records[0].seq
 
     def apply_append(self, records: list[Record], now_ms: int) -> None:
-        """Make planned (or replayed) records visible. Records at or below ``head_seq`` are
-        already present and skipped, so replaying a frame twice is harmless."""
+        """Make planned, replayed or loaded records visible (ascending seqs, gaps allowed).
+        Records at or below ``head_seq`` are already present and skipped, so replaying a frame
+        twice is harmless."""
         skip = max(0, self.head_seq - records[0].seq + 1)
         if skip:
             records = records[skip:]
             if not records:
                 return
-        first = records[0].seq
         slots, tags = self._slots, self.tags
-        if not slots and self.count == 0:
-            self._base = first
-        # seqs that were reserved but never became records (an ephemeral restart) stay holes
-        slots.extend([None] * (first - (self._base + len(slots))))
+        if self.count == 0 and not slots:
+            self._base = records[0].seq
+        if self.count == 0:
+            self._live = records[0].seq - self._base
         added_bytes = 0
         for r in records:
+            gap = r.seq - (self._base + len(slots))
+            if gap:  # seqs that never became records here (deleted before sealing, ephemeral)
+                slots.extend([None] * gap)
             slots.append(r)
             added_bytes += r.size
             if r.tag is not None:
                 tags.add(r.tag, r.seq)
-        if self.count == 0:
-            self._live = first - self._base
         self.count += len(records)
         self.bytes += added_bytes
+        if self.hot_since_ms is None:
+            self.hot_since_ms = records[0].ts
+        self.hot_bytes += added_bytes
         self.head_seq = records[-1].seq
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
         self._last_ts = max(self._last_ts, records[-1].ts)
         self.last_write_ts = max(self.last_write_ts or 0, now_ms)
         if self.config.discard is Discard.OLD:
             self._evict_over_cap()
+
+    def hot_records(self) -> list[Record]:
+        """Live records not yet sealed into a segment (``seq > sealed_upto``), ascending."""
+        start = max(self.sealed_upto + 1, self.earliest_seq) - self._base
+        return [r for r in self._slots[max(start, self._live) :] if r is not None]
+
+    def mark_sealed(self) -> None:
+        self.sealed_upto = self.head_seq
+        self.hot_bytes = 0
+        self.hot_since_ms = None
+
+    def watermarks(self) -> dict[str, object]:
+        """The topic state a snapshot keeps besides its records (see ``storage.snapshot``)."""
+        return {
+            "head_seq": self.head_seq,
+            "reserved_seq": self.reserved_seq,
+            "seq_reserved_durable": self.seq_reserved_durable,
+            "evict_floor": self.evict_floor,
+            "losses": [[run.reason, run.last, run.count] for run in self._losses],
+            "last_write_ts": self.last_write_ts,
+            "last_read_ts": self.last_read_ts,
+            "last_ts": self._last_ts,
+            "idempotency": self.idempotency.entries(),
+        }
+
+    def restore_watermarks(self, w: dict[str, Any]) -> None:
+        """Recovery: reinstate :meth:`watermarks` after the segments' records are loaded."""
+        self.head_seq = max(self.head_seq, w["head_seq"])
+        self.reserved_seq = max(self.reserved_seq, w["reserved_seq"], self.head_seq)
+        self.seq_reserved_durable = w["seq_reserved_durable"]
+        self.evict_floor = w["evict_floor"]
+        self._losses = [LossRun(reason, last, count) for reason, last, count in w["losses"]]
+        self.last_write_ts, self.last_read_ts = w["last_write_ts"], w["last_read_ts"]
+        self._last_ts = max(self._last_ts, w["last_ts"])
+        self.idempotency.restore(w["idempotency"])
+        self.sealed_upto = self.head_seq
+        self.hot_bytes = 0
 
     def _check_room(self, n: int, size: int) -> None:
         cfg = self.config

@@ -31,6 +31,7 @@ from connexion.middleware.routing import RoutingMiddleware
 from connexion.resolver import Resolver
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from topics_engine import Engine, SystemClock
+from topics_engine.checkpoint import SegmentPolicy
 from topics_engine.errors import MethodNotAllowed
 from topics_engine.store import Store
 
@@ -124,7 +125,13 @@ def create_app(
     """
     if engine is None:
         engine = Engine(SystemClock(), settings.limits)
-        store = store or Store(settings.data_dir)
+        store = store or Store(
+            settings.data_dir,
+            segment_policy=SegmentPolicy(
+                settings.segment_max_events, settings.segment_max_bytes, settings.segment_max_age_ms
+            ),
+            checkpoint_wal_bytes=settings.checkpoint_wal_bytes,
+        )
     ctx = ServerContext(engine, store, ready=store is None)
 
     @asynccontextmanager

@@ -23,7 +23,9 @@ class ServerContext:
     ready: bool = False
     replay_progress: float = 0.0
     shutting_down: bool = False
+    checkpoint_interval_s: float = 1.0
     _recovery: asyncio.Task[None] | None = None
+    _checkpoints: asyncio.Task[None] | None = None
 
     @property
     def uptime_ms(self) -> int:
@@ -46,15 +48,35 @@ class ServerContext:
         store.open(self.engine, asyncio.get_running_loop())
         self.replay_progress = 1.0
         self.ready = True
-        log.info("ready: WAL replay took %.0f ms", (time.monotonic() - started) * 1000)
+        log.info("ready: recovery took %.0f ms", (time.monotonic() - started) * 1000)
+        self._checkpoints = asyncio.create_task(self._checkpoint_when_due(store))
+
+    async def _checkpoint_when_due(self, store: Store) -> None:
+        """Checkpoint whenever the WAL has grown by ``checkpoint_wal_bytes`` since the last."""
+        while True:
+            await asyncio.sleep(self.checkpoint_interval_s)
+            if store.checkpoint_due():
+                try:
+                    await store.checkpoint()
+                except Exception:  # noqa: BLE001 — logged; the WAL turns read-only on I/O errors
+                    log.exception("checkpoint failed")
 
     async def wait_ready(self) -> None:
         if self._recovery is not None:
             await self._recovery
 
     async def stop(self) -> None:
+        """Shutdown after requests drained: a final checkpoint (so restart replays nothing),
+        then flush and close the WAL."""
         self.shutting_down = True
-        if self._recovery is not None and not self._recovery.done():
-            self._recovery.cancel()
-        if self.store is not None:
-            self.store.close()
+        for task in (self._recovery, self._checkpoints):
+            if task is not None and not task.done():
+                task.cancel()
+        if self.store is None:
+            return
+        if self.ready:
+            try:
+                await self.store.checkpoint()
+            except Exception:  # noqa: BLE001 — the WAL still holds everything; replay covers it
+                log.exception("final checkpoint failed; the next start replays the WAL")
+        self.store.close()

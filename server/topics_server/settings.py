@@ -29,6 +29,10 @@ class Settings:
     max_body_bytes: int = 64 * MIB
     limits: Limits = Limits()
     log_level: str = "info"
+    segment_max_events: int = 100_000
+    segment_max_bytes: int = 64 * MIB
+    segment_max_age_ms: int = 600_000
+    checkpoint_wal_bytes: int = 256 * MIB
 
 
 _LIMIT_VARS = {
@@ -119,6 +123,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if log_level not in _LOG_LEVELS:
         raise ConfigError(f"TOPICS_LOG_LEVEL={log_level!r} is unknown; use one of {', '.join(_LOG_LEVELS)}")
     return Settings(
+        segment_max_events=_int(env, "TOPICS_SEGMENT_MAX_EVENTS", 100_000, 1, 2**40),
+        segment_max_bytes=_int(env, "TOPICS_SEGMENT_MAX_BYTES", 64 * MIB, 1 * KIB, 2**40),
+        segment_max_age_ms=_int(env, "TOPICS_SEGMENT_MAX_AGE_MS", 600_000, 1, 2**40),
+        checkpoint_wal_bytes=_int(env, "TOPICS_CHECKPOINT_WAL_BYTES", 256 * MIB, 1 * KIB, 2**40),
         host=host,
         port=_int(env, "TOPICS_PORT", 4000, 0, 65535),
         data_dir=data_dir,

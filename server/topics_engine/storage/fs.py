@@ -92,3 +92,6 @@ class FileSystem:
             os.close(fd)
             raise
         return fd
+
+    def rmdir(self, path: Path) -> None:
+        os.rmdir(path)

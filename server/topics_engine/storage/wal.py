@@ -108,6 +108,7 @@ class Wal:
         path = existing[-1][1] if existing else directory / wal_file_name(next_lsn)
         self._fd = fs.open_append(path)
         self._file_size = fs.size(path)
+        self._written_lsn = next_lsn - 1
         if not existing:
             fs.fsync_dir(directory)
         self._thread = threading.Thread(target=self._run, name="topics-wal", daemon=True)
@@ -223,6 +224,7 @@ class Wal:
         stats.bytes_written_total += len(data)
         stats.record_fsync(int(fsync_s * 1e6))
         self._file_size += len(data)
+        self._written_lsn = group[-1].lsn
         self.loop.call_soon_threadsafe(self._complete, group, round(fsync_s * 1000, 3), None)
         if self._file_size >= self.rotate_bytes:
             self._rotate(group[-1].lsn + 1)
@@ -247,12 +249,17 @@ class Wal:
             try:
                 item.task()
             except OSError as err:
-                error = err
+                # storage state is unknown after a failed segment/snapshot write: stop writing
+                error = self.failed = err
         self.loop.call_soon_threadsafe(self._complete, [item], 0.0, error)
 
     def trim(self, checkpoint_lsn: int) -> int:
-        """Writer-thread only (via :meth:`run_task`): delete WAL files whose frames are all
-        ``<= checkpoint_lsn``. Returns how many files were removed."""
+        """Writer-thread only (via :meth:`run_task`): start a new file, then delete WAL files
+        whose frames are all ``<= checkpoint_lsn``. Returns how many files were removed."""
+        if self._file_size > 0:
+            self._rotate(self._written_lsn + 1)
+            if self.failed is not None:
+                raise self.failed
         files = wal_files(self.fs, self.directory)
         removed = 0
         for (first, path), (next_first, _) in zip(files, files[1:], strict=False):

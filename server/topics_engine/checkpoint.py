@@ -1,0 +1,118 @@
+"""Sealing and checkpointing: how records leave the WAL so it can be trimmed.
+
+*Sealing* writes a topic's hot records (live, ``seq > sealed_upto``) into a new immutable
+segment, when the hot part reaches ``SegmentPolicy`` limits (events, bytes, age) and at every
+checkpoint. *Checkpointing* seals every hot record of every non-ephemeral topic, writes a
+snapshot of all topics' metadata at a WAL position (LSN), drops segments that no longer hold a
+live record, and trims the WAL files wholly below that LSN.
+
+Consistency: the state is captured synchronously on the event loop (a cut), and the file work
+runs later as one ordered WAL-writer task, after every frame submitted before the cut is
+durable. The snapshot LSN is below the first fsync-class frame still waiting to be applied, so
+such a frame is replayed after the snapshot; replay is idempotent, so frames the snapshot already
+covers are harmless. Ephemeral topics contribute metadata only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from .config import Durability
+from .engine import Engine
+from .journal import WalJournal
+from .storage.segments import SegmentStore
+from .storage.snapshot import write_snapshot
+from .topic import Topic
+
+SNAPSHOT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentPolicy:
+    max_events: int = 100_000
+    max_bytes: int = 64 << 20
+    max_age_ms: int = 600_000
+
+
+class Checkpointer:
+    def __init__(
+        self, engine: Engine, journal: WalJournal, segments: SegmentStore, policy: SegmentPolicy
+    ) -> None:
+        self.engine = engine
+        self.journal = journal
+        self.wal = journal.wal
+        self.segments = segments
+        self.policy = policy
+        self.snapshot_dir = segments.directory.parent / "snapshots"
+        self.last_checkpoint_bytes = 0
+
+    def maybe_seal(self, topic: Topic, now_ms: int) -> None:
+        """Seal ``topic``'s hot records if they reached a segment limit."""
+        if topic.config.durability is Durability.EPHEMERAL or topic.hot_since_ms is None:
+            return
+        p = self.policy
+        if (
+            topic.head_seq - topic.sealed_upto >= p.max_events
+            or topic.hot_bytes >= p.max_bytes
+            or now_ms - topic.hot_since_ms >= p.max_age_ms
+        ):
+            self.seal(topic)
+
+    def seal(self, topic: Topic) -> asyncio.Future[float] | None:
+        records = topic.hot_records()
+        topic.mark_sealed()
+        if not records:
+            return None
+        segments, topic_id = self.segments, topic.id
+        return self.wal.run_task(lambda: segments.seal(topic_id, records))
+
+    def wal_bytes_since_checkpoint(self) -> int:
+        return self.wal.stats.bytes_written_total - self.last_checkpoint_bytes
+
+    def checkpoint(self) -> asyncio.Future[float]:
+        """Cut now; the returned future resolves once the snapshot is durable and the WAL trimmed."""
+        lsn = self.journal.checkpoint_lsn()
+        self.last_checkpoint_bytes = self.wal.stats.bytes_written_total
+        engine = self.engine
+        seals: list[tuple[int, list[Any]]] = []
+        topics: list[dict[str, Any]] = []
+        earliest: dict[int, int] = {}
+        for topic in engine.topics():
+            if topic.config.durability is not Durability.EPHEMERAL:
+                seals.append((topic.id, topic.hot_records()))
+            topic.mark_sealed()
+            earliest[topic.id] = topic.earliest_seq
+            topics.append(
+                {
+                    "id": topic.id,
+                    "name": topic.name,
+                    "config": topic.config.to_wire(),
+                    "created_ms": topic.created_ms,
+                    "previous_head": topic.previous_head,
+                    **topic.watermarks(),
+                }
+            )
+        state: dict[str, Any] = {
+            "version": SNAPSHOT_VERSION,
+            "lsn": lsn,
+            "next_topic_id": engine.next_topic_id,
+            "deleted_heads": engine.deleted_heads(),
+            "topics": topics,
+        }
+        segments, fs, wal, directory = self.segments, self.segments.fs, self.wal, self.snapshot_dir
+
+        def task() -> None:
+            for topic_id, records in seals:
+                if records:
+                    segments.seal(topic_id, records)
+            keep = {tid: segments.live_segments(tid, floor) for tid, floor in earliest.items()}
+            for entry in topics:
+                entry["segments"] = [s.path.name for s in keep[entry["id"]]]
+            fs.makedirs(directory)
+            write_snapshot(fs, directory, lsn, state)
+            segments.retain(keep)
+            wal.trim(lsn)
+
+        return wal.run_task(task)
