@@ -16,57 +16,79 @@ from .records import PreparedRecord
 _RECORD_FIELDS = frozenset(("data", "tag", "node", "meta"))
 
 
-def _check_text(value: Any, field: str, max_bytes: int) -> str | None:
-    if value is None:
-        return None
+def _text_error(field: str, value: Any, max_bytes: int) -> InvalidRequest:
     if not isinstance(value, str):
-        raise InvalidRequest(f"{field} must be a string", {"field": field})
-    if len(value.encode()) > max_bytes:
-        raise InvalidRequest(
-            f"{field} is longer than {max_bytes} bytes", {"field": field, "max_bytes": max_bytes}
-        )
-    return value
+        return InvalidRequest(f"{field} must be a string", {"field": field})
+    return InvalidRequest(
+        f"{field} is longer than {max_bytes} bytes", {"field": field, "max_bytes": max_bytes}
+    )
+
+
+def _text_ok(value: Any, max_bytes: int) -> bool:
+    """A string of at most ``max_bytes`` UTF-8 bytes (encodes only when it could be too long)."""
+    return type(value) is str and (len(value) * 4 <= max_bytes or len(value.encode()) <= max_bytes)
+
+
+def _check_text(value: Any, field: str, max_bytes: int) -> str | None:
+    if value is not None and not _text_ok(value, max_bytes):
+        raise _text_error(field, value, max_bytes)
+    text: str | None = value
+    return text
+
+
+def _invalid_record(i: int, raw: Any, limits: Limits) -> InvalidRequest:
+    """Explain why ``raw`` failed the fast checks in :func:`_prepare_one` (error path only)."""
+    where = f"records[{i}]"
+    if not isinstance(raw, dict):
+        return InvalidRequest(f"{where} must be an object with a data field", {"field": where})
+    unknown = sorted(set(raw) - _RECORD_FIELDS)
+    if unknown:
+        field = f"{where}.{unknown[0]}"
+        return InvalidRequest(f"{field} is not a record field (use data, tag, node, meta)", {"field": field})
+    if "data" not in raw:
+        return InvalidRequest(f"{where}.data is required (it may be null)", {"field": f"{where}.data"})
+    for name, max_bytes in (("tag", limits.max_tag_bytes), ("node", limits.max_node_bytes)):
+        value = raw.get(name)
+        if value is not None and not _text_ok(value, max_bytes):
+            return _text_error(f"{where}.{name}", value, max_bytes)
+    meta = raw.get("meta")
+    if not isinstance(meta, dict):
+        return InvalidRequest(f"{where}.meta must be an object", {"field": f"{where}.meta"})
+    return InvalidRequest(
+        f"{where}.meta has {len(meta)} keys; at most {limits.max_meta_keys} are allowed",
+        {"field": f"{where}.meta", "max_keys": limits.max_meta_keys},
+    )
 
 
 def _prepare_one(i: int, raw: Any, batch_node: str | None, limits: Limits) -> PreparedRecord:
-    where = f"records[{i}]"
-    if not isinstance(raw, dict):
-        raise InvalidRequest(f"{where} must be an object with a data field", {"field": where})
-    unknown = set(raw) - _RECORD_FIELDS
-    if unknown:
-        field = sorted(unknown)[0]
-        raise InvalidRequest(
-            f"{where}.{field} is not a record field (use data, tag, node, meta)",
-            {"field": f"{where}.{field}"},
-        )
-    if "data" not in raw:
-        raise InvalidRequest(f"{where}.data is required (it may be null)", {"field": f"{where}.data"})
-    tag = _check_text(raw.get("tag"), f"{where}.tag", limits.max_tag_bytes)
-    node = _check_text(raw.get("node"), f"{where}.node", limits.max_node_bytes)
+    """Validate one record and encode its payload; the common case takes no error branches."""
+    if type(raw) is not dict or not raw.keys() <= _RECORD_FIELDS or "data" not in raw:
+        raise _invalid_record(i, raw, limits)
+    tag = raw.get("tag")
+    node = raw.get("node")
     meta = raw.get("meta")
+    if (tag is not None and not _text_ok(tag, limits.max_tag_bytes)) or (
+        node is not None and not _text_ok(node, limits.max_node_bytes)
+    ):
+        raise _invalid_record(i, raw, limits)
     meta_json = None
     if meta is not None:
-        if not isinstance(meta, dict):
-            raise InvalidRequest(f"{where}.meta must be an object", {"field": f"{where}.meta"})
-        if len(meta) > limits.max_meta_keys:
-            raise InvalidRequest(
-                f"{where}.meta has {len(meta)} keys; at most {limits.max_meta_keys} are allowed",
-                {"field": f"{where}.meta", "max_keys": limits.max_meta_keys},
-            )
+        if type(meta) is not dict or len(meta) > limits.max_meta_keys:
+            raise _invalid_record(i, raw, limits)
         meta_json = dumps(meta)
         if len(meta_json) > limits.max_meta_bytes:
             raise RecordTooLarge(
-                f"{where}.meta is {len(meta_json)} bytes; the limit is {limits.max_meta_bytes}",
+                f"records[{i}].meta is {len(meta_json)} bytes; the limit is {limits.max_meta_bytes}",
                 {"index": i, "field": "meta", "bytes": len(meta_json), "max_bytes": limits.max_meta_bytes},
             )
-    prepared = PreparedRecord(node if node is not None else batch_node, tag, dumps(raw["data"]), meta_json)
-    if prepared.payload_bytes > limits.max_record_bytes:
+    record = PreparedRecord(batch_node if node is None else node, tag, dumps(raw["data"]), meta_json)
+    if record.payload_bytes > limits.max_record_bytes:
         raise RecordTooLarge(
-            f"{where} data+meta is {prepared.payload_bytes} bytes; the limit is "
+            f"records[{i}] data+meta is {record.payload_bytes} bytes; the limit is "
             f"{limits.max_record_bytes} — split the payload or raise TOPICS_MAX_RECORD_BYTES",
-            {"index": i, "bytes": prepared.payload_bytes, "max_bytes": limits.max_record_bytes},
+            {"index": i, "bytes": record.payload_bytes, "max_bytes": limits.max_record_bytes},
         )
-    return prepared
+    return record
 
 
 def prepare_batch(records: Any, batch_node: Any, limits: Limits) -> list[PreparedRecord]:

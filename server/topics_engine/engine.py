@@ -182,15 +182,17 @@ class Engine:
             self.journal.check_writable()
             topic = self._new_topic(name, config)
             self.register(topic)
-            return PutResult(name, True, config, self.journal.topic_put(topic))
+            return PutResult(name, True, config, self.journal.topic_put(topic, self.clock.now_ms()))
         if config == topic.config:
             return PutResult(name, False, config)
         self.journal.check_writable()
         self.apply_config(topic, config)
-        return PutResult(name, False, config, self.journal.topic_put(topic))
+        return PutResult(name, False, config, self.journal.topic_put(topic, self.clock.now_ms()))
 
-    def apply_config(self, topic: Topic, config: TopicConfig) -> None:
-        now = self.clock.now_ms()
+    def apply_config(self, topic: Topic, config: TopicConfig, at_ms: int | None = None) -> None:
+        """Switch ``topic`` to ``config`` as of ``at_ms`` (now by default; replay passes the
+        time the change was made, so the old TTL's expiries replay exactly)."""
+        now = self.clock.now_ms() if at_ms is None else at_ms
         topic.expire(now)  # what the old TTL already expired stays expired
         topic.config = config
         topic.enforce_retention(now)
@@ -301,18 +303,21 @@ class Engine:
         elif idempotency_key is not None:
             seen = topic.idempotency.lookup(idempotency_key, now, topic.config.idempotency_window_ms)
             if seen is not None:
-                return AppendResult(name, seen[0], seen[1], topic.head_seq, False, True)
+                # a retry of a write still awaiting its fsync is acked only when that one is
+                pending = topic.pending_keys.get(idempotency_key)
+                return AppendResult(name, seen[0], seen[1], topic.head_seq, False, True, pending)
         planned = topic.plan_append(batch, now)
         first, last = planned[0].seq, planned[-1].seq
         if idempotency_key is not None:
             topic.idempotency.remember(idempotency_key, now, first, last)
         if created:
             self.register(topic)
-            self.journal.topic_put(topic)
+            self.journal.topic_put(topic, now)
         apply = self._applier(topic, planned, now)
         durable = self.journal.append(topic, batch, planned, idempotency_key, apply)
         if durable is not None and idempotency_key is not None:
-            durable.add_done_callback(_forget_key_on_failure(topic, idempotency_key))
+            topic.pending_keys[idempotency_key] = durable
+            durable.add_done_callback(_settle_key(topic, idempotency_key))
         return AppendResult(name, first, last, max(topic.head_seq, last), created, False, durable)
 
     def _applier(self, topic: Topic, planned: list[Record], now: int) -> Callable[[], None]:
@@ -403,12 +408,17 @@ class Engine:
         return result
 
 
-def _forget_key_on_failure(topic: Topic, key: str) -> Callable[[asyncio.Future[float]], None]:
-    def forget(future: asyncio.Future[float]) -> None:
+def _settle_key(topic: Topic, key: str) -> Callable[[asyncio.Future[float]], None]:
+    """Once a keyed write's fsync settles: stop parking retries on it, and forget the key if
+    the write failed (so a retry appends rather than being deduped to nothing)."""
+
+    def settle(future: asyncio.Future[float]) -> None:
+        if topic.pending_keys.get(key) is future:
+            del topic.pending_keys[key]
         if future.cancelled() or future.exception() is not None:
             topic.idempotency.forget(key)
 
-    return forget
+    return settle
 
 
 def _node_set(node: Any) -> frozenset[str] | None:

@@ -50,7 +50,7 @@ SEQ_RESERVE_BLOCK = 4096
 class Journal(Protocol):
     def check_writable(self) -> None: ...
 
-    def topic_put(self, topic: Topic) -> Durable: ...
+    def topic_put(self, topic: Topic, now_ms: int) -> Durable: ...
 
     def topic_delete(self, topic: Topic) -> Durable: ...
 
@@ -78,7 +78,7 @@ class MemoryJournal:
     def check_writable(self) -> None:
         return None
 
-    def topic_put(self, topic: Topic) -> Durable:
+    def topic_put(self, topic: Topic, now_ms: int) -> Durable:
         return None
 
     def topic_delete(self, topic: Topic) -> Durable:
@@ -106,9 +106,10 @@ class MemoryJournal:
         return None
 
 
-def topic_put_payload(topic: Topic) -> bytes:
+def topic_put_payload(topic: Topic, ts: int) -> bytes:
     return orjson.dumps(
         {
+            "ts": ts,
             "id": topic.id,
             "name": topic.name,
             "config": topic.config.to_wire(),
@@ -183,8 +184,8 @@ class WalJournal:
         future.add_done_callback(relay)
         return mapped
 
-    def topic_put(self, topic: Topic) -> Durable:
-        durable = self._submit(FrameType.TOPIC_PUT, topic_put_payload(topic), wait=True)
+    def topic_put(self, topic: Topic, now_ms: int) -> Durable:
+        durable = self._submit(FrameType.TOPIC_PUT, topic_put_payload(topic, now_ms), wait=True)
         if topic.config.durability is Durability.EPHEMERAL:
             self._reserve(topic, topic.reserved_seq)
         return durable
@@ -203,9 +204,9 @@ class WalJournal:
     ) -> Durable:
         durability = topic.config.durability
         if durability is Durability.EPHEMERAL:
-            self._reserve(topic, records[-1].seq)
+            durable = self._reserve(topic, records[-1].seq)
             apply()
-            return None
+            return durable
         payload = encode_append(topic.id, records[0].seq, records[0].ts, batch, key)
         if durability is Durability.FSYNC:
             return self._submit(FrameType.APPEND, payload, on_durable=apply)
@@ -235,10 +236,14 @@ class WalJournal:
             segments, topic_id = self.segments, topic.id
             self.wal.run_task(lambda: segments.flip_deleted(topic_id, sealed))
 
-    def _reserve(self, topic: Topic, last_seq: int) -> None:
-        """Keep an ephemeral topic's durable seq reservation a block ahead of use, so a
-        restart resumes above every seq that may have been handed out."""
+    def _reserve(self, topic: Topic, last_seq: int) -> Durable:
+        """Keep an ephemeral topic's durable seq reservation a block ahead of use, so a restart
+        resumes above every seq that may have been handed out. Normally the next block is
+        reserved long before it is needed; a batch that outruns the reservation waits for its
+        new reservation's fsync before it is acknowledged."""
         if last_seq + SEQ_RESERVE_BLOCK // 2 < topic.seq_reserved_durable:
-            return
+            return None
+        outran = last_seq > topic.seq_reserved_durable
         topic.seq_reserved_durable = last_seq + SEQ_RESERVE_BLOCK
-        self._submit(FrameType.SEQ_RESERVE, encode_pair(topic.id, topic.seq_reserved_durable))
+        payload = encode_pair(topic.id, topic.seq_reserved_durable)
+        return self._submit(FrameType.SEQ_RESERVE, payload, wait=outran)

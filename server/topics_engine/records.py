@@ -1,64 +1,80 @@
-"""Stored records and their wire encoding — serialize once.
+"""Records in memory, and their wire encoding — serialize once.
 
-A record's JSON wire form is encoded when it is appended and kept as byte pieces::
+A :class:`Record` keeps its payload exactly as it goes on the wire: ``data_json`` and
+``meta_json`` are the JSON bytes encoded once when the record was written (or read back from
+the WAL or a segment). Reads assemble responses by joining bytes; the record's head
+``{"$seq":..,"$ts":..[,"$node":..]`` is formatted on first read and cached. Key order on the
+wire is ``$seq, $ts, $node, $tag, data, meta``; absent keys are omitted.
 
-    head      b'{"$seq":12,"$ts":1748450001000'  (+ b',"$node":"n1"' when a node is set)
-    tag_part  b',"$tag":"t"'                      (b'' when untagged)
-    data_part b',"data":<json>'
-    meta_part b',"meta":{...}'                    (b'' when absent)
+A record is created without a seq (``seq == 0``) by batch validation and gets its seq and
+``$ts`` when its topic plans the append; after that it never changes, so it may be handed to the
+storage writer thread as is.
 
-so a read assembles a response by joining bytes (``encode``) and never re-serializes a payload.
-Key order on the wire is ``$seq, $ts, $node, $tag, data, meta``; absent keys are omitted.
-``size`` — the record's retained byte size used for ``bytes`` and ``cap_bytes`` — is the length
-of the full encoding (data + meta + framing).
+``size`` — the retained byte size behind ``bytes`` and ``cap_bytes`` — is the payload (data +
+meta) plus tag and node plus a fixed per-record framing allowance (:data:`FRAMING_BYTES`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import orjson
 
-
-@dataclass(slots=True)
-class PreparedRecord:
-    """A validated record not yet in a topic: payload already encoded, no seq yet."""
-
-    node: str | None
-    tag: str | None
-    data_json: bytes
-    meta_json: bytes | None
-
-    @property
-    def payload_bytes(self) -> int:
-        return len(self.data_json) + (len(self.meta_json) if self.meta_json else 0)
+FRAMING_BYTES = 48
+"""Per-record allowance for ``$seq``/``$ts`` and JSON framing in ``size``."""
 
 
 class Record:
-    __slots__ = ("seq", "ts", "node", "tag", "head", "tag_part", "data_part", "meta_part", "size")
+    __slots__ = ("seq", "ts", "node", "tag", "data_json", "meta_json", "size", "_head")
 
-    def __init__(self, seq: int, ts: int, prepared: PreparedRecord) -> None:
+    def __init__(
+        self,
+        node: str | None,
+        tag: str | None,
+        data_json: bytes,
+        meta_json: bytes | None,
+        seq: int = 0,
+        ts: int = 0,
+    ) -> None:
         self.seq = seq
         self.ts = ts
-        self.node = prepared.node
-        self.tag = prepared.tag
-        head = b'{"$seq":%d,"$ts":%d' % (seq, ts)
-        if prepared.node is not None:
-            head += b',"$node":' + orjson.dumps(prepared.node)
-        self.head = head
-        self.tag_part = b',"$tag":' + orjson.dumps(prepared.tag) if prepared.tag is not None else b""
-        self.data_part = b',"data":' + prepared.data_json
-        self.meta_part = b',"meta":' + prepared.meta_json if prepared.meta_json is not None else b""
-        self.size = len(head) + len(self.tag_part) + len(self.data_part) + len(self.meta_part) + 1
+        self.node = node
+        self.tag = tag
+        self.data_json = data_json
+        self.meta_json = meta_json
+        size = len(data_json) + FRAMING_BYTES
+        if meta_json is not None:
+            size += len(meta_json)
+        if tag is not None:
+            size += len(tag)
+        if node is not None:
+            size += len(node)
+        self.size = size
+        self._head: bytes | None = None
+
+    @property
+    def payload_bytes(self) -> int:
+        """``data`` + ``meta`` as serialized (what ``TOPICS_MAX_RECORD_BYTES`` limits)."""
+        return len(self.data_json) + (len(self.meta_json) if self.meta_json is not None else 0)
 
     def encode(self, include_tags: bool, include_meta: bool, include_data: bool = True) -> bytes:
         """The record's JSON object with the requested optional parts."""
-        return b"".join(
-            (
-                self.head,
-                self.tag_part if include_tags else b"",
-                self.data_part if include_data else b"",
-                self.meta_part if include_meta else b"",
-                b"}",
-            )
-        )
+        head = self._head
+        if head is None:
+            head = b'{"$seq":%d,"$ts":%d' % (self.seq, self.ts)
+            if self.node is not None:
+                head += b',"$node":' + orjson.dumps(self.node)
+            self._head = head
+        parts = [head]
+        if include_tags and self.tag is not None:
+            parts.append(b',"$tag":' + orjson.dumps(self.tag))
+        if include_data:
+            parts.append(b',"data":')
+            parts.append(self.data_json)
+        if include_meta and self.meta_json is not None:
+            parts.append(b',"meta":')
+            parts.append(self.meta_json)
+        parts.append(b"}")
+        return b"".join(parts)
+
+
+PreparedRecord = Record
+"""A record before its topic assigned its seq and ``$ts`` (same class, ``seq == 0``)."""

@@ -77,7 +77,7 @@ class Replayer:
             topic.id = d["id"]
             engine.register(topic)
         elif config != topic.config:
-            engine.apply_config(topic, config)
+            engine.apply_config(topic, config, d.get("ts"))
 
     def _topic_delete(self, frame: Frame) -> None:
         d = orjson.loads(frame.payload)
@@ -91,7 +91,7 @@ class Replayer:
         topic = self.engine.topic_by_id(a.topic_id)
         if topic is None:
             return
-        records = [Record(a.first_seq + i, a.ts, p) for i, p in enumerate(a.records)]
+        records = a.records
         topic.apply_append(records, a.ts)
         if a.key is not None:
             topic.idempotency.remember(a.key, a.ts, records[0].seq, records[-1].seq)
@@ -113,8 +113,7 @@ class Replayer:
         """Ephemeral topics resume above every seq they may have handed out."""
         for topic in self.engine.topics():
             if topic.config.durability is Durability.EPHEMERAL:
-                head = max(topic.head_seq, topic.seq_reserved_durable, topic.reserved_seq)
-                topic.head_seq = topic.reserved_seq = head
+                topic.advance_head(max(topic.seq_reserved_durable, topic.reserved_seq))
 
 
 def load_snapshot(
@@ -157,7 +156,7 @@ def _load_segment(
             if sr.deleted:
                 segment.deleted += 1
             elif sr.seq >= evict_floor:
-                batch.append(Record(sr.seq, sr.ts, sr.record))
+                batch.append(sr.record)
     except (OSError, CorruptSegment) as err:
         log.error("segment %s of topic %r is unreadable (%s); its records are lost", path, topic.name, err)
         report.corrupt_segments += 1

@@ -120,6 +120,8 @@ class Topic:
     _losses: list[LossRun] = field(default_factory=list)
     tags: TagIndex = field(default_factory=TagIndex)
     idempotency: IdempotencyWindow = field(default_factory=IdempotencyWindow)
+    pending_keys: dict[str, Any] = field(default_factory=dict)
+    """Idempotency key -> durability future of a keyed write still awaiting its fsync."""
 
     # -- watermarks ---------------------------------------------------------------------------
 
@@ -153,7 +155,11 @@ class Topic:
         self.expire(now_ms)
         ts = max(now_ms, self._last_ts)
         first = self.reserved_seq + 1
-        records = [Record(first + i, ts, p) for i, p in enumerate(batch)]
+        seq = first
+        for r in batch:
+            r.seq, r.ts = seq, ts
+            seq += 1
+        records = batch
         size = sum(r.size for r in records)
         if self.config.discard is Discard.REJECT:
             self._check_room(len(records) + self.pending_count, size + self.pending_bytes)
@@ -226,9 +232,22 @@ class Topic:
             "idempotency": self.idempotency.entries(),
         }
 
+    def advance_head(self, seq: int) -> None:
+        """Recovery: the head moves to ``seq`` though the seqs above the last live record hold
+        nothing (deleted before sealing, or an ephemeral topic's lost records)."""
+        if seq <= self.head_seq:
+            return
+        if self.count == 0:
+            self._slots.clear()
+            self._base, self._live = seq + 1, 0
+        else:
+            self._slots.extend([None] * (seq - (self._base + len(self._slots)) + 1))
+        self.head_seq = seq
+        self.reserved_seq = max(self.reserved_seq, seq)
+
     def restore_watermarks(self, w: dict[str, Any]) -> None:
         """Recovery: reinstate :meth:`watermarks` after the segments' records are loaded."""
-        self.head_seq = max(self.head_seq, w["head_seq"])
+        self.advance_head(w["head_seq"])
         self.reserved_seq = max(self.reserved_seq, w["reserved_seq"], self.head_seq)
         self.seq_reserved_durable = w["seq_reserved_durable"]
         self.evict_floor = w["evict_floor"]

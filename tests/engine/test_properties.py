@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from topics_engine import Engine, ManualClock
 from topics_engine.errors import TopicFull
+from topics_engine.records import FRAMING_BYTES
 
 from .conftest import T0
 
@@ -52,14 +53,10 @@ PROPERTY_SETTINGS = settings(
 
 
 def wire_size(seq: int, ts: int, node: str | None, tag: str | None, payload: Any) -> int:
-    """Byte size of the record's full §0.4 encoding — the unit of ``bytes`` / ``cap_bytes``."""
-    out = f'{{"$seq":{seq},"$ts":{ts}'
-    if node is not None:
-        out += ',"$node":' + json.dumps(node)
-    if tag is not None:
-        out += ',"$tag":' + json.dumps(tag)
-    out += ',"data":' + json.dumps(payload, separators=(",", ":")) + "}"
-    return len(out.encode())
+    """A record's retained size — the unit of ``bytes`` / ``cap_bytes`` (records.py): the
+    serialized payload, plus tag and node, plus the fixed per-record framing allowance."""
+    size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()) + FRAMING_BYTES
+    return size + len(tag or "") + len(node or "")
 
 
 @dataclass

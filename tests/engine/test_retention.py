@@ -14,8 +14,8 @@ def _topic(engine: Engine, name: str) -> Topic:
 
 
 def _sizes(engine: Engine, name: str) -> list[int]:
-    full = engine.diff(name, include_tags=True, include_meta=True, touch=False)
-    return [len(b) for b in full.read.records]
+    """Each live record's retained size (records.py: payload + tag + node + framing)."""
+    return [r.size for r in _topic(engine, name)._slots if r is not None]
 
 
 # -- cap_records -------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def decode_append(payload: memoryview) -> AppendFrame:
     records: list[PreparedRecord] = []
     unpack = RECORD_HEADER.unpack_from
     size = RECORD_HEADER.size
-    for _ in range(count):
+    for seq in range(first_seq, first_seq + count):
         node_len, tag_len, data_len, meta_len = unpack(buf, pos)
         pos += size
         node = tag = None
@@ -164,7 +164,7 @@ def decode_append(payload: memoryview) -> AppendFrame:
         if meta_len != NONE32:
             meta = buf[pos : pos + meta_len]
             pos += meta_len
-        records.append(PreparedRecord(node, tag, data, meta))
+        records.append(PreparedRecord(node, tag, data, meta, seq, ts))
     return AppendFrame(topic_id, first_seq, ts, key, records)
 
 

@@ -83,11 +83,13 @@ def encode_segment(topic_id: int, records: Sequence[Record]) -> tuple[bytes, arr
     for r in records:
         node_len, node = _text(r.node)
         tag_len, tag = _text(r.tag)
-        data = r.data_part[8:]  # strip ',"data":'
-        meta = r.meta_part[8:] if r.meta_part else b""
+        data = r.data_json
+        meta = r.meta_json or b""
         body = b"".join(
             (
-                BODY.pack(r.seq, r.ts, node_len, tag_len, len(data), len(meta) if r.meta_part else NONE32),
+                BODY.pack(
+                    r.seq, r.ts, node_len, tag_len, len(data), NONE32 if r.meta_json is None else len(meta)
+                ),
                 node,
                 tag,
                 data,
@@ -141,7 +143,7 @@ def decode_segment(buf: bytes) -> tuple[int, int, int, Iterator[StoredRecord]]:
             data = body[p : p + data_len]
             p += data_len
             meta = body[p : p + meta_len] if meta_len != NONE32 else None
-            yield StoredRecord(seq, ts, PreparedRecord(node, tag, data, meta), deleted != 0, pos)
+            yield StoredRecord(seq, ts, PreparedRecord(node, tag, data, meta, seq, ts), deleted != 0, pos)
             pos = start + length
 
     return topic_id, first, last, records()
