@@ -27,7 +27,6 @@ import orjson
 
 from .config import Durability, resolve_config
 from .engine import Engine
-from .records import Record
 from .storage.frames import Frame, FrameType, decode_append, decode_delete, decode_pair, scan
 from .storage.fs import FileSystem
 from .storage.segments import CorruptSegment, Segment, SegmentStore, decode_segment
@@ -147,24 +146,17 @@ def _load_segment(
     topic: Topic, segments: SegmentStore, path: Path, evict_floor: int, fs: FileSystem, report: ReplayReport
 ) -> None:
     try:
-        _, first, last, stored = decode_segment(fs.read_bytes(path))
-        segment = Segment(path, first, last)
-        batch: list[Record] = []
-        for sr in stored:
-            segment.seqs.append(sr.seq)
-            segment.offsets.append(sr.offset)
-            if sr.deleted:
-                segment.deleted += 1
-            elif sr.seq >= evict_floor:
-                batch.append(sr.record)
+        loaded = decode_segment(fs.read_bytes(path), evict_floor)
     except (OSError, CorruptSegment) as err:
         log.error("segment %s of topic %r is unreadable (%s); its records are lost", path, topic.name, err)
         report.corrupt_segments += 1
         return
-    segments.add_loaded(topic.id, segment)
-    if batch:
-        topic.apply_append(batch, batch[-1].ts)
-        report.records += len(batch)
+    segments.add_loaded(
+        topic.id, Segment(path, loaded.first_seq, loaded.last_seq, loaded.seqs, loaded.deleted)
+    )
+    if loaded.records:
+        topic.apply_append(loaded.records, loaded.records[-1].ts)
+        report.records += len(loaded.records)
 
 
 def replay_wal(engine: Engine, fs: FileSystem, wal_dir: Path, report: ReplayReport) -> Iterator[float]:

@@ -4,6 +4,7 @@ lifecycle (recovering -> ready -> shutting down)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import time
 from dataclasses import dataclass, field
@@ -13,6 +14,20 @@ from topics_engine.store import Store
 
 VERSION = "0.1.0"
 log = logging.getLogger("topics.server")
+FREEZE_EVERY_TICKS = 10
+
+
+def freeze_long_lived() -> None:
+    """Collect garbage, then freeze every surviving object out of future collections.
+
+    Stored records are long-lived and never in reference cycles, but CPython's cyclic collector
+    would otherwise walk all of them on every full collection (measured: ~90 ms per collection
+    at 430k records, ~30 % of batched-append CPU). Freezing right after a collection keeps only
+    objects created since the last freeze in the collector's generations; records are still
+    freed normally by reference counting when evicted or deleted.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 @dataclass
@@ -42,9 +57,14 @@ class ServerContext:
 
     async def _recover(self, store: Store) -> None:
         started = time.monotonic()
-        for progress in store.recover(self.engine):
-            self.replay_progress = progress
-            await asyncio.sleep(0)
+        gc.disable()  # recovery allocates millions of acyclic records: don't rescan them as it goes
+        try:
+            for progress in store.recover(self.engine):
+                self.replay_progress = progress
+                await asyncio.sleep(0)
+        finally:
+            gc.enable()
+        freeze_long_lived()
         store.open(self.engine, asyncio.get_running_loop())
         self.replay_progress = 1.0
         self.ready = True
@@ -52,9 +72,14 @@ class ServerContext:
         self._checkpoints = asyncio.create_task(self._checkpoint_when_due(store))
 
     async def _checkpoint_when_due(self, store: Store) -> None:
-        """Checkpoint whenever the WAL has grown by ``checkpoint_wal_bytes`` since the last."""
+        """Checkpoint whenever the WAL has grown by ``checkpoint_wal_bytes`` since the last;
+        between checkpoints, move long-lived objects out of the collector's way."""
+        ticks = 0
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
+            ticks += 1
+            if ticks % FREEZE_EVERY_TICKS == 0:
+                freeze_long_lived()
             if store.checkpoint_due():
                 try:
                     await store.checkpoint()

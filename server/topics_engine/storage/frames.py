@@ -13,8 +13,8 @@ is incomplete or fails its CRC — everything after it is the torn tail recovery
 Payloads (``<`` struct formats; ``NONE16``/``NONE32`` length marks an absent field):
 
 - ``APPEND``: ``QQqI`` topic_id, first_seq, ts, count; ``H`` idempotency-key length + key;
-  then per record ``HHII`` node, tag, data, meta lengths followed by those bytes (data and meta
-  are the record's JSON, exactly as served).
+  then the records as a columnar batch (``storage.columns``: length columns, then node, tag,
+  data and meta bytes — data and meta are the record's JSON, exactly as served).
 - ``DELETE``: ``QI`` topic_id, n; then n × ``QQ`` inclusive seq ranges actually deleted (the
   effect, not the request, so replay never depends on state).
 - ``SEQ_RESERVE``: ``QQ`` topic_id, reserved head (ephemeral topics: seqs up to it may have been
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from ..records import PreparedRecord
+from .columns import NONE16, decode_columns, encode_columns
 
 
 class FrameType(IntEnum):
@@ -47,13 +48,10 @@ class FrameType(IntEnum):
 FRAME_HEADER = struct.Struct("<II")
 BODY_HEADER = struct.Struct("<BQ")
 APPEND_HEADER = struct.Struct("<QQqI")
-RECORD_HEADER = struct.Struct("<HHII")
 KEY_LEN = struct.Struct("<H")
 DELETE_HEADER = struct.Struct("<QI")
 RANGE = struct.Struct("<QQ")
 PAIR = struct.Struct("<QQ")
-NONE16 = 0xFFFF
-NONE32 = 0xFFFFFFFF
 MAX_BODY = 1 << 31
 
 
@@ -98,32 +96,18 @@ def scan(buf: bytes, offset: int = 0) -> Iterator[Frame]:
 # -- APPEND ------------------------------------------------------------------------------------
 
 
-def _opt16(value: str | None) -> bytes:
-    return b"" if value is None else value.encode()
-
-
 def encode_append(
     topic_id: int, first_seq: int, ts: int, batch: Sequence[PreparedRecord], key: str | None
 ) -> bytes:
-    parts = [APPEND_HEADER.pack(topic_id, first_seq, ts, len(batch))]
-    key_bytes = _opt16(key)
-    parts.append(KEY_LEN.pack(NONE16 if key is None else len(key_bytes)))
-    parts.append(key_bytes)
-    pack = RECORD_HEADER.pack
-    for r in batch:
-        node = _opt16(r.node)
-        tag = _opt16(r.tag)
-        meta = r.meta_json
-        parts.append(
-            pack(
-                NONE16 if r.node is None else len(node),
-                NONE16 if r.tag is None else len(tag),
-                len(r.data_json),
-                NONE32 if meta is None else len(meta),
-            )
+    key_bytes = b"" if key is None else key.encode()
+    return b"".join(
+        (
+            APPEND_HEADER.pack(topic_id, first_seq, ts, len(batch)),
+            KEY_LEN.pack(NONE16 if key is None else len(key_bytes)),
+            key_bytes,
+            encode_columns(batch),
         )
-        parts += (node, tag, r.data_json, meta or b"")
-    return b"".join(parts)
+    )
 
 
 @dataclass(slots=True)
@@ -145,26 +129,7 @@ def decode_append(payload: memoryview) -> AppendFrame:
     if key_len != NONE16:
         key = buf[pos : pos + key_len].decode()
         pos += key_len
-    records: list[PreparedRecord] = []
-    unpack = RECORD_HEADER.unpack_from
-    size = RECORD_HEADER.size
-    for seq in range(first_seq, first_seq + count):
-        node_len, tag_len, data_len, meta_len = unpack(buf, pos)
-        pos += size
-        node = tag = None
-        if node_len != NONE16:
-            node = buf[pos : pos + node_len].decode()
-            pos += node_len
-        if tag_len != NONE16:
-            tag = buf[pos : pos + tag_len].decode()
-            pos += tag_len
-        data = buf[pos : pos + data_len]
-        pos += data_len
-        meta = None
-        if meta_len != NONE32:
-            meta = buf[pos : pos + meta_len]
-            pos += meta_len
-        records.append(PreparedRecord(node, tag, data, meta, seq, ts))
+    records, _ = decode_columns(buf, pos, range(first_seq, first_seq + count), [ts] * count)
     return AppendFrame(topic_id, first_seq, ts, key, records)
 
 

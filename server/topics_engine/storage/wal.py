@@ -7,8 +7,11 @@ engine decided them (seq assignment happens in the same synchronous engine call)
 The writer thread drains everything queued, writes it with one ``write``, ``fdatasync``s once,
 and then — back on the event loop, in LSN order — runs each frame's ``on_durable`` callback and
 resolves its future with the group's fsync time. That is group commit: one fsync amortized over
-every frame that arrived while the previous one ran. Ordered writer-thread *tasks* (segment and
-snapshot writes) run between groups, after every frame submitted before them is durable.
+every frame that arrived while the previous one ran. A group nobody waits on (``disk`` and
+``memory`` frames, acked on enqueue) is written at once and fsynced within ``SYNC_DELAY_S`` —
+by the next waited-for group, or when the queue stays idle that long. Ordered writer-thread
+*tasks* (segment and snapshot writes) run between groups, after every frame submitted before
+them is durable.
 
 Failure: if a write or fsync fails, the WAL turns read-only. Every frame of that group and every
 later submission fails (futures get :class:`WalFailed`); nothing is ever acknowledged as durable
@@ -80,6 +83,8 @@ class WalStats:
 
 
 _STOP = object()
+SYNC_DELAY_S = 0.002
+"""Longest a written but unwaited-for group (disk/memory class) stays un-fsynced."""
 
 
 class Wal:
@@ -109,6 +114,7 @@ class Wal:
         self._fd = fs.open_append(path)
         self._file_size = fs.size(path)
         self._written_lsn = next_lsn - 1
+        self._dirty = False
         if not existing:
             fs.fsync_dir(directory)
         self._thread = threading.Thread(target=self._run, name="topics-wal", daemon=True)
@@ -165,7 +171,7 @@ class Wal:
         for item in items:
             if error is None:
                 if item.frame is not None:
-                    self.durable_lsn = item.lsn
+                    self.durable_lsn = item.lsn  # written; durable within SYNC_DELAY_S
                 if item.on_durable is not None:
                     item.on_durable()
             if item.future is not None and not item.future.done():
@@ -178,7 +184,12 @@ class Wal:
 
     def _run(self) -> None:
         while True:
-            batch = [self._queue.get()]
+            try:
+                first = self._queue.get(timeout=SYNC_DELAY_S) if self._dirty else self._queue.get()
+            except queue.Empty:
+                self._sync_quietly()
+                continue
+            batch = [first]
             while True:
                 try:
                     batch.append(self._queue.get_nowait())
@@ -188,6 +199,7 @@ class Wal:
             items: list[_Item] = [item for item in batch if item is not _STOP]
             self._process(items)
             if stop:
+                self._sync_quietly()
                 self.fs.close(self._fd)
                 return
 
@@ -199,21 +211,24 @@ class Wal:
                 continue
             self._flush(group)
             group = []
+            self._sync_quietly()  # a task runs only after every earlier frame is durable
             self._run_task(item)
         self._flush(group)
 
     def _flush(self, group: list[_Item]) -> None:
+        """Write a group; fdatasync now if anyone waits on it, else within ``SYNC_DELAY_S``
+        (``disk``/``memory`` frames: acked on enqueue, group-committed shortly after)."""
         if not group:
             return
         if self.failed is not None:
             self.loop.call_soon_threadsafe(self._complete, group, 0.0, self.failed)
             return
         data = b"".join(item.frame for item in group if item.frame is not None)
+        waited = any(item.future is not None or item.on_durable is not None for item in group)
         try:
             self.fs.write(self._fd, data)
-            started = time.perf_counter()
-            self.fs.fdatasync(self._fd)
-            fsync_s = time.perf_counter() - started
+            self._dirty = True
+            fsync_ms = self._sync() if waited else 0.0
         except OSError as err:
             self.failed = err
             self.loop.call_soon_threadsafe(self._complete, group, 0.0, err)
@@ -222,12 +237,30 @@ class Wal:
         stats.frames_total += len(group)
         stats.batches_total += 1
         stats.bytes_written_total += len(data)
-        stats.record_fsync(int(fsync_s * 1e6))
         self._file_size += len(data)
         self._written_lsn = group[-1].lsn
-        self.loop.call_soon_threadsafe(self._complete, group, round(fsync_s * 1000, 3), None)
+        self.loop.call_soon_threadsafe(self._complete, group, fsync_ms, None)
         if self._file_size >= self.rotate_bytes:
+            self._sync_quietly()
             self._rotate(group[-1].lsn + 1)
+
+    def _sync(self) -> float:
+        """fdatasync the current file; returns milliseconds. Raises OSError."""
+        started = time.perf_counter()
+        self.fs.fdatasync(self._fd)
+        elapsed = time.perf_counter() - started
+        self._dirty = False
+        self.stats.record_fsync(int(elapsed * 1e6))
+        return round(elapsed * 1000, 3)
+
+    def _sync_quietly(self) -> None:
+        """Sync pending unacknowledged writes; an error turns the WAL read-only."""
+        if not self._dirty or self.failed is not None:
+            return
+        try:
+            self._sync()
+        except OSError as err:
+            self.failed = err
 
     def _rotate(self, first_lsn: int) -> None:
         try:
