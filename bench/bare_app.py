@@ -52,11 +52,21 @@ async def append(request: Request) -> Response:
     first = _head + 1
     _head += count
     perf = dict(_PERF, server_total_ms=round((time.perf_counter() - started) * 1000, 3))
-    return _json(orjson.dumps({
-        "topic": request.path_params["topic"], "first_seq": first, "last_seq": _head,
-        "seqs": list(range(first, _head + 1)), "head_seq": _head, "count": count,
-        "created": False, "deduped": False, "performance": perf,
-    }))
+    return _json(
+        orjson.dumps(
+            {
+                "topic": request.path_params["topic"],
+                "first_seq": first,
+                "last_seq": _head,
+                "seqs": list(range(first, _head + 1)),
+                "head_seq": _head,
+                "count": count,
+                "created": False,
+                "deduped": False,
+                "performance": perf,
+            }
+        )
+    )
 
 
 async def diff(request: Request) -> Response:
@@ -66,22 +76,33 @@ async def diff(request: Request) -> Response:
     limit = int(body.get("limit", 0)) or 256
     limit = min(limit, 1000)
     start = from_seq % (_POOL_SIZE - limit)
-    records = _POOL[start:start + limit]
+    records = _POOL[start : start + limit]
     next_from = from_seq + len(records)
     head = 1_000_000
     total_ms = round((time.perf_counter() - started) * 1000, 3)
     perf = dict(_PERF, server_total_ms=total_ms, records_scanned=limit)
-    return _json(b"".join((
-        b'{"topic":', orjson.dumps(request.path_params["topic"]),
-        b',"records":[', b",".join(records), b"]",
-        b',"next_from_seq":%d,"head_seq":%d,"earliest_seq":1,"caught_up":false,"tombstone":null,"lag":%d'
-        % (next_from, head, head - next_from),
-        b',"performance":', orjson.dumps(perf), b"}",
-    )))
+    return _json(
+        b"".join(
+            (
+                b'{"topic":',
+                orjson.dumps(request.path_params["topic"]),
+                b',"records":[',
+                b",".join(records),
+                b"]",
+                b',"next_from_seq":%d,"head_seq":%d,"earliest_seq":1,"caught_up":false,"tombstone":null,"lag":%d'
+                % (next_from, head, head - next_from),
+                b',"performance":',
+                orjson.dumps(perf),
+                b"}",
+            )
+        )
+    )
 
 
-app = Starlette(routes=[
-    Route("/health", health, methods=["GET"]),
-    Route("/v0/topics/{topic}", append, methods=["POST"]),
-    Route("/v0/topics/{topic}/diff", diff, methods=["POST"]),
-])
+app = Starlette(
+    routes=[
+        Route("/health", health, methods=["GET"]),
+        Route("/v0/topics/{topic}", append, methods=["POST"]),
+        Route("/v0/topics/{topic}/diff", diff, methods=["POST"]),
+    ]
+)
