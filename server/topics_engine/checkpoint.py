@@ -71,8 +71,11 @@ class Checkpointer:
     def wal_bytes_since_checkpoint(self) -> int:
         return self.wal.stats.bytes_written_total - self.last_checkpoint_bytes
 
-    def checkpoint(self) -> asyncio.Future[float]:
-        """Cut now; the returned future resolves once the snapshot is durable and the WAL trimmed."""
+    def checkpoint(self, final: bool = False) -> asyncio.Future[float]:
+        """Cut now; the returned future resolves once the snapshot is durable and the WAL trimmed.
+
+        ``final`` (clean shutdown, nothing can be lost after it): seq reservations collapse to
+        the heads, so the next start resumes exactly where this one stopped."""
         lsn = self.journal.checkpoint_lsn()
         self.last_checkpoint_bytes = self.wal.stats.bytes_written_total
         engine = self.engine
@@ -84,16 +87,17 @@ class Checkpointer:
                 seals.append((topic.id, topic.hot_records()))
             topic.mark_sealed()
             earliest[topic.id] = topic.earliest_seq
-            topics.append(
-                {
-                    "id": topic.id,
-                    "name": topic.name,
-                    "config": topic.config.to_wire(),
-                    "created_ms": topic.created_ms,
-                    "previous_head": topic.previous_head,
-                    **topic.watermarks(),
-                }
-            )
+            entry = {
+                "id": topic.id,
+                "name": topic.name,
+                "config": topic.config.to_wire(),
+                "created_ms": topic.created_ms,
+                "previous_head": topic.previous_head,
+                **topic.watermarks(),
+            }
+            if final:
+                entry["seq_reserved_durable"] = topic.reserved_seq
+            topics.append(entry)
         state: dict[str, Any] = {
             "version": SNAPSHOT_VERSION,
             "lsn": lsn,

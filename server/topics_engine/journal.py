@@ -6,13 +6,16 @@ it visible now or defers visibility until it is durable:
 =============  ==========================  =================================================
 class          records (append / delete)   ack
 =============  ==========================  =================================================
-``ephemeral``  never written                at once (a ``SEQ_RESERVE`` frame, written ahead
-                                           of use, keeps seqs from being reused)
+``ephemeral``  never written                at once
 ``memory``     WAL frame, visible at once  at once (best effort, like ``disk``)
 ``disk``       WAL frame, visible at once  at once; group-committed shortly after
 ``fsync``      WAL frame, visible only     after the group fsync (``fsync_ms`` real)
                once fsynced
 =============  ==========================  =================================================
+
+For the classes acked before durability (``ephemeral``, ``memory``, ``disk``) a
+``SEQ_RESERVE`` frame, fsynced ahead of use, records how far seqs may have been handed out, so
+a crash that loses the un-fsynced tail never leads to a seq being reused.
 
 Topic create/configure/delete frames are written for every class and the control-plane call
 waits for their fsync. Seq assignment and frame submission happen in the same synchronous call,
@@ -186,8 +189,8 @@ class WalJournal:
 
     def topic_put(self, topic: Topic, now_ms: int) -> Durable:
         durable = self._submit(FrameType.TOPIC_PUT, topic_put_payload(topic, now_ms), wait=True)
-        if topic.config.durability is Durability.EPHEMERAL:
-            self._reserve(topic, topic.reserved_seq)
+        if topic.config.durability is not Durability.FSYNC:
+            self._reserve(topic, topic.reserved_seq)  # so the first write need not wait for one
         return durable
 
     def topic_delete(self, topic: Topic) -> Durable:
@@ -203,16 +206,17 @@ class WalJournal:
         apply: Callable[[], None],
     ) -> Durable:
         durability = topic.config.durability
-        if durability is Durability.EPHEMERAL:
-            durable = self._reserve(topic, records[-1].seq)
-            apply()
-            return durable
-        payload = encode_append(topic.id, records[0].seq, records[0].ts, batch, key)
         if durability is Durability.FSYNC:
+            payload = encode_append(topic.id, records[0].seq, records[0].ts, batch, key)
             return self._submit(FrameType.APPEND, payload, on_durable=apply)
-        self._submit(FrameType.APPEND, payload)
+        # acked before it is durable: reserve the seqs first, so a crash that loses this write
+        # cannot hand its seqs out again
+        durable = self._reserve(topic, records[-1].seq)
+        if durability is not Durability.EPHEMERAL:
+            payload = encode_append(topic.id, records[0].seq, records[0].ts, batch, key)
+            self._submit(FrameType.APPEND, payload)
         apply()
-        return None
+        return durable
 
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> Durable:
         durability = topic.config.durability
@@ -237,13 +241,21 @@ class WalJournal:
             self.wal.run_task(lambda: segments.flip_deleted(topic_id, sealed))
 
     def _reserve(self, topic: Topic, last_seq: int) -> Durable:
-        """Keep an ephemeral topic's durable seq reservation a block ahead of use, so a restart
-        resumes above every seq that may have been handed out. Normally the next block is
-        reserved long before it is needed; a batch that outruns the reservation waits for its
-        new reservation's fsync before it is acknowledged."""
-        if last_seq + SEQ_RESERVE_BLOCK // 2 < topic.seq_reserved_durable:
-            return None
-        outran = last_seq > topic.seq_reserved_durable
-        topic.seq_reserved_durable = last_seq + SEQ_RESERVE_BLOCK
-        payload = encode_pair(topic.id, topic.seq_reserved_durable)
-        return self._submit(FrameType.SEQ_RESERVE, payload, wait=outran)
+        """Keep the durable seq reservation of a topic whose writes are acked before they are
+        durable (``ephemeral``, ``memory``, ``disk``) a block ahead of use, so a restart
+        resumes above every seq that may have been handed out — even when the un-fsynced tail
+        was lost. Normally the next block is reserved long before it is needed; a batch that
+        outruns the reservation waits for its new reservation's fsync before it is acked."""
+        if last_seq + SEQ_RESERVE_BLOCK // 2 >= topic.seq_reserved_submitted:
+            reserved = last_seq + SEQ_RESERVE_BLOCK
+            topic.seq_reserved_submitted = reserved
+
+            def durable() -> None:
+                topic.seq_reserved_durable = max(topic.seq_reserved_durable, reserved)
+
+            payload = encode_pair(topic.id, reserved)
+            topic.reservation = self._submit(FrameType.SEQ_RESERVE, payload, on_durable=durable)
+        if last_seq > topic.seq_reserved_durable:
+            reservation: Durable = topic.reservation
+            return reservation
+        return None

@@ -54,8 +54,12 @@ class Replayer:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.records = 0
+        self.clean_stop: dict[str, int] | None = None
+        """Exact ephemeral heads when the log ends with a clean shutdown (nothing acknowledged
+        after it can be missing); ``None`` after a crash."""
 
     def apply(self, frame: Frame) -> None:
+        self.clean_stop = orjson.loads(frame.payload)["heads"] if frame.type is FrameType.CLEAN_STOP else None
         handler = {
             FrameType.TOPIC_PUT: self._topic_put,
             FrameType.TOPIC_DELETE: self._topic_delete,
@@ -107,12 +111,20 @@ class Replayer:
         topic = self.engine.topic_by_id(topic_id)
         if topic is not None:
             topic.seq_reserved_durable = max(topic.seq_reserved_durable, reserved)
+            topic.seq_reserved_submitted = topic.seq_reserved_durable
 
     def finish(self) -> None:
-        """Ephemeral topics resume above every seq they may have handed out."""
+        """After a crash, topics acked before durability resume above every seq they may have
+        handed out (their un-fsynced tail may be lost; its seqs are never handed out again).
+        After a clean stop nothing was lost: heads stay where they were, ephemeral ones (whose
+        records are not logged) at the exact head the stop recorded."""
         for topic in self.engine.topics():
-            if topic.config.durability is Durability.EPHEMERAL:
+            if topic.config.durability is Durability.FSYNC:
+                continue
+            if self.clean_stop is None:
                 topic.advance_head(max(topic.seq_reserved_durable, topic.reserved_seq))
+            elif topic.config.durability is Durability.EPHEMERAL:
+                topic.advance_head(self.clean_stop.get(str(topic.id), topic.seq_reserved_durable))
 
 
 def load_snapshot(

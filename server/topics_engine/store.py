@@ -17,10 +17,14 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
+
 from .checkpoint import Checkpointer, SegmentPolicy
+from .config import Durability
 from .engine import Engine
 from .journal import WalJournal
 from .recovery import ReplayReport, load_snapshot, replay_wal
+from .storage.frames import FrameType
 from .storage.fs import FileSystem
 from .storage.segments import SegmentStore
 from .storage.wal import Wal
@@ -49,6 +53,7 @@ class Store:
         self.checkpoint_wal_bytes = checkpoint_wal_bytes
         self.segments = SegmentStore(self.fs, data_dir / "segments")
         self.wal: Wal | None = None
+        self.engine: Engine | None = None
         self.checkpointer: Checkpointer | None = None
         self.report = ReplayReport()
         self._lock_fd: int | None = None
@@ -83,6 +88,7 @@ class Store:
         )
 
     def open(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
+        self.engine = engine
         self.wal = Wal(
             self.fs, self.wal_dir, loop, next_lsn=self.report.next_lsn, rotate_bytes=self.wal_rotate_bytes
         )
@@ -96,12 +102,21 @@ class Store:
         cp = self.checkpointer
         return cp is not None and cp.wal_bytes_since_checkpoint() >= self.checkpoint_wal_bytes
 
-    async def checkpoint(self) -> None:
+    async def checkpoint(self, final: bool = False) -> None:
         if self.checkpointer is not None and self.wal is not None and not self.wal.read_only:
-            await self.checkpointer.checkpoint()
+            await self.checkpointer.checkpoint(final)
 
     def close(self) -> None:
+        """Flush and close the WAL, ending it with a ``CLEAN_STOP`` frame that records the exact
+        heads of ephemeral topics (their records are never logged)."""
         if self.wal is not None:
+            if not self.wal.read_only and self.engine is not None:
+                heads = {
+                    str(t.id): t.reserved_seq
+                    for t in self.engine.topics()
+                    if t.config.durability is Durability.EPHEMERAL
+                }
+                self.wal.submit(FrameType.CLEAN_STOP, orjson.dumps({"heads": heads}))
             self.wal.close()
         if self._lock_fd is not None:
             self.fs.close(self._lock_fd)

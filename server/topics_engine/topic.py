@@ -103,7 +103,11 @@ class Topic:
     pending_count: int = 0
     pending_bytes: int = 0
     seq_reserved_durable: int = 0
-    """Ephemeral topics: seqs up to here are covered by a SEQ_RESERVE frame."""
+    """Seqs up to here are covered by a durable SEQ_RESERVE frame (classes acked before
+    durability: a restart after a crash resumes above it)."""
+    seq_reserved_submitted: int = 0
+    reservation: Any = None
+    """Durability future of the newest SEQ_RESERVE frame."""
     sealed_upto: int = 0
     """Records with seq <= this are in sealed segments (or gone); the rest are only in the WAL."""
     hot_bytes: int = 0
@@ -223,7 +227,7 @@ class Topic:
         return {
             "head_seq": self.head_seq,
             "reserved_seq": self.reserved_seq,
-            "seq_reserved_durable": self.seq_reserved_durable,
+            "seq_reserved_durable": self.seq_reserved_submitted,
             "evict_floor": self.evict_floor,
             "losses": [[run.reason, run.last, run.count] for run in self._losses],
             "last_write_ts": self.last_write_ts,
@@ -249,7 +253,7 @@ class Topic:
         """Recovery: reinstate :meth:`watermarks` after the segments' records are loaded."""
         self.advance_head(w["head_seq"])
         self.reserved_seq = max(self.reserved_seq, w["reserved_seq"], self.head_seq)
-        self.seq_reserved_durable = w["seq_reserved_durable"]
+        self.seq_reserved_durable = self.seq_reserved_submitted = w["seq_reserved_durable"]
         self.evict_floor = w["evict_floor"]
         self._losses = [LossRun(reason, last, count) for reason, last, count in w["losses"]]
         self.last_write_ts, self.last_read_ts = w["last_write_ts"], w["last_read_ts"]

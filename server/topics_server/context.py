@@ -101,7 +101,7 @@ class ServerContext:
             return
         if self.ready:
             try:
-                await self.store.checkpoint()
+                await self.store.checkpoint(final=True)
             except Exception:  # noqa: BLE001 — the WAL still holds everything; replay covers it
                 log.exception("final checkpoint failed; the next start replays the WAL")
         self.store.close()

@@ -20,6 +20,8 @@ Payloads (``<`` struct formats; ``NONE16``/``NONE32`` length marks an absent fie
 - ``SEQ_RESERVE``: ``QQ`` topic_id, reserved head (ephemeral topics: seqs up to it may have been
   handed out, so recovery never reuses them).
 - ``TOPIC_PUT`` / ``TOPIC_DELETE``: JSON objects (rare control-plane events).
+- ``CLEAN_STOP``: JSON ``{"heads": {topic_id: head}}`` of ephemeral topics; the last frame of a
+  clean shutdown (nothing after it was lost, so seq reservations need not be skipped over).
 - ``ROUTER`` / ``LEASE``: reserved for routers and queue leases.
 """
 
@@ -41,6 +43,7 @@ class FrameType(IntEnum):
     APPEND = 3
     DELETE = 4
     SEQ_RESERVE = 5
+    CLEAN_STOP = 6
     ROUTER = 16
     LEASE = 17
 

@@ -1,0 +1,93 @@
+"""Crash oracle against a real ``topics serve`` subprocess (spec §0.10, §2, §5, §8.2).
+
+Concurrent writers on fsync, disk and ephemeral topics, a deleter on an fsync and on a disk
+topic and a config mutator run until a SIGKILL — at a seeded-random moment, or in the same
+event-loop turn as a chosen kind of ack; the server restarts on the same data dir, the
+recovered state is checked against the model of every acked and in-flight operation, and the
+load continues, several times. See bench/crash_harness.py for the oracle;
+bench/crash_loop.py is the long variant.
+
+``TOPICS_CRASH_SEED`` overrides the seed (the RNG fixes the intent — kill points, batch sizes,
+deletes — not the server's timing; a failure message carries the full JSON summary).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bench.crash_harness import KINDS, Summary, Topic, clean_stop, crash_loop, summary_json
+
+SEED = int(os.environ.get("TOPICS_CRASH_SEED", "20260522"))
+
+
+def _assert_clean(s: Summary) -> None:
+    counts = s.counts()
+    assert all(counts[k] == 0 for k in KINDS), summary_json(s)
+    assert not s.unexpected_statuses, summary_json(s)
+
+
+async def test_sigkill_restart_cycles_keep_every_durability_promise(tmp_path: Path) -> None:
+    s = await crash_loop(tmp_path / "data", cycles=5, seed=SEED, run_s=(0.3, 1.2), time_budget_s=30)
+    _assert_clean(s)
+    assert s.cycles >= 4, summary_json(s)
+    assert s.acked_appends > 200 and s.acked_deletes > 5, summary_json(s)
+    assert s.sigterm_exit_codes == [0], summary_json(s)
+
+
+async def test_sigterm_stop_loses_nothing_on_fsync_or_disk_and_exits_0(tmp_path: Path) -> None:
+    s = await clean_stop(tmp_path / "data", seed=SEED + 1, run_s=1.0)
+    _assert_clean(s)
+    assert s.sigterm_exit_codes == [0], summary_json(s)
+    assert s.acked_appends > 50, summary_json(s)
+
+
+async def test_kill_right_after_fsync_acks_and_fsync_delete_acks(tmp_path: Path) -> None:
+    """SIGKILL in the same turn as an fsync append / delete ack: nothing acked lost or resurrected."""
+    s = await crash_loop(
+        tmp_path / "data",
+        cycles=3,
+        seed=SEED + 2,
+        run_s=(0.2, 0.6),
+        time_budget_s=20,
+        trigger_p=1.0,
+        triggers=("fsync_ack", "fsync_delete_ack"),
+        topics=[Topic("t.fsync", "fsync", deletes=True), Topic("t.fsync2", "fsync", deletes=False)],
+        double_kill_p=0.0,
+    )
+    _assert_clean(s)
+
+
+async def test_disk_seqs_are_not_reused_after_losing_the_acked_tail(tmp_path: Path) -> None:
+    """SIGKILL right after a disk ack may lose the un-fsynced tail (allowed: the recovered state
+    is a prefix), but the lost seqs were handed out: new writes must get greater ones."""
+    s = await crash_loop(
+        tmp_path / "data",
+        cycles=3,
+        seed=SEED + 3,
+        run_s=(0.2, 0.6),
+        time_budget_s=20,
+        trigger_p=1.0,
+        triggers=("disk_ack", "disk_delete_ack"),
+        topics=[Topic("t.disk", "disk", deletes=True), Topic("t.disk2", "disk", deletes=False)],
+        double_kill_p=0.0,
+    )
+    _assert_clean(s)
+
+
+async def test_ephemeral_seqs_are_not_reused_after_a_kill_right_after_a_big_batch(tmp_path: Path) -> None:
+    """An ephemeral batch larger than half a seq-reservation block, acked, then SIGKILL: after the
+    restart new seqs must still be above every seq acked before (§0.10: no seq reuse)."""
+    s = await crash_loop(
+        tmp_path / "data",
+        cycles=3,
+        seed=SEED + 4,
+        run_s=(0.2, 0.6),
+        time_budget_s=20,
+        trigger_p=1.0,
+        triggers=("eph_big_ack",),
+        topics=[Topic("t.eph", "ephemeral", deletes=False), Topic("t.fsync", "fsync", deletes=False)],
+        big_batch_p=0.3,
+        double_kill_p=0.0,
+    )
+    _assert_clean(s)
