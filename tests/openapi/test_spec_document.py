@@ -44,7 +44,19 @@ EXPECTED_OPERATIONS = {
     ("get", "/v0/ready"): "ready",
     ("get", "/healthz"): "healthz",
     ("get", "/readyz"): "readyz",
+    # §10 queues
+    ("post", "/v0/topics/{topic}/claim"): "claim_jobs",
+    ("post", "/v0/topics/{topic}/ack"): "ack_jobs",
+    ("post", "/v0/topics/{topic}/nack"): "nack_jobs",
+    ("post", "/v0/topics/{topic}/extend"): "extend_leases",
+    ("get", "/v0/topics/{topic}/work"): "work_stream",
 }
+
+# Operations tagged `queues` (§10).
+QUEUE_OPERATIONS = {"claim_jobs", "ack_jobs", "nack_jobs", "extend_leases", "work_stream"}
+
+# Server-sent-event operations: their 200 is `text/event-stream` (a string schema), not JSON.
+SSE_OPERATIONS = {"work_stream"}
 
 # Every error.code the contract (spec/api-v0.txt §0.6 and the per-endpoint errors) names.
 CONTRACT_ERROR_CODES = {
@@ -84,6 +96,11 @@ EXPECTED_STATUSES = {
     "ready": {"200", "503"},
     "healthz": {"200"},
     "readyz": {"200", "503"},
+    "claim_jobs": {"200", "400", "404", "409", "413", "415", "429"},
+    "ack_jobs": {"200", "400", "404", "409", "413", "415"},
+    "nack_jobs": {"200", "400", "404", "409", "413", "415"},
+    "extend_leases": {"200", "400", "404", "409", "413", "415"},
+    "work_stream": {"200", "400", "404", "406", "409", "429"},
 }
 
 
@@ -323,6 +340,11 @@ def test_operations_document_contract_statuses_with_schemas(doc: dict[str, Any])
     for path, method, _, op in _operations(doc):
         for status, response in op["responses"].items():
             response = _resolve(doc, response)
+            if op["operationId"] in SSE_OPERATIONS and status.startswith("2"):
+                content = response.get("content", {})
+                assert list(content) == ["text/event-stream"], f"{method.upper()} {path} {status}"
+                assert content["text/event-stream"]["schema"].get("type") == "string"
+                continue
             media = response.get("content", {}).get("application/json")
             assert media and "schema" in media, (
                 f"{method.upper()} {path} {status}: no application/json schema"
@@ -403,7 +425,17 @@ def test_request_bodies_are_closed_and_required(doc: dict[str, Any]) -> None:
             assert list(body["content"]) == ["application/json"], f"{method.upper()} {path}"
             roots.append(body["content"]["application/json"]["schema"])
     schemas = _reachable_schemas(doc, roots)
-    assert {"TopicConfig", "AppendRequest", "RecordIn", "DiffRequest", "DeleteRecordsRequest"} <= set(schemas)
+    assert {
+        "TopicConfig",
+        "AppendRequest",
+        "RecordIn",
+        "DiffRequest",
+        "DeleteRecordsRequest",
+        "ClaimRequest",
+        "AckRequest",
+        "NackRequest",
+        "ExtendRequest",
+    } <= set(schemas)
     for name, schema in schemas.items():
         if schema.get("type") == "object":
             assert schema.get("additionalProperties") is False, f"request schema {name} must be closed"
@@ -435,5 +467,43 @@ def test_links_target_existing_operations(doc: dict[str, Any]) -> None:
     for status in ("200", "201"):
         for target in ("append_records", "diff_topic", "get_topic", "delete_records", "delete_topic"):
             assert ("put_topic", status, target) in linked
-        for target in ("diff_topic", "delete_records"):
+        for target in ("diff_topic", "delete_records", "claim_jobs"):
             assert ("append_records", status, target) in linked
+    for target in ("ack_jobs", "nack_jobs", "extend_leases"):
+        assert ("claim_jobs", "200", target) in linked
+    # The SSE operation stays self-contained (a client generator may drop it): no links
+    # from or to it.
+    for source, _, target in linked:
+        assert SSE_OPERATIONS.isdisjoint({source, target}), f"link {source} -> {target} touches SSE"
+
+
+def test_queue_operations(doc: dict[str, Any]) -> None:
+    ops = {op["operationId"]: (path, method, op) for path, method, _, op in _operations(doc)}
+    tagged = {op_id for op_id, (*_, op) in ops.items() if "queues" in op.get("tags", [])}
+    assert tagged == QUEUE_OPERATIONS
+    assert "queues" in {t["name"] for t in doc["tags"]}
+    for op_id in QUEUE_OPERATIONS:
+        path, method, op = ops[op_id]
+        # 404 topic_not_found / 409 not_a_queue come before endpoint-specific validation.
+        assert op["responses"]["404"] == {"$ref": "#/components/responses/NotFound"}, op_id
+        assert op["responses"]["409"] == {"$ref": "#/components/responses/NotAQueue"}, op_id
+        assert "not_a_queue" in op["description"] and "topic_not_found" in op["description"], op_id
+        assert "before the endpoint's own" in op["description"], op_id
+    not_a_queue = doc["components"]["responses"]["NotAQueue"]["content"]["application/json"]
+    assert {ex["value"]["error"]["code"] for ex in not_a_queue["examples"].values()} == {"not_a_queue"}
+    # Lease arrays: at least one seq, no schema maximum (the server answers batch_too_large).
+    schemas = doc["components"]["schemas"]
+    for name in ("AckRequest", "NackRequest", "ExtendRequest"):
+        seqs = schemas[name]["properties"]["seqs"]
+        assert seqs["minItems"] == 1 and "maxItems" not in seqs, name
+        assert {"node", "seqs"} <= set(schemas[name]["required"]), name
+    assert "lease_ms" in schemas["ExtendRequest"]["required"]
+    assert schemas["ClaimRequest"]["required"] == ["node"]
+    # The queue counters are one named schema, used by the topic state.
+    assert schemas["TopicState"]["properties"]["queue"]["$ref"] == "#/components/schemas/QueueCounters"
+    # The SSE operation declares its parameters inline (self-contained).
+    _, _, work = ops["work_stream"]
+    params = {p["name"]: p for p in work["parameters"]}
+    assert set(params) == {"node", "max", "lease_ms", "token"}
+    assert params["node"]["required"] is True
+    assert "$ref" not in work["responses"]["406"]
