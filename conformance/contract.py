@@ -100,9 +100,30 @@ def documented_rejection(case: Case, status: int) -> str | None:
             ):
                 return "inline config dead_letter names the topic itself"
             return _append_limits_exceeded(body)
+        if op in QUEUE_BODY_OPERATIONS:
+            return _queue_rejection(op, body, case)
     if status == 422 and op == "append_records":
         # A creating write whose own inline config is already full (discard: reject) — §2 topic_full.
         return "topic_full on a discard:reject topic"
+    return None
+
+
+QUEUE_BODY_OPERATIONS = {"claim_jobs", "ack_jobs", "nack_jobs", "extend_leases", "work_stream"}
+MAX_CLAIM = 1000
+
+
+def _queue_rejection(op: str | None, body: dict[str, Any], case: Case) -> str | None:
+    """§10 rules outside JSON Schema: node ≤ MAX_NODE_BYTES, seqs ≤ MAX_CLAIM (batch_too_large),
+    lease_ids one per seq, in order."""
+    node = (case.query or {}).get("node") if op == "work_stream" else body.get("node")
+    if _utf8_len(node) > MAX_NODE_BYTES:
+        return "node longer than TOPICS_MAX_NODE_BYTES"
+    seqs = body.get("seqs")
+    if isinstance(seqs, list) and len(seqs) > MAX_CLAIM:
+        return "more than 1000 seqs (batch_too_large)"
+    lease_ids = body.get("lease_ids")
+    if isinstance(lease_ids, list) and isinstance(seqs, list) and len(lease_ids) != len(seqs):
+        return "lease_ids not one per seq"
     return None
 
 

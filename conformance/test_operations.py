@@ -75,13 +75,18 @@ def error_envelope(ctx: CheckContext, response: Response, case: Case) -> bool | 
 # transport per call (checks that re-send requests reuse it via the transport kwargs).
 schema = build_schema()
 
+# Streaming (SSE) operations never end by themselves, so request/response fuzzing cannot judge
+# them; tests/server/test_work_stream.py drives them over a real connection instead.
+STREAMING_OPERATIONS = frozenset({"work_stream"})
+property_schema = schema.exclude(operation_id=sorted(STREAMING_OPERATIONS))
+
 
 @pytest.fixture
 def seed(app: Any) -> Seeder:
     return Seeder(schema, app)
 
 
-@schema.parametrize()
+@property_schema.parametrize()
 @HYPOTHESIS_SETTINGS
 def test_operation_conforms(case: Case, app: Any, seed: Seeder) -> None:
     seed(case)

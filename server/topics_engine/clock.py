@@ -1,12 +1,19 @@
 """Injected time. Every engine rule that depends on time (TTL, idempotency windows,
-recency, leases) reads a :class:`Clock`; nothing else in the engine calls ``time``.
+recency, leases, coalescing windows) reads a :class:`Clock`; nothing else in the engine calls
+``time``.
 
 ``now_ms`` is wall-clock milliseconds since the Unix epoch (the contract's ``$ts``).
+``call_later`` runs a callback once ``delay_ms`` have passed on this clock: on the event loop
+for the system clock, when a test advances a :class:`ManualClock` past it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import heapq
+import itertools
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -15,29 +22,46 @@ class Clock(Protocol):
         """Current wall-clock time in integer milliseconds since the epoch."""
         ...
 
+    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> None:
+        """Run ``callback`` (on the engine's thread) after ``delay_ms``."""
+        ...
+
 
 class SystemClock:
-    """The real clock."""
+    """The real clock; timers run on the running asyncio loop."""
 
     def now_ms(self) -> int:
         return time.time_ns() // 1_000_000
 
+    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> None:
+        asyncio.get_running_loop().call_later(max(0, delay_ms) / 1000, callback)
+
 
 class ManualClock:
-    """A clock tests move by hand; it never moves by itself."""
+    """A clock tests move by hand; it never moves by itself. Timers fire during
+    :meth:`advance`/:meth:`set`, in due order, with the clock showing their due time."""
 
     def __init__(self, start_ms: int = 1_700_000_000_000) -> None:
         self._now = start_ms
+        self._timers: list[tuple[int, int, Callable[[], None]]] = []
+        self._order = itertools.count()
 
     def now_ms(self) -> int:
         return self._now
 
+    def call_later(self, delay_ms: int, callback: Callable[[], None]) -> None:
+        heapq.heappush(self._timers, (self._now + max(0, delay_ms), next(self._order), callback))
+
     def advance(self, ms: int) -> None:
         if ms < 0:
             raise ValueError("a clock never goes backwards")
-        self._now += ms
+        self.set(self._now + ms)
 
     def set(self, now_ms: int) -> None:
         if now_ms < self._now:
             raise ValueError("a clock never goes backwards")
+        while self._timers and self._timers[0][0] <= now_ms:
+            due, _, callback = heapq.heappop(self._timers)
+            self._now = due
+            callback()
         self._now = now_ms

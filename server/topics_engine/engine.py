@@ -29,7 +29,8 @@ from .matching import parse_match
 from .names import check_topic_name
 from .notifier import Notifier
 from .priority import effective_priority
-from .records import Record
+from .queues import Queues
+from .records import PreparedRecord, Record
 from .topic import ReadOptions, ReadResult, Topic
 
 MAX_PAGE_SIZE = 1000
@@ -125,6 +126,7 @@ class Engine:
         self._names: list[str] = []
         self._deleted_heads: dict[str, int] = {}
         self.next_topic_id = 1
+        self.queues = Queues(self)
 
     # -- registry -----------------------------------------------------------------------------
 
@@ -164,6 +166,9 @@ class Engine:
 
     def restore_deleted_heads(self, heads: dict[str, int]) -> None:
         self._deleted_heads.update(heads)
+
+    def topic(self, name: str) -> Topic | None:
+        return self._topics.get(name)
 
     def topic_by_id(self, topic_id: int) -> Topic | None:
         return self._by_id.get(topic_id)
@@ -215,7 +220,14 @@ class Engine:
             "effective_priority": effective_priority(topic.config, topic.last_read_ts, now),
             "last_write_ts": topic.last_write_ts,
             "last_read_ts": topic.last_read_ts,
+            **self._queue_counters(topic),
         }
+
+    def _queue_counters(self, topic: Topic) -> dict[str, Any]:
+        if topic.queue is None:
+            return {}
+        ready, in_flight = self.queues.counters(topic)
+        return {"queue": {"ready": ready, "in_flight": in_flight, "dead_lettered": topic.queue.dead_lettered}}
 
     def list_topics(
         self,
@@ -291,6 +303,21 @@ class Engine:
         batch = prepare_batch(records, node, self.limits)
         if idempotency_key is not None:
             self._check_idempotency_key(idempotency_key)
+        return self.append_prepared(
+            name, batch, idempotency_key=idempotency_key, create=create, config=config
+        )
+
+    def append_prepared(
+        self,
+        name: str,
+        batch: list[PreparedRecord],
+        *,
+        idempotency_key: str | None = None,
+        create: bool | None = None,
+        config: dict[str, Any] | None = None,
+    ) -> AppendResult:
+        """Append already-validated records (the write path behind :meth:`append`, also used to
+        move dead-lettered jobs)."""
         self.journal.check_writable()  # before dedupe: a retry must never be acked by a failed write
         now = self.clock.now_ms()
         topic = self._topics.get(name)
@@ -391,10 +418,14 @@ class Engine:
         tag_match = parse_match(match) if match is not None else None
         topic = self._get(name)
         topic.expire(self.clock.now_ms())
-        seqs = topic.plan_delete(before_seq, tag_match)
+        return self.delete_seqs(topic, topic.plan_delete(before_seq, tag_match))
+
+    def delete_seqs(self, topic: Topic, seqs: list[int]) -> DeleteResult:
+        """Permanently delete these live seqs (the delete path of §5, queue acks and
+        dead-letter moves); visible at once or once durable, per the topic's class."""
         if seqs:
             self.journal.check_writable()
-        result = DeleteResult(name, len(seqs))
+        result = DeleteResult(topic.name, len(seqs))
 
         def apply() -> None:
             if self._by_id.get(topic.id) is topic:

@@ -35,6 +35,7 @@ import orjson
 
 from .config import Durability
 from .errors import NotReady
+from .queue import LeaseEvent
 from .records import PreparedRecord, Record
 from .storage.frames import FrameType, encode_append, encode_delete, encode_pair, to_ranges
 from .storage.segments import SegmentStore
@@ -68,6 +69,9 @@ class Journal(Protocol):
 
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> Durable: ...
 
+    def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> Durable:
+        """Queue lease-log events: journaled for ``leases_durable`` queues (or ``always``)."""
+
     def applied(self, topic: Topic, now_ms: int) -> None:
         """Records just became visible on ``topic`` (a chance to seal a segment)."""
 
@@ -100,6 +104,9 @@ class MemoryJournal:
 
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> Durable:
         apply()
+        return None
+
+    def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> Durable:
         return None
 
     def applied(self, topic: Topic, now_ms: int) -> None:
@@ -229,6 +236,13 @@ class WalJournal:
         self._submit(FrameType.DELETE, payload)
         apply()
         return None
+
+    def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> Durable:
+        durability = topic.config.durability
+        if not events or durability is Durability.EPHEMERAL or not (always or topic.config.leases_durable):
+            return None
+        payload = orjson.dumps({"topic": topic.id, "events": [e.to_row() for e in events]})
+        return self._submit(FrameType.LEASE, payload, wait=durability is Durability.FSYNC)
 
     def applied(self, topic: Topic, now_ms: int) -> None:
         if self.checkpointer is not None:

@@ -27,6 +27,7 @@ import orjson
 
 from .config import Durability, resolve_config
 from .engine import Engine
+from .queue import LeaseEvent, LeaseEventKind
 from .storage.frames import Frame, FrameType, decode_append, decode_delete, decode_pair, scan
 from .storage.fs import FileSystem
 from .storage.segments import CorruptSegment, Segment, SegmentStore, decode_segment
@@ -66,6 +67,7 @@ class Replayer:
             FrameType.APPEND: self._append,
             FrameType.DELETE: self._delete,
             FrameType.SEQ_RESERVE: self._seq_reserve,
+            FrameType.LEASE: self._lease,
         }.get(frame.type)
         if handler is not None:
             handler(frame)
@@ -105,6 +107,16 @@ class Replayer:
         topic = self.engine.topic_by_id(topic_id)
         if topic is not None:
             topic.apply_delete(chain.from_iterable(range(a, b + 1) for a, b in ranges))
+
+    def _lease(self, frame: Frame) -> None:
+        d = orjson.loads(frame.payload)
+        topic = self.engine.topic_by_id(d["topic"])
+        if topic is not None and topic.queue is not None:
+            for row in d["events"]:
+                event = LeaseEvent.from_row(row)
+                if event.kind is LeaseEventKind.CLAIMED and not topic.is_live(event.seq):
+                    continue  # the job was acked or deleted since
+                topic.queue.apply(event)
 
     def _seq_reserve(self, frame: Frame) -> None:
         topic_id, reserved = decode_pair(frame.payload)

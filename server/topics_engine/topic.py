@@ -26,10 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Discard, TopicConfig
+from .config import Discard, TopicConfig, TopicType
 from .errors import TopicFull
 from .idempotency import IdempotencyWindow
 from .matching import TagMatch
+from .queue import QueueState
 from .records import PreparedRecord, Record
 from .tags import TagIndex
 
@@ -125,6 +126,13 @@ class Topic:
     tags: TagIndex = field(default_factory=TagIndex)
     idempotency: IdempotencyWindow = field(default_factory=IdempotencyWindow)
     pending_keys: dict[str, Any] = field(default_factory=dict)
+    queue: QueueState | None = None
+    """The lease projection when ``type`` is ``queue``."""
+
+    def __post_init__(self) -> None:
+        if self.config.type is TopicType.QUEUE:
+            self.queue = QueueState()
+
     """Idempotency key -> durability future of a keyed write still awaiting its fsync."""
 
     # -- watermarks ---------------------------------------------------------------------------
@@ -234,6 +242,7 @@ class Topic:
             "last_read_ts": self.last_read_ts,
             "last_ts": self._last_ts,
             "idempotency": self.idempotency.entries(),
+            "queue": self.queue.snapshot(self.config.leases_durable) if self.queue is not None else None,
         }
 
     def advance_head(self, seq: int) -> None:
@@ -259,6 +268,8 @@ class Topic:
         self.last_write_ts, self.last_read_ts = w["last_write_ts"], w["last_read_ts"]
         self._last_ts = max(self._last_ts, w["last_ts"])
         self.idempotency.restore(w["idempotency"])
+        if self.queue is not None and w.get("queue"):
+            self.queue.restore(w["queue"])
         self.sealed_upto = self.head_seq
         self.hot_bytes = 0
 
@@ -330,6 +341,17 @@ class Topic:
         self.bytes -= r.size
         if r.tag is not None:
             self.tags.note_removed(1, self.is_live)
+        if self.queue is not None:
+            self.queue.discard(r.seq)
+
+    def next_live_after(self, seq: int) -> Record | None:
+        """The first live record with a seq greater than ``seq``."""
+        slots = self._slots
+        for i in range(max(seq + 1 - self._base, self._live), len(slots)):
+            r = slots[i]
+            if r is not None:
+                return r
+        return None
 
     def _skip_dead_front(self) -> None:
         slots, n = self._slots, len(self._slots)

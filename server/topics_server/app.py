@@ -36,12 +36,12 @@ from topics_engine.errors import MethodNotAllowed
 from topics_engine.store import Store
 
 from .context import ServerContext
-from .dispatch import Dispatcher, resolve_handler
+from .dispatch import QUEUE_OPERATIONS, Dispatcher, resolve_handler
 from .envelope import error_body, to_topics_error
 from .responses import performance_block, send_json
 from .settings import Settings
 from .spec import allowed_methods, load_specification
-from .validation import SpecValidationMiddleware
+from .validation import Precheck, SpecValidationMiddleware
 
 
 class ErrorEnvelopeMiddleware:
@@ -90,7 +90,9 @@ async def send_error(scope: Scope, send: Send, exc: BaseException, started: floa
 class TopicsMiddleware(ConnexionMiddleware):
     """connexion's middleware with the lean stack and the 3.1-validated specification."""
 
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int, **kwargs: Any) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_body_bytes: int, prechecks: dict[str, Precheck], **kwargs: Any
+    ) -> None:
         super().__init__(
             app,
             middlewares=[
@@ -110,6 +112,7 @@ class TopicsMiddleware(ConnexionMiddleware):
                 name=None,
                 **options.__dict__,
                 max_body_bytes=max_body_bytes,
+                prechecks=prechecks,
             )
         )
 
@@ -142,5 +145,13 @@ def create_app(
         finally:
             await ctx.stop()
 
-    app = TopicsMiddleware(Dispatcher(ctx), max_body_bytes=settings.max_body_bytes, lifespan=lifespan)
+    def queue_precheck(path: dict[str, str]) -> None:
+        """§10: a queue endpoint answers 404/409 for its topic before judging its own fields."""
+        if ctx.ready:
+            ctx.engine.queues.queue_topic(path["topic"])
+
+    prechecks: dict[str, Precheck] = dict.fromkeys(QUEUE_OPERATIONS, queue_precheck)
+    app = TopicsMiddleware(
+        Dispatcher(ctx), max_body_bytes=settings.max_body_bytes, prechecks=prechecks, lifespan=lifespan
+    )
     return app, ctx

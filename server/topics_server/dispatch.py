@@ -16,8 +16,9 @@ from starlette.types import Receive, Scope, Send
 from topics_engine.errors import NotFound, NotReady
 
 from .context import ServerContext
-from .handlers import probes, records, topics
+from .handlers import probes, queues, records, topics
 from .responses import encode_reply, send_json
+from .sse import StreamReply, run_stream
 from .validation import SCOPE_KEY
 
 HANDLERS: dict[str, Callable[..., Any]] = {
@@ -32,7 +33,13 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "ready": probes.ready,
     "healthz": probes.healthz,
     "readyz": probes.readyz,
+    "claim_jobs": queues.claim_jobs,
+    "ack_jobs": queues.ack_jobs,
+    "nack_jobs": queues.nack_jobs,
+    "extend_leases": queues.extend_leases,
+    "work_stream": queues.work_stream,
 }
+QUEUE_OPERATIONS = frozenset({"claim_jobs", "ack_jobs", "nack_jobs", "extend_leases", "work_stream"})
 
 PROBES = frozenset({"health", "ready", "healthz", "readyz"})
 _ASYNC = {name for name, fn in HANDLERS.items() if inspect.iscoroutinefunction(fn)}
@@ -64,4 +71,7 @@ class Dispatcher:
         req = scope[SCOPE_KEY]
         handler = HANDLERS[operation_id]
         reply = await handler(req, self.ctx) if operation_id in _ASYNC else handler(req, self.ctx)
+        if isinstance(reply, StreamReply):
+            await run_stream(reply, receive, send)
+            return
         await send_json(send, reply.status, encode_reply(reply, scope["topics.started"]), reply.headers)

@@ -11,7 +11,8 @@ Per request: read the body under the ``TOPICS_MAX_BODY_BYTES`` limit (413 before
 request bodies inflated under the same limit), check the media type (415), parse the JSON once
 with orjson (400), validate, and hand the parsed body and coerced parameters to the handler in
 the ASGI scope as ``scope["topics.request"]`` (a :class:`ValidatedRequest`). The body is never
-parsed again.
+parsed again. An operation may have a *precheck* that runs right after its path parameters are
+validated (queue endpoints: topic exists and is a queue).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
@@ -32,6 +34,10 @@ from topics_engine.errors import InvalidRequest, PayloadTooLarge, UnsupportedMed
 
 SCOPE_KEY = "topics.request"
 
+Precheck = Callable[[dict[str, str]], None]
+"""Runs on the validated path parameters before query and body validation — e.g. queue
+endpoints answer 404/409 for the topic before judging their own fields (§10)."""
+
 
 @dataclass(slots=True)
 class ValidatedRequest:
@@ -41,8 +47,15 @@ class ValidatedRequest:
     query: dict[str, Any]
     headers: dict[str, str]
     body: Any
-    started: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
+    raw_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+    def header(self, name: str) -> str | None:
+        """Any request header (first occurrence), e.g. ``Accept``, which OpenAPI cannot declare."""
+        key = name.lower().encode()
+        for k, v in self.raw_headers:
+            if k == key:
+                return v.decode("latin-1")
+        return None
 
 
 def _coerce_boolean(name: str, raw: str) -> bool:
@@ -97,9 +110,16 @@ def _compile_param(param: dict[str, Any]) -> _Param:
 class OperationValidator:
     """Validates requests for one operation; built once at startup."""
 
-    def __init__(self, operation: AbstractOperation, next_app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(
+        self,
+        operation: AbstractOperation,
+        next_app: ASGIApp,
+        max_body_bytes: int,
+        precheck: Precheck | None = None,
+    ) -> None:
         self.next_app = next_app
         self.max_body_bytes = max_body_bytes
+        self.precheck = precheck
         params = [_compile_param(p) for p in operation.parameters]
         self.path_params = [p for p in params if p.location == "path"]
         self.query_params = [p for p in params if p.location == "query"]
@@ -271,13 +291,17 @@ def _check_media_type(content_type: bytes) -> None:
 
 
 class _ValidationAPI(RoutedAPI[OperationValidator]):
-    def __init__(self, *args: Any, max_body_bytes: int, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, max_body_bytes: int, prechecks: dict[str, Precheck] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.max_body_bytes = max_body_bytes
+        self.prechecks = prechecks or {}
         self.add_paths()
 
     def make_operation(self, operation: AbstractOperation) -> OperationValidator:
-        return OperationValidator(operation, self.next_app, self.max_body_bytes)
+        precheck = self.prechecks.get(operation.operation_id)
+        return OperationValidator(operation, self.next_app, self.max_body_bytes, precheck)
 
 
 class SpecValidationMiddleware(RoutedMiddleware[_ValidationAPI]):

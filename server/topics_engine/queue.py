@@ -1,0 +1,197 @@
+"""The lease projection of one queue (§10): who holds which job, delivery counters, the
+reclaim freelist and delayed retries — the materialized state of the queue's leases log.
+
+Every change is a :class:`LeaseEvent` applied by :meth:`QueueState.apply`, on the live path and
+on replay alike (``leases_durable: true`` journals the events; otherwise a restart starts from
+an empty projection and every job is claimable again — the self-healing default).
+
+Expiry is lazy, with no per-job timers: a min-heap of ``(deadline, seq, lease_id)`` is popped
+whenever the queue is touched; a popped entry whose lease was since extended, released or
+acked is stale and ignored. An expired lease puts its seq on the reclaim freelist, which claims
+drain before fresh jobs. Delayed nacks wait in a second heap until due. Invariants (with the
+jobs log's live records): a seq is in at most one of ``leases``, ``delayed`` and the freelist;
+every seq there is a live job; ``cursor`` is the highest seq ever handed out fresh.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class LeaseEventKind(StrEnum):
+    CLAIMED = "claimed"
+    RELEASED = "released"
+    EXTENDED = "extended"
+    ACKED = "acked"
+    DEAD_LETTERED = "dead_lettered"
+    """Not a lease change: counts a move to the dead-letter topic (always journaled)."""
+
+
+@dataclass(slots=True)
+class LeaseEvent:
+    kind: LeaseEventKind
+    seq: int
+    lease_id: str
+    node: str = ""
+    at: int = 0
+    """CLAIMED/EXTENDED: the deadline. RELEASED: when the job is claimable again."""
+    deliveries: int = 0
+
+    def to_row(self) -> list[Any]:
+        return [self.kind.value, self.seq, self.lease_id, self.node, self.at, self.deliveries]
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> LeaseEvent:
+        kind, seq, lease_id, node, at, deliveries = row
+        return cls(LeaseEventKind(kind), seq, lease_id, node, at, deliveries)
+
+
+@dataclass(slots=True)
+class Lease:
+    node: str
+    lease_id: str
+    deadline: int
+    deliveries: int
+    holder: LeaseHolder | None = None
+    """The /work subscription this lease was pushed on (release-on-disconnect), if any."""
+
+
+class LeaseHolder(Protocol):
+    def lease_ended(self, seq: int) -> None:
+        """One of this holder's leases stopped (acked, released, expired, job gone)."""
+
+
+@dataclass
+class QueueState:
+    leases: dict[int, Lease] = field(default_factory=dict)
+    deliveries: dict[int, int] = field(default_factory=dict)
+    delayed: dict[int, int] = field(default_factory=dict)
+    cursor: int = 0
+    dead_lettered: int = 0
+    _expiry: list[tuple[int, int, str]] = field(default_factory=list)
+    _due: list[tuple[int, int]] = field(default_factory=list)
+    _freelist: deque[int] = field(default_factory=deque)
+    _free: set[int] = field(default_factory=set)
+
+    # -- the projection ----------------------------------------------------------------------
+
+    def apply(self, e: LeaseEvent) -> None:
+        if e.kind is LeaseEventKind.DEAD_LETTERED:
+            self.dead_lettered += 1
+            return
+        if e.kind is LeaseEventKind.CLAIMED:
+            self._unfree(e.seq)
+            self.delayed.pop(e.seq, None)
+            self.leases[e.seq] = Lease(e.node, e.lease_id, e.at, e.deliveries)
+            self.deliveries[e.seq] = e.deliveries
+            self.cursor = max(self.cursor, e.seq)
+            heapq.heappush(self._expiry, (e.at, e.seq, e.lease_id))
+            return
+        lease = self.leases.get(e.seq)
+        if lease is None or lease.lease_id != e.lease_id:
+            return
+        if e.kind is LeaseEventKind.EXTENDED:
+            lease.deadline = e.at
+            heapq.heappush(self._expiry, (e.at, e.seq, e.lease_id))
+            return
+        del self.leases[e.seq]
+        if e.kind is LeaseEventKind.RELEASED:
+            self._make_claimable(e.seq, e.at)
+        self._ended(lease, e.seq)
+
+    def _ended(self, lease: Lease, seq: int) -> None:
+        if lease.holder is not None:
+            lease.holder.lease_ended(seq)
+
+    def _make_claimable(self, seq: int, at: int) -> None:
+        if at > 0 and seq not in self.delayed:
+            self.delayed[seq] = at
+            heapq.heappush(self._due, (at, seq))
+        elif at <= 0:
+            self._push_free(seq)
+
+    def _push_free(self, seq: int) -> None:
+        if seq not in self._free:
+            self._free.add(seq)
+            self._freelist.append(seq)
+
+    def _unfree(self, seq: int) -> None:
+        self._free.discard(seq)  # its deque entry is skipped lazily
+
+    # -- lazy time ---------------------------------------------------------------------------
+
+    def expire(self, now: int) -> None:
+        """Leases past their deadline (``now > deadline``) and delays that are due become
+        claimable (freelist)."""
+        expiry = self._expiry
+        while expiry and expiry[0][0] < now:
+            deadline, seq, lease_id = heapq.heappop(expiry)
+            lease = self.leases.get(seq)
+            if lease is not None and lease.lease_id == lease_id and lease.deadline == deadline:
+                del self.leases[seq]
+                self._push_free(seq)
+                self._ended(lease, seq)
+        due = self._due
+        while due and due[0][0] <= now:
+            at, seq = heapq.heappop(due)
+            if self.delayed.get(seq) == at:
+                del self.delayed[seq]
+                self._push_free(seq)
+
+    def pop_reclaimable(self) -> int | None:
+        """The next seq on the reclaim freelist, or ``None``."""
+        while self._freelist:
+            seq = self._freelist.popleft()
+            if seq in self._free:
+                self._free.discard(seq)
+                return seq
+        return None
+
+    # -- the jobs log ------------------------------------------------------------------------
+
+    def discard(self, seq: int) -> None:
+        """The job left the jobs log (acked, deleted, evicted, expired): forget it."""
+        self.deliveries.pop(seq, None)
+        self.delayed.pop(seq, None)
+        self._free.discard(seq)
+        lease = self.leases.pop(seq, None)
+        if lease is not None:
+            self._ended(lease, seq)
+
+    def counters(self, live_jobs: int) -> tuple[int, int]:
+        """``(ready, in_flight)``; jobs waiting out a nack delay count in neither."""
+        in_flight = len(self.leases)
+        return max(0, live_jobs - in_flight - len(self.delayed)), in_flight
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    def snapshot(self, with_leases: bool) -> dict[str, Any]:
+        """The projection for a snapshot: the counter always; leases, deliveries, delays and
+        the cursor only for ``leases_durable`` queues (otherwise a restart starts afresh)."""
+        out: dict[str, Any] = {"dead_lettered": self.dead_lettered}
+        if with_leases:
+            out["leases"] = [
+                [seq, lease.node, lease.lease_id, lease.deadline, lease.deliveries]
+                for seq, lease in self.leases.items()
+            ]
+            out["deliveries"] = [[seq, n] for seq, n in self.deliveries.items()]
+            out["delayed"] = [[seq, at] for seq, at in self.delayed.items()]
+            out["free"] = [seq for seq in self._freelist if seq in self._free]
+            out["cursor"] = self.cursor
+        return out
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.dead_lettered = state.get("dead_lettered", 0)
+        for seq, n in state.get("deliveries", []):
+            self.deliveries[seq] = n
+        for seq, node, lease_id, deadline, deliveries in state.get("leases", []):
+            self.apply(LeaseEvent(LeaseEventKind.CLAIMED, seq, lease_id, node, deadline, deliveries))
+        for seq, at in state.get("delayed", []):
+            self._make_claimable(seq, at)
+        for seq in state.get("free", []):
+            self._push_free(seq)
+        self.cursor = max(self.cursor, state.get("cursor", 0))
