@@ -179,9 +179,10 @@ class _WorkStream:
         queue = self.topic.queue
         if queue is None or not self.sub.held:
             return HEARTBEAT_S
-        deadlines = [queue.leases[s].deadline for s in self.sub.held if s in queue.leases]
+        self.sub.held &= queue.leases.keys()  # defensive: only seqs still leased count as held
+        deadlines = [queue.leases[s].deadline for s in self.sub.held]
         if not deadlines:
-            return 0.0
+            return HEARTBEAT_S
         return max(0.0, (min(deadlines) - self.ctx.engine.clock.now_ms() + 1) / 1000)
 
     async def _wait(self, timeout: float) -> None:
