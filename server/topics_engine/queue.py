@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -28,7 +29,8 @@ class LeaseEventKind(StrEnum):
     EXTENDED = "extended"
     ACKED = "acked"
     DEAD_LETTERED = "dead_lettered"
-    """Not a lease change: counts a move to the dead-letter topic (always journaled)."""
+    """Not a lease change: a move to the dead-letter topic; ``deliveries`` carries the queue's
+    new ``dead_lettered`` total (always journaled)."""
 
 
 @dataclass(slots=True)
@@ -80,8 +82,8 @@ class QueueState:
     # -- the projection ----------------------------------------------------------------------
 
     def apply(self, e: LeaseEvent) -> None:
-        if e.kind is LeaseEventKind.DEAD_LETTERED:
-            self.dead_lettered += 1
+        if e.kind is LeaseEventKind.DEAD_LETTERED:  # carries the new total: replay-safe
+            self.dead_lettered = max(self.dead_lettered, e.deliveries)
             return
         if e.kind is LeaseEventKind.CLAIMED:
             self._unfree(e.seq)
@@ -161,6 +163,16 @@ class QueueState:
         lease = self.leases.pop(seq, None)
         if lease is not None:
             self._ended(lease, seq)
+
+    def reconcile(self, live_seqs: Iterable[int]) -> None:
+        """After recovery: a live job at or below the claim cursor that is neither leased,
+        delayed nor on the freelist was handed out under leases that were not replayed (they
+        were not durable then) — make it claimable again, so no job is ever stranded."""
+        for seq in live_seqs:
+            if seq > self.cursor:
+                break
+            if seq not in self.leases and seq not in self.delayed:
+                self._push_free(seq)
 
     def counters(self, live_jobs: int) -> tuple[int, int]:
         """``(ready, in_flight)``; jobs waiting out a nack delay count in neither."""

@@ -287,7 +287,9 @@ class Queues:
         except Exception:  # noqa: BLE001 — topic_full, not creatable, read-only WAL: keep the job
             return False
         self.engine.delete_seqs(topic, [record.seq])
-        event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, record.seq, "")
+        event = LeaseEvent(
+            LeaseEventKind.DEAD_LETTERED, record.seq, "", deliveries=_q(topic).dead_lettered + 1
+        )
         _q(topic).apply(event)
         self.engine.journal.lease_events(topic, [event], always=True)
         return True

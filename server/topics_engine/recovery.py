@@ -131,6 +131,8 @@ class Replayer:
         After a clean stop nothing was lost: heads stay where they were, ephemeral ones (whose
         records are not logged) at the exact head the stop recorded."""
         for topic in self.engine.topics():
+            if topic.queue is not None:
+                topic.queue.reconcile(topic.live_seqs())
             if topic.config.durability is Durability.FSYNC:
                 continue
             if self.clean_stop is None:

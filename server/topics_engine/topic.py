@@ -22,7 +22,7 @@ record it just acknowledged down to nothing).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -343,6 +343,12 @@ class Topic:
             self.tags.note_removed(1, self.is_live)
         if self.queue is not None:
             self.queue.discard(r.seq)
+
+    def live_seqs(self) -> Iterator[int]:
+        """Seqs of the live records, ascending."""
+        for r in self._slots[self._live :]:
+            if r is not None:
+                yield r.seq
 
     def next_live_after(self, seq: int) -> Record | None:
         """The first live record with a seq greater than ``seq``."""

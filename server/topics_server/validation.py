@@ -130,11 +130,15 @@ class OperationValidator:
         self.body_required = bool(request_body.get("required"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = self._path(scope)
+        if self.precheck is not None:
+            self.precheck(path)
         scope[SCOPE_KEY] = ValidatedRequest(
-            path=self._path(scope),
+            path=path,
             query=self._query(scope),
             headers=self._headers(scope),
             body=await self._body(scope, receive),
+            raw_headers=scope["headers"],
         )
         await self.next_app(scope, receive, send)
 

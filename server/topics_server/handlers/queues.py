@@ -167,6 +167,7 @@ class _WorkStream:
         }
 
     async def _refill(self) -> list[ClaimedJob]:
+        self.ctx.engine.queues.counters(self.topic)  # lazy expiry: frees expired held leases
         want = self.sub.max - len(self.sub.held)
         if want <= 0:
             return []

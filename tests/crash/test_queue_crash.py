@@ -1,0 +1,157 @@
+"""Queues across kill -9 (§10.1 durability note, §10.3, §10.4) against a real ``topics serve``.
+
+An fsync-durable queue: jobs produced (fsync-acked), some claimed (in flight), some of those
+acked (the ack is the fsync-durable delete); then SIGKILL and a restart on the same data dir.
+
+- acked jobs never come back;
+- no job is lost: every un-acked job is claimable again — at once when the leases log is not
+  durable (``leases_durable: false``: a crash loses the leases, which self-heals), and only after
+  its lease deadline when it is (``leases_durable: true``: the leases survive the crash, and so do
+  the delivery counters);
+- acks made after the recovery are durable too (a second kill -9).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bench.crash_harness import ServerProcess
+
+N_JOBS = 40
+N_CLAIMED = 30
+N_ACKED = 12
+
+
+@asynccontextmanager
+async def _api(server: ServerProcess) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=server.base, timeout=10.0) as c:
+        yield c
+
+
+async def _restart(server: ServerProcess) -> None:
+    server.sigkill()
+    server.start()
+    await server.wait_ready()
+
+
+async def _claim_all(c: httpx.AsyncClient, q: str, node: str) -> list[dict[str, Any]]:
+    r = await c.post(f"/v0/topics/{q}/claim", json={"node": node, "max": 1000, "lease_ms": 60_000})
+    assert r.status_code == 200, r.text
+    return list(r.json()["claimed"])
+
+
+async def _state(c: httpx.AsyncClient, q: str) -> dict[str, Any]:
+    r = await c.get(f"/v0/topics/{q}", params={"touch": "false"})
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+async def _live_seqs(c: httpx.AsyncClient, q: str) -> set[int]:
+    r = await c.post(f"/v0/topics/{q}/diff", json={"limit": 1000})
+    assert r.status_code == 200, r.text
+    return {rec["$seq"] for rec in r.json()["records"]}
+
+
+@pytest.mark.parametrize("leases_durable", [False, True], ids=["leases-volatile", "leases-durable"])
+async def test_queue_survives_kill_9(tmp_path: Path, leases_durable: bool) -> None:
+    q = "jobs"
+    lease_ms = 4_000 if leases_durable else 60_000  # durable: outlives the restart (~1 s)
+    server = ServerProcess(tmp_path / "data", tmp_path / "server.log")
+    server.start()
+    try:
+        await server.wait_ready()
+        async with _api(server) as c:
+            r = await c.put(
+                f"/v0/topics/{q}",
+                json={"type": "queue", "durability": "fsync", "leases_durable": leases_durable},
+            )
+            assert r.status_code == 201, r.text
+            assert r.json()["config"]["durability"] == "fsync"
+            r = await c.post(f"/v0/topics/{q}", json={"records": [{"data": {"i": i}} for i in range(N_JOBS)]})
+            assert r.status_code in (200, 201), r.text
+            seqs: list[int] = r.json()["seqs"]
+            payload = {seq: {"i": i} for i, seq in enumerate(seqs)}
+
+            r = await c.post(
+                f"/v0/topics/{q}/claim", json={"node": "w1", "max": N_CLAIMED, "lease_ms": lease_ms}
+            )
+            assert r.status_code == 200, r.text
+            claimed = r.json()["claimed"]
+            assert [j["$seq"] for j in claimed] == seqs[:N_CLAIMED]
+            deadline = max(j["deadline"] for j in claimed)
+            acked = [j["$seq"] for j in claimed[:N_ACKED]]
+            in_flight = [j["$seq"] for j in claimed[N_ACKED:]]
+            never_claimed = seqs[N_CLAIMED:]
+            # ack in a few calls; each returns only once the delete is fsynced
+            for i in range(0, N_ACKED, 4):
+                r = await c.post(f"/v0/topics/{q}/ack", json={"node": "w1", "seqs": acked[i : i + 4]})
+                assert r.status_code == 200, r.text
+                assert r.json()["acked"] == 4 and r.json()["skipped"] == []
+                assert r.json()["performance"]["fsync_ms"] > 0, r.json()
+            before = await _state(c, q)
+            assert before["count"] == N_JOBS - N_ACKED
+            assert before["queue"]["in_flight"] == len(in_flight)
+
+        await _restart(server)  # kill -9, restart on the same data dir
+
+        async with _api(server) as c:
+            state = await _state(c, q)
+            assert state["type"] == "queue" and state["config"]["leases_durable"] is leases_durable
+            assert state["count"] == N_JOBS - N_ACKED, state  # nothing lost, nothing resurrected
+            assert await _live_seqs(c, q) == set(in_flight) | set(never_claimed)
+
+            got = await _claim_all(c, q, "after")
+            got_seqs = [j["$seq"] for j in got]
+            assert set(got_seqs).isdisjoint(acked), got_seqs
+            assert all(j["data"] == payload[j["$seq"]] for j in got)
+            if not leases_durable:
+                # the leases were lost with the crash: every un-acked job is claimable at once
+                assert state["queue"]["in_flight"] == 0, state
+                assert got_seqs == sorted(in_flight + never_claimed)
+            else:
+                assert time.time() * 1000 < deadline - 200, "the restart outlasted the 4 s lease"
+                # the leases survived: in-flight jobs stay leased (to w1) until their deadline
+                assert state["queue"]["in_flight"] == len(in_flight), state
+                assert got_seqs == never_claimed, got_seqs
+                r = await c.post(
+                    f"/v0/topics/{q}/extend", json={"node": "w1", "seqs": in_flight[:1], "lease_ms": 100}
+                )
+                assert r.status_code == 200 and r.json()["extended"] == 1, r.text
+                await asyncio.sleep(max(0.0, (deadline - time.time() * 1000) / 1000) + 0.2)
+                late = await _claim_all(c, q, "after")
+                assert [j["$seq"] for j in late] == in_flight
+                assert all(j["data"] == payload[j["$seq"]] for j in late)
+                assert all(j["deliveries"] == 2 for j in late), late  # the counters survived too
+                got_seqs = sorted(got_seqs + in_flight)
+
+            # ack half of what came back, then crash again: those acks hold too
+            second_acked = got_seqs[::2]
+            r = await c.post(f"/v0/topics/{q}/ack", json={"node": "after", "seqs": second_acked})
+            assert r.status_code == 200 and r.json()["acked"] == len(second_acked), r.text
+            assert r.json()["performance"]["fsync_ms"] > 0
+
+        await _restart(server)
+
+        async with _api(server) as c:
+            left = sorted(set(in_flight + never_claimed) - set(second_acked))
+            assert (await _state(c, q))["count"] == len(left)
+            if leases_durable:
+                # the "after" leases (60 s) survived this crash too: still held by "after"
+                assert await _claim_all(c, q, "final") == []
+                r = await c.post(
+                    f"/v0/topics/{q}/extend", json={"node": "after", "seqs": left, "lease_ms": 100}
+                )
+                assert r.status_code == 200 and r.json()["extended"] == len(left), r.text
+                await asyncio.sleep(0.3)
+            final = await _claim_all(c, q, "final")
+            assert sorted(j["$seq"] for j in final) == left
+    finally:
+        server.kill()

@@ -1,0 +1,344 @@
+"""§10 coalescing windows (claim_jitter_ms > 0) and /work subscriptions at engine level.
+
+With a coalescing window a claim returns an asyncio future; the ManualClock fires the cohort's
+pass when a test advances it past the window."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from topics_engine import Engine, ManualClock
+from topics_engine.errors import InvalidRequest, NotAQueue
+from topics_engine.queues import ClaimedJob, ClaimResult, WorkSubscription
+
+from .conftest import T0, raises_topics
+from .queue_helpers import assert_consistent, claim, claimed_seqs, counters, make_queue, produce, qstate
+
+
+def _future(
+    engine: Engine, node: str, max_: Any = None, lease_ms: Any = None, name: str = "q"
+) -> asyncio.Future[list[ClaimedJob]]:
+    outcome = engine.queues.claim(name, node, max_, lease_ms)
+    assert isinstance(outcome, asyncio.Future), "coalescing queue: the claim waits for its cohort"
+    return outcome
+
+
+def _seqs(jobs: list[ClaimedJob]) -> list[int]:
+    return [j.record.seq for j in jobs]
+
+
+def _all_distinct(results: list[list[ClaimedJob]]) -> list[int]:
+    flat = [s for jobs in results for s in _seqs(jobs)]
+    assert len(flat) == len(set(flat)), "a job was handed to two claimers"
+    return flat
+
+
+async def test_greedy_queue_serves_at_once(engine: Engine) -> None:
+    make_queue(engine, claim_jitter_ms=0)
+    produce(engine, 3)
+    r = engine.queues.claim("q", "w", 2)
+    assert isinstance(r, ClaimResult)
+    assert claimed_seqs(r) == [1, 2]
+
+
+async def test_cohort_resolves_when_the_window_passes(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=50, lease_ms=1000)
+    produce(engine, 4)
+    f1 = _future(engine, "a", 2)
+    clock.advance(30)
+    f2 = _future(engine, "b", 2)  # inside the window: same cohort
+    clock.advance(19)
+    assert not f1.done() and not f2.done()
+    assert counters(engine) == (4, 0)  # nothing leased before the pass
+    clock.advance(1)  # T0 + 50: the window (opened by the first claim) closes
+    assert f1.done() and f2.done()
+    r1, r2 = f1.result(), f2.result()
+    assert len(r1) == 2 and len(r2) == 2
+    assert sorted(_all_distinct([r1, r2])) == [1, 2, 3, 4]
+    for jobs in (r1, r2):
+        assert _seqs(jobs) == sorted(_seqs(jobs))  # ascending by $seq
+        for j in jobs:
+            assert j.lease.deadline == T0 + 50 + 1000  # served at the pass
+            assert j.lease.deliveries == 1
+    assert {j.lease.node for j in r1} == {"a"} and {j.lease.node for j in r2} == {"b"}
+    assert counters(engine) == (0, 4)
+
+
+async def test_claim_after_the_pass_opens_a_new_cohort(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=50)
+    produce(engine, 4)
+    f1 = _future(engine, "a", 1)
+    clock.advance(50)
+    assert f1.done()
+    f2 = _future(engine, "b", 1)
+    clock.advance(49)
+    assert not f2.done()
+    clock.advance(1)
+    assert _seqs(f1.result()) == [1] and _seqs(f2.result()) == [2]
+
+
+async def test_ten_workers_max_ten_over_fifty_jobs_get_five_each(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=20)
+    produce(engine, 50)
+    futures = []
+    for i in range(10):
+        futures.append(_future(engine, f"w{i}", 10))
+        clock.advance(1)
+    clock.advance(20)
+    results = [f.result() for f in futures]
+    assert [len(r) for r in results] == [5] * 10  # not 10/10/10/10/10/0/0/0/0/0
+    assert sorted(_all_distinct(results)) == list(range(1, 51))
+    assert qstate(engine) == {"ready": 0, "in_flight": 50, "dead_lettered": 0, "count": 50}
+
+
+@pytest.mark.parametrize(
+    ("maxes", "jobs", "shares"),
+    [
+        ([10, 30], 20, [5, 15]),
+        ([1, 2, 3, 4], 5, [0.5, 1, 1.5, 2]),  # halves may round either way
+        ([5, 5], 100, [5, 5]),  # enough for everyone: each gets its max
+        ([1, 3], 4, [1, 3]),
+        ([100, 1], 50, [49.5, 0.5]),
+    ],
+)
+async def test_shares_are_proportional_to_max(
+    engine: Engine, clock: ManualClock, maxes: list[int], jobs: int, shares: list[float]
+) -> None:
+    make_queue(engine, claim_jitter_ms=10)
+    produce(engine, jobs)
+    futures = [_future(engine, f"w{i}", m) for i, m in enumerate(maxes)]
+    clock.advance(10)
+    results = [f.result() for f in futures]
+    got = [len(r) for r in results]
+    assert sum(got) == min(jobs, sum(maxes))
+    for n, share, m in zip(got, shares, maxes, strict=True):
+        assert n <= m
+        assert abs(n - share) < 1, (got, shares)
+    _all_distinct(results)
+
+
+async def test_fewer_jobs_than_claimers(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=10)
+    produce(engine, 3)
+    futures = [_future(engine, f"w{i}", 4) for i in range(5)]
+    clock.advance(10)
+    results = [f.result() for f in futures]
+    assert sorted(len(r) for r in results) == [0, 0, 1, 1, 1]
+    assert sorted(_all_distinct(results)) == [1, 2, 3]
+    assert_consistent(engine)
+
+
+async def test_empty_cohort_resolves_with_nothing(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=10)
+    futures = [_future(engine, f"w{i}", 4) for i in range(3)]
+    clock.advance(10)
+    assert [f.result() for f in futures] == [[], [], []]
+
+
+async def test_cohort_serves_reclaimed_jobs_first(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=10, lease_ms=100)
+    produce(engine, 2)
+    f = _future(engine, "a", 2)
+    clock.advance(10)
+    assert _seqs(f.result()) == [1, 2]
+    produce(engine, 4, start=2)  # 3-6 fresh
+    clock.advance(101)  # 1, 2 expired
+    futures = [_future(engine, "b", 1), _future(engine, "c", 1)]
+    clock.advance(10)
+    results = [fut.result() for fut in futures]
+    assert sorted(_all_distinct(results)) == [1, 2]
+    assert all(j.lease.deliveries == 2 for r in results for j in r)
+
+
+async def test_cohort_per_claim_lease_ms(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=10, lease_ms=1000)
+    produce(engine, 2)
+    fa = _future(engine, "a", 1, lease_ms=5)  # clamped to 100
+    fb = _future(engine, "b", 1)
+    clock.advance(10)
+    assert [j.lease.deadline for j in fa.result()] == [T0 + 10 + 100]
+    assert [j.lease.deadline for j in fb.result()] == [T0 + 10 + 1000]
+
+
+async def test_jitter_is_clamped_to_5000(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=999_999)
+    assert engine.topic_state("q")["config"]["claim_jitter_ms"] == 5000
+    produce(engine, 1)
+    f = _future(engine, "a")
+    clock.advance(4999)
+    assert not f.done()
+    clock.advance(1)
+    assert _seqs(f.result()) == [1]
+
+
+async def test_cohort_claims_validate_synchronously(engine: Engine) -> None:
+    make_queue(engine, claim_jitter_ms=10)
+    with raises_topics(InvalidRequest, 400, "invalid_request"):
+        engine.queues.claim("q", None, 1)
+    with raises_topics(InvalidRequest, 400, "invalid_request"):
+        engine.queues.claim("q", "w", "x")
+
+
+async def test_cohort_fails_if_the_topic_stops_being_a_queue(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=10)
+    produce(engine, 2)
+    f = _future(engine, "a", 2)
+    engine.delete_topic("q")
+    engine.append("q", [{"data": 1}])  # now a log
+    clock.advance(10)
+    with raises_topics(NotAQueue, 409, "not_a_queue"):
+        f.result()
+
+
+async def test_awaited_claim_resolves(engine: Engine, clock: ManualClock) -> None:
+    """The future is a real awaitable: a task awaiting it wakes once the pass ran."""
+    make_queue(engine, claim_jitter_ms=25)
+    produce(engine, 3)
+
+    async def worker() -> list[int]:
+        return _seqs(await _future(engine, "a", 3))
+
+    task = asyncio.ensure_future(worker())
+    await asyncio.sleep(0)
+    assert not task.done()
+    clock.advance(25)
+    assert await asyncio.wait_for(task, 1) == [1, 2, 3]
+
+
+async def test_cancelled_claimer_is_left_out_of_the_pass(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=10)
+    produce(engine, 4)
+    gone = _future(engine, "gone", 4)
+    stay = _future(engine, "stay", 4)
+    gone.cancel()
+    clock.advance(10)
+    assert _seqs(stay.result()) == [1, 2, 3, 4]
+    assert counters(engine) == (0, 4)
+
+
+# -- /work subscriptions ---------------------------------------------------------------------
+
+
+async def test_work_subscription_joins_the_cohort(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=10, lease_ms=1000)
+    produce(engine, 30)
+    topic, sub = engine.queues.subscribe("q", "pushed", 10)
+    assert (sub.node, sub.max, sub.lease_ms) == ("pushed", 10, 1000)
+    polled = [_future(engine, "p1", 10), _future(engine, "p2", 10)]
+    pushed = engine.queues.claim_for(topic, sub, 10)
+    assert isinstance(pushed, asyncio.Future)
+    assert not pushed.done()
+    clock.advance(10)
+    results = [polled[0].result(), polled[1].result(), pushed.result()]
+    assert [len(r) for r in results] == [10, 10, 10]
+    assert sorted(_all_distinct(results)) == list(range(1, 31))
+    assert sub.held == set(_seqs(results[2]))
+    assert all(j.lease.node == "pushed" and j.lease.holder is sub for j in results[2])
+
+
+async def test_work_subscription_balanced_with_pollers(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, claim_jitter_ms=10)
+    produce(engine, 12)
+    topic, sub = engine.queues.subscribe("q", "pushed", 8)
+    pushed = engine.queues.claim_for(topic, sub, 8)
+    polled = _future(engine, "p", 8)
+    clock.advance(10)
+    assert isinstance(pushed, asyncio.Future)
+    assert len(pushed.result()) == 6 and len(polled.result()) == 6
+
+
+async def test_subscribe_defaults_and_clamps(engine: Engine) -> None:
+    make_queue(engine, lease_ms=2000)
+    _, sub = engine.queues.subscribe("q", "w")
+    assert (sub.max, sub.lease_ms) == (1, 2000)
+    _, sub = engine.queues.subscribe("q", "w", 5000, 10)
+    assert (sub.max, sub.lease_ms) == (1000, 100)
+    _, sub = engine.queues.subscribe("q", "w", 0)
+    assert sub.max == 1
+
+
+def _greedy_sub(engine: Engine, node: str, max_: int) -> tuple[Any, WorkSubscription, list[ClaimedJob]]:
+    topic, sub = engine.queues.subscribe("q", node, max_)
+    jobs = engine.queues.claim_for(topic, sub, max_)
+    assert isinstance(jobs, list)
+    return topic, sub, jobs
+
+
+def test_release_subscription_releases_exactly_its_leases(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, lease_ms=60_000)
+    produce(engine, 10)
+    plain = claim(engine, "n1", 2)  # 1, 2: a plain claim by the same node
+    topic, sub, jobs = _greedy_sub(engine, "n1", 3)  # 3, 4, 5
+    other_topic, other, other_jobs = _greedy_sub(engine, "n1", 2)  # 6, 7: another stream, same node
+    assert _seqs(jobs) == [3, 4, 5] and _seqs(other_jobs) == [6, 7]
+    engine.queues.ack("q", "n1", [4])  # no longer held by the stream
+    assert sub.held == {3, 5}
+    released = engine.queues.release_subscription(topic, sub)
+    assert released == 2
+    assert sub.held == set()
+    assert counters(engine) == (5, 4)  # 3, 5 + fresh 8, 9, 10 ready; 1, 2, 6, 7 held
+    # the plain claim and the other stream are unaffected
+    assert engine.queues.ack("q", "n1", claimed_seqs(plain)).done == [1, 2]
+    assert other.held == {6, 7}
+    # released jobs are claimable at once (reclaim freelist first), deliveries counted
+    got = claim(engine, "n2", 2)
+    assert claimed_seqs(got) == [3, 5]
+    assert [j.lease.deliveries for j in got.jobs] == [2, 2]
+    assert engine.queues.release_subscription(topic, sub) == 0  # idempotent
+    assert engine.queues.release_subscription(other_topic, other) == 2
+
+
+def test_release_subscription_skips_leases_it_lost(engine: Engine, clock: ManualClock) -> None:
+    """A stream's lease that expired and was re-claimed by a plain claim (even by the same
+    node) is not released by the stream's disconnect."""
+    make_queue(engine, lease_ms=100)
+    produce(engine, 2)
+    topic, sub, jobs = _greedy_sub(engine, "n1", 2)
+    clock.advance(101)
+    again = claim(engine, "n1", 1)  # expiry noticed; 1 re-leased to a plain claim
+    assert claimed_seqs(again) == [1]
+    assert sub.held == set()
+    assert engine.queues.release_subscription(topic, sub) == 0
+    assert counters(engine) == (1, 1)
+    assert engine.queues.ack("q", "n1", [1]).done == [1]
+
+
+def test_subscription_held_tracks_acks_nacks_and_wakes(engine: Engine) -> None:
+    make_queue(engine)
+    produce(engine, 3)
+    topic, sub, _ = _greedy_sub(engine, "n1", 3)
+    wakes: list[int] = []
+    sub.wake = lambda: wakes.append(1)
+    engine.queues.ack("q", "n1", [1])
+    engine.queues.nack("q", "n1", [2])
+    assert sub.held == {3}
+    assert len(wakes) == 2
+    engine.delete_records("q", before_seq=4)
+    assert sub.held == set()
+    assert len(wakes) == 3
+
+
+def test_release_subscription_after_topic_recreated_is_a_no_op(engine: Engine) -> None:
+    make_queue(engine)
+    produce(engine, 2)
+    topic, sub, _ = _greedy_sub(engine, "n1", 2)
+    engine.delete_topic("q")
+    make_queue(engine)
+    produce(engine, 2)
+    claim(engine, "n1", 2)
+    assert engine.queues.release_subscription(topic, sub) == 0
+    assert counters(engine) == (0, 2)
+
+
+def test_claim_for_greedy_respects_want(engine: Engine) -> None:
+    make_queue(engine)
+    produce(engine, 5)
+    topic, sub = engine.queues.subscribe("q", "n1", 4)
+    first = engine.queues.claim_for(topic, sub, 4)
+    assert isinstance(first, list) and _seqs(first) == [1, 2, 3, 4]
+    engine.queues.ack("q", "n1", [2])
+    refill = engine.queues.claim_for(topic, sub, sub.max - len(sub.held))
+    assert isinstance(refill, list) and _seqs(refill) == [5]
+    assert sub.held == {1, 3, 4, 5}
