@@ -327,8 +327,12 @@ async def drive(
     concurrency: int,
     time_cap_s: float,
     offset: int = 0,
+    on_body: Callable[[bytes], None] | None = None,
 ) -> dict[str, Any]:
-    """Issue ``count`` requests over ``concurrency`` connections (or stop at the time cap)."""
+    """Issue ``count`` requests over ``concurrency`` connections (or stop at the time cap).
+
+    ``on_body``, if given, is called with the body of every 2xx response (after its latency is
+    taken), e.g. to collect the server's ``performance`` numbers."""
     latencies: list[float] = []
     state = {"next": 0, "errors": 0, "records": 0, "bytes_in": 0, "bytes_out": 0}
     first_error: list[str] = []
@@ -356,6 +360,8 @@ async def drive(
                     first_error.append(f"HTTP {status}: {payload[:300]!r}")
                 continue
             latencies.append(dt)
+            if on_body is not None:
+                on_body(payload)
             state["records"] += records
             state["bytes_in"] += len(payload)
             state["bytes_out"] += len(body)
@@ -387,15 +393,19 @@ async def run_phase(
     concurrency: int,
     time_cap_s: float,
     offset: int,
+    on_body: Callable[[bytes], None] | None = None,
 ) -> dict[str, Any]:
-    """One timed run of a shape against a server (after ``warmup`` untimed requests)."""
+    """One timed run of a shape against a server (after ``warmup`` untimed requests);
+    ``on_body`` sees every 2xx response body of the timed part (see :func:`drive`)."""
     connector = aiohttp.TCPConnector(limit=concurrency)
     timeout = aiohttp.ClientTimeout(total=30)
     async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
         if warmup:
             await drive(session, fn, warmup, concurrency, time_cap_s, offset=offset)
         cpu0, client0, busy0 = cpu_seconds(server.pid), time.process_time(), machine_busy_seconds()
-        r = await drive(session, fn, requests, concurrency, time_cap_s, offset=offset + warmup)
+        r = await drive(
+            session, fn, requests, concurrency, time_cap_s, offset=offset + warmup, on_body=on_body
+        )
         cpu1, client1, busy1 = cpu_seconds(server.pid), time.process_time(), machine_busy_seconds()
     r["server_cpu_s"] = cpu1[0] + cpu1[1] - cpu0[0] - cpu0[1]
     r["client_cpu_s"] = client1 - client0

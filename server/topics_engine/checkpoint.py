@@ -65,8 +65,13 @@ class Checkpointer:
         topic.mark_sealed()
         if not records:
             return None
-        segments, topic_id = self.segments, topic.id
-        return self.wal.run_task(lambda: segments.seal(topic_id, records))
+        segments, topic_id, chunk = self.segments, topic.id, self.policy.max_events
+
+        def task() -> None:
+            for start in range(0, len(records), chunk):
+                segments.seal(topic_id, records[start : start + chunk])
+
+        return self.wal.run_task(task)
 
     def wal_bytes_since_checkpoint(self) -> int:
         return self.wal.stats.bytes_written_total - self.last_checkpoint_bytes
@@ -107,10 +112,12 @@ class Checkpointer:
         }
         segments, fs, wal, directory = self.segments, self.segments.fs, self.wal, self.snapshot_dir
 
+        chunk = self.policy.max_events
+
         def task() -> None:
             for topic_id, records in seals:
-                if records:
-                    segments.seal(topic_id, records)
+                for start in range(0, len(records), chunk):
+                    segments.seal(topic_id, records[start : start + chunk])
             keep = {tid: segments.live_segments(tid, floor) for tid, floor in earliest.items()}
             for entry in topics:
                 entry["segments"] = [s.path.name for s in keep[entry["id"]]]

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 Durable = asyncio.Future[float] | None
 """Resolves with the fsync milliseconds once durable; ``None`` when the ack needs no wait."""
 
-SEQ_RESERVE_BLOCK = 4096
+SEQ_RESERVE_BLOCK = 1 << 16
 
 
 class Journal(Protocol):
@@ -258,9 +258,10 @@ class WalJournal:
         """Keep the durable seq reservation of a topic whose writes are acked before they are
         durable (``ephemeral``, ``memory``, ``disk``) a block ahead of use, so a restart
         resumes above every seq that may have been handed out — even when the un-fsynced tail
-        was lost. Normally the next block is reserved long before it is needed; a batch that
-        outruns the reservation waits for its new reservation's fsync before it is acked."""
-        if last_seq + SEQ_RESERVE_BLOCK // 2 >= topic.seq_reserved_submitted:
+        was lost. The next block is reserved when a quarter of the current one is used, so it
+        is durable long before it is needed (48k seqs of headroom); only a batch that outruns
+        it waits for the new reservation's fsync before it is acked."""
+        if last_seq + SEQ_RESERVE_BLOCK * 3 // 4 >= topic.seq_reserved_submitted:
             reserved = last_seq + SEQ_RESERVE_BLOCK
             topic.seq_reserved_submitted = reserved
 

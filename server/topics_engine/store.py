@@ -77,6 +77,9 @@ class Store:
         for directory in (self.wal_dir, self.segments.directory, self.data_dir / "snapshots"):
             self.fs.makedirs(directory)
         yield from load_snapshot(engine, self.fs, self.data_dir / "snapshots", self.segments, self.report)
+        orphans = self.segments.remove_unlisted()
+        if orphans:
+            log.info("removed %d segment files sealed after the snapshot (the WAL replays them)", orphans)
         yield from replay_wal(engine, self.fs, self.wal_dir, self.report)
         r = self.report
         log.info(

@@ -57,13 +57,18 @@ class ServerContext:
 
     async def _recover(self, store: Store) -> None:
         started = time.monotonic()
-        gc.disable()  # recovery allocates millions of acyclic records: don't rescan them as it goes
-        try:
-            for progress in store.recover(self.engine):
-                self.replay_progress = progress
-                await asyncio.sleep(0)
-        finally:
-            gc.enable()
+
+        def recover() -> None:
+            gc.disable()  # recovery allocates millions of acyclic records: don't rescan them
+            try:
+                for progress in store.recover(self.engine):
+                    self.replay_progress = progress
+            finally:
+                gc.enable()
+
+        # On a worker thread, so the event loop binds the port and answers the probes (503
+        # with progress) meanwhile; nothing else touches the engine until ``ready``.
+        await asyncio.to_thread(recover)
         freeze_long_lived()
         store.open(self.engine, asyncio.get_running_loop())
         self.replay_progress = 1.0

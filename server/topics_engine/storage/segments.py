@@ -160,6 +160,24 @@ class SegmentStore:
             s for s in self.by_topic.get(topic_id, []) if s.last_seq >= earliest_seq and s.deleted < s.size
         ]
 
+    def remove_unlisted(self) -> int:
+        """Recovery: delete segment files the loaded snapshot does not list (sealed after it, or
+        torn ``.tmp`` writes). Their records are still in the WAL past the snapshot — that is
+        what replay re-applies — so the files are redundant. Returns how many were removed."""
+        listed = {s.path for segments in self.by_topic.values() for s in segments}
+        removed = 0
+        for topic_dir in self.fs.listdir(self.directory):
+            directory = self.directory / topic_dir
+            for name in self.fs.listdir(directory):
+                if directory / name not in listed:
+                    self.fs.remove(directory / name)
+                    removed += 1
+            if not self.fs.listdir(directory):
+                self.fs.rmdir(directory)
+        if removed:
+            self.fs.fsync_dir(self.directory)
+        return removed
+
     def retain(self, keep: dict[int, list[Segment]]) -> None:
         """Drop every segment not in ``keep`` (files and index). Call only once a snapshot that
         no longer lists them is durable."""
