@@ -2,9 +2,10 @@
 
 *Sealing* writes a topic's hot records (live, ``seq > sealed_upto``) into a new immutable
 segment, when the hot part reaches ``SegmentPolicy`` limits (events, bytes, age) and at every
-checkpoint. *Checkpointing* seals every hot record of every non-ephemeral topic, writes a
-snapshot of all topics' metadata at a WAL position (LSN), drops segments that no longer hold a
-live record, and trims the WAL files wholly below that LSN.
+checkpoint. *Checkpointing* seals every hot record of every non-ephemeral topic, flips the
+delete flags of sealed records deleted since the last checkpoint (until now their WAL ``DELETE``
+frames were the witness), writes a snapshot of all topics' metadata at a WAL position (LSN),
+drops segments that no longer hold a live record, and trims the WAL files wholly below that LSN.
 
 Consistency: the state is captured synchronously on the event loop (a cut), and the file work
 runs later as one ordered WAL-writer task, after every frame submitted before the cut is
@@ -114,10 +115,14 @@ class Checkpointer:
 
         chunk = self.policy.max_events
 
+        flips = self.journal.take_flips()
+
         def task() -> None:
             for topic_id, records in seals:
                 for start in range(0, len(records), chunk):
                     segments.seal(topic_id, records[start : start + chunk])
+            for topic_id, seqs in flips.items():
+                segments.flip_deleted(topic_id, sorted(seqs))
             keep = {tid: segments.live_segments(tid, floor) for tid, floor in earliest.items()}
             for entry in topics:
                 entry["segments"] = [s.path.name for s in keep[entry["id"]]]

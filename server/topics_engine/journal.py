@@ -136,6 +136,7 @@ class WalJournal:
         self.wal = wal
         self.segments = segments
         self.checkpointer: Checkpointer | None = None
+        self._flips: dict[int, list[int]] = {}
         self._unapplied: dict[int, None] = {}
         """LSNs of fsync-class frames submitted but not yet applied, in submission order."""
 
@@ -249,10 +250,17 @@ class WalJournal:
             self.checkpointer.maybe_seal(topic, now_ms)
 
     def deleted(self, topic: Topic, seqs: list[int]) -> None:
+        """Sealed records' delete flags are flipped at the next checkpoint, in one pass per
+        segment: until that checkpoint trims the WAL, the durable ``DELETE`` frame is the
+        witness (replay re-applies it), so an ack or delete never pays a segment fsync."""
         sealed = [seq for seq in seqs if seq <= topic.sealed_upto]
         if sealed and topic.config.durability is not Durability.EPHEMERAL:
-            segments, topic_id = self.segments, topic.id
-            self.wal.run_task(lambda: segments.flip_deleted(topic_id, sealed))
+            self._flips.setdefault(topic.id, []).extend(sealed)
+
+    def take_flips(self) -> dict[int, list[int]]:
+        """The sealed deletes since the last call (topic id -> seqs), for a checkpoint."""
+        flips, self._flips = self._flips, {}
+        return flips
 
     def _reserve(self, topic: Topic, last_seq: int) -> Durable:
         """Keep the durable seq reservation of a topic whose writes are acked before they are
