@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -109,6 +110,13 @@ class Queues:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._cohorts: dict[int, list[_Waiting]] = {}
+        self._lease_prefix = secrets.token_hex(4)
+        self._lease_counter = itertools.count(1)
+
+    def _next_lease_id(self) -> str:
+        """``lease_<hex>``: a random per-process prefix and a counter — unique across leases and
+        restarts without paying for a random draw per job."""
+        return f"lease_{self._lease_prefix}{next(self._lease_counter):010x}"
 
     # -- lookup and field checks -------------------------------------------------------------
 
@@ -236,7 +244,7 @@ class Queues:
                     i += 1
         for w, jobs in zip(claimers, dealt, strict=True):
             for record, deliveries in sorted(jobs, key=lambda j: j[0].seq):
-                lease_id = f"lease_{secrets.token_hex(8)}"
+                lease_id = self._next_lease_id()
                 q.apply(
                     LeaseEvent(
                         LeaseEventKind.CLAIMED, record.seq, lease_id, w.node, now + w.lease_ms, deliveries
