@@ -134,6 +134,7 @@ class WalJournal:
 
     def __init__(self, wal: Wal, segments: SegmentStore) -> None:
         self.wal = wal
+        wal.error_for = self._error_for
         self.segments = segments
         self.checkpointer: Checkpointer | None = None
         self._flips: dict[int, list[int]] = {}
@@ -145,6 +146,14 @@ class WalJournal:
         for lsn in self._unapplied:
             return lsn - 1
         return self.wal.next_lsn - 1
+
+    def _error_for(self, error: BaseException) -> BaseException:
+        """A write that was waiting when the WAL failed: 503 ``not_ready``, like later writes."""
+        try:
+            self.check_writable()
+        except NotReady as not_ready:
+            return not_ready
+        return WalFailed(f"write-ahead log I/O error: {error}")
 
     def check_writable(self) -> None:
         if self.wal.read_only:
@@ -172,28 +181,7 @@ class WalJournal:
         if on_durable is not None:
             self._unapplied[lsn] = None
             future.add_done_callback(lambda _: self._unapplied.pop(lsn, None))
-        return self._as_engine_error(future)
-
-    def _as_engine_error(self, future: asyncio.Future[float]) -> asyncio.Future[float]:
-        """The same promise, failing with the 503 ``not_ready`` envelope error on WAL failure."""
-        mapped: asyncio.Future[float] = future.get_loop().create_future()
-
-        def relay(f: asyncio.Future[float]) -> None:
-            if mapped.done():
-                return
-            if f.cancelled():
-                mapped.cancel()
-            elif (error := f.exception()) is not None:
-                try:
-                    self.check_writable()
-                    mapped.set_exception(error)
-                except NotReady as not_ready:
-                    mapped.set_exception(not_ready)
-            else:
-                mapped.set_result(f.result())
-
-        future.add_done_callback(relay)
-        return mapped
+        return future
 
     def topic_put(self, topic: Topic, now_ms: int) -> Durable:
         durable = self._submit(FrameType.TOPIC_PUT, topic_put_payload(topic, now_ms), wait=True)

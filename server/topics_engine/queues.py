@@ -29,7 +29,7 @@ import orjson
 from .config import TopicType
 from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicNotFound
 from .journal import Durable
-from .jsonvalues import dumps, to_int
+from .jsonvalues import U64_MAX, dumps, to_int
 from .queue import Lease, LeaseEvent, LeaseEventKind, QueueState
 from .records import PreparedRecord, Record
 from .topic import Topic
@@ -153,7 +153,10 @@ class Queues:
                 f"{len(seqs)} seqs in one call; at most {MAX_CLAIM} — split it",
                 {"seqs": len(seqs), "max_seqs": MAX_CLAIM},
             )
-        ints = [to_int(s, f"seqs[{i}]") for i, s in enumerate(seqs)]
+        if all(type(s) is int and 0 <= s <= U64_MAX for s in seqs):
+            ints = seqs  # the common case: plain non-negative integers
+        else:
+            ints = [to_int(s, f"seqs[{i}]") for i, s in enumerate(seqs)]
         if lease_ids is None:
             return ints, None
         if (

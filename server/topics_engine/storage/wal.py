@@ -104,6 +104,11 @@ class Wal:
         self.next_lsn = next_lsn
         self.durable_lsn = next_lsn - 1
         self.failed: BaseException | None = None
+        self.error_for: Callable[[BaseException], BaseException] = lambda err: WalFailed(
+            f"write-ahead log I/O error: {err}"
+        )
+        """What a waiting future fails with after an I/O error (the journal maps it to its
+        own error type, so no per-write future has to be wrapped)."""
         self.stats = WalStats()
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._depth = 0
@@ -178,7 +183,7 @@ class Wal:
                 if error is None:
                     item.future.set_result(fsync_ms)
                 else:
-                    item.future.set_exception(WalFailed(f"write-ahead log I/O error: {error}"))
+                    item.future.set_exception(self.error_for(error))
 
     # -- writer thread ----------------------------------------------------------------------------
 
