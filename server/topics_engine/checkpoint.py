@@ -7,16 +7,21 @@ delete flags of sealed records deleted since the last checkpoint (until now thei
 frames were the witness), writes a snapshot of all topics' metadata at a WAL position (LSN),
 drops segments that no longer hold a live record, and trims the WAL files wholly below that LSN.
 
-Consistency: the state is captured synchronously on the event loop (a cut), and the file work
-runs later as one ordered WAL-writer task, after every frame submitted before the cut is
-durable. The snapshot LSN is below the first fsync-class frame still waiting to be applied, so
-such a frame is replayed after the snapshot; replay is idempotent, so frames the snapshot already
-covers are harmless. Ephemeral topics contribute metadata only.
+Consistency: the state is captured synchronously on the event loop (a cut). The file work runs
+on a dedicated segment thread — never on the WAL writer, so sealing 100k records or writing a
+snapshot does not delay group commits — after every frame submitted before the cut is durable;
+segment work runs in submission order on that one thread. The WAL is trimmed last, on the
+writer thread (it owns the file), once the snapshot is durable. The snapshot LSN is below the
+first fsync-class frame still waiting to be applied, so such a frame is replayed after the
+snapshot; replay is idempotent, so frames the snapshot already covers are harmless. Ephemeral
+topics contribute metadata only.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +53,25 @@ class Checkpointer:
         self.policy = policy
         self.snapshot_dir = segments.directory.parent / "snapshots"
         self.last_checkpoint_bytes = 0
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="topics-segments")
+
+    def _on_worker(self, fn: Callable[[], None]) -> asyncio.Future[None]:
+        """Run segment/snapshot file work on the segment thread (never on the WAL writer, so it
+        never delays a group commit); an I/O error there turns the WAL read-only."""
+
+        def guarded() -> None:
+            try:
+                fn()
+            except OSError as err:
+                self.wal.fail(err)
+                raise
+
+        future = asyncio.wrap_future(self._worker.submit(guarded), loop=self.wal.loop)
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+        return future
+
+    def close(self) -> None:
+        self._worker.shutdown(wait=True)
 
     def maybe_seal(self, topic: Topic, now_ms: int) -> None:
         """Seal ``topic``'s hot records if they reached a segment limit."""
@@ -61,7 +85,7 @@ class Checkpointer:
         ):
             self.seal(topic)
 
-    def seal(self, topic: Topic) -> asyncio.Future[float] | None:
+    def seal(self, topic: Topic) -> asyncio.Future[None] | None:
         records = topic.hot_records()
         topic.mark_sealed()
         if not records:
@@ -72,13 +96,13 @@ class Checkpointer:
             for start in range(0, len(records), chunk):
                 segments.seal(topic_id, records[start : start + chunk])
 
-        return self.wal.run_task(task)
+        return self._on_worker(task)
 
     def wal_bytes_since_checkpoint(self) -> int:
         return self.wal.stats.bytes_written_total - self.last_checkpoint_bytes
 
-    def checkpoint(self, final: bool = False) -> asyncio.Future[float]:
-        """Cut now; the returned future resolves once the snapshot is durable and the WAL trimmed.
+    async def checkpoint(self, final: bool = False) -> None:
+        """Cut now; returns once the snapshot is durable and the WAL trimmed.
 
         ``final`` (clean shutdown, nothing can be lost after it): seq reservations collapse to
         the heads, so the next start resumes exactly where this one stopped."""
@@ -117,7 +141,7 @@ class Checkpointer:
 
         flips = self.journal.take_flips()
 
-        def task() -> None:
+        def files() -> None:
             for topic_id, records in seals:
                 for start in range(0, len(records), chunk):
                     segments.seal(topic_id, records[start : start + chunk])
@@ -129,6 +153,7 @@ class Checkpointer:
             fs.makedirs(directory)
             write_snapshot(fs, directory, lsn, state)
             segments.retain(keep)
-            wal.trim(lsn)
 
-        return wal.run_task(task)
+        await wal.run_task(lambda: None)  # the frames the flips witness are durable
+        await self._on_worker(files)
+        await wal.run_task(lambda: wal.trim(lsn))

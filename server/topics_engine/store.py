@@ -110,8 +110,10 @@ class Store:
             await self.checkpointer.checkpoint(final)
 
     def close(self) -> None:
-        """Flush and close the WAL, ending it with a ``CLEAN_STOP`` frame that records the exact
-        heads of ephemeral topics (their records are never logged)."""
+        """Finish segment work, then flush and close the WAL, ending it with a ``CLEAN_STOP``
+        frame that records the exact heads of ephemeral topics (their records are never logged)."""
+        if self.checkpointer is not None:
+            self.checkpointer.close()
         if self.wal is not None:
             if not self.wal.read_only and self.engine is not None:
                 heads = {

@@ -135,6 +135,11 @@ class Wal:
     def queue_depth(self) -> int:
         return self._depth
 
+    def fail(self, error: BaseException) -> None:
+        """Storage beside the log failed (a segment or snapshot write): stop accepting writes."""
+        if self.failed is None:
+            self.failed = error
+
     def submit(
         self,
         frame_type: FrameType,
