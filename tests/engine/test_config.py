@@ -7,27 +7,8 @@ from topics_engine import Discard, Durability, TopicConfig, TopicType
 from topics_engine.config import U64_MAX, resolve_config
 from topics_engine.errors import InvalidRequest, TopicExistsIncompatible
 
+from ..contract import CONTRACT_DEFAULTS
 from .conftest import raises_topics
-
-CONTRACT_DEFAULTS = {
-    "type": "log",
-    "ttl_ms": 0,
-    "cap_records": 0,
-    "cap_bytes": 0,
-    "discard": "old",
-    "durable": False,
-    "durability": "disk",
-    "priority": None,
-    "auto_priority": True,
-    "auto_create": True,
-    "idempotency_window_ms": 120000,
-    "dedupe_node": True,
-    "lease_ms": 30000,
-    "claim_jitter_ms": 0,
-    "max_deliveries": 0,
-    "dead_letter": None,
-    "leases_durable": False,
-}
 
 
 def test_empty_config_is_all_contract_defaults() -> None:

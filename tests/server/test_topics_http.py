@@ -5,27 +5,8 @@ from __future__ import annotations
 import httpx
 from topics_engine import ManualClock
 
+from ..contract import CONTRACT_DEFAULTS
 from .conftest import assert_error
-
-DEFAULT_CONFIG = {
-    "type": "log",
-    "ttl_ms": 0,
-    "cap_records": 0,
-    "cap_bytes": 0,
-    "discard": "old",
-    "durable": False,
-    "durability": "disk",
-    "priority": None,
-    "auto_priority": True,
-    "auto_create": True,
-    "idempotency_window_ms": 120000,
-    "dedupe_node": True,
-    "lease_ms": 30000,
-    "claim_jitter_ms": 0,
-    "max_deliveries": 0,
-    "dead_letter": None,
-    "leases_durable": False,
-}
 
 
 async def test_put_creates_then_is_idempotent_then_updates(client: httpx.AsyncClient) -> None:
@@ -33,7 +14,7 @@ async def test_put_creates_then_is_idempotent_then_updates(client: httpx.AsyncCl
     assert r.status_code == 201
     body = r.json()
     assert body["topic"] == "jobs" and body["created"] is True
-    assert body["config"] == DEFAULT_CONFIG
+    assert body["config"] == CONTRACT_DEFAULTS
     assert "server_total_ms" in body["performance"]
 
     r = await client.put("/v0/topics/jobs", json={})
@@ -50,7 +31,7 @@ async def test_put_creates_then_is_idempotent_then_updates(client: httpx.AsyncCl
 async def test_put_without_body_creates_all_default(client: httpx.AsyncClient) -> None:
     r = await client.put("/v0/topics/bare")
     assert r.status_code == 201
-    assert r.json()["config"] == DEFAULT_CONFIG
+    assert r.json()["config"] == CONTRACT_DEFAULTS
 
 
 async def test_explicit_durability_wins_over_durable(client: httpx.AsyncClient) -> None:

@@ -94,3 +94,39 @@ async def app_client(
             yield client, ctx
     finally:
         await ctx.stop()
+
+
+MODES = ["wal", "checkpoint"]
+"""Restart modes: ``wal`` — a clean close, recovery replays the WAL; ``checkpoint`` — a
+checkpoint first, recovery loads the snapshot and segments."""
+
+
+class Harness:
+    """A durable engine restarted in one of :data:`MODES` (or a mode chosen per restart)."""
+
+    def __init__(self, data_dir: Path, mode: str) -> None:
+        self.data_dir = data_dir
+        self.mode = mode
+        self.clock = ManualClock(T0)
+        self.node: Node | None = None
+
+    async def start(self) -> Engine:
+        self.node = await open_node(self.data_dir, self.clock)
+        return self.node.engine
+
+    @property
+    def engine(self) -> Engine:
+        assert self.node is not None
+        return self.node.engine
+
+    async def restart(self, mode: str | None = None) -> Engine:
+        assert self.node is not None
+        await flush(self.node)
+        if (mode or self.mode) == "checkpoint":
+            await self.node.store.checkpoint()
+        self.node.close()
+        return await self.start()
+
+    def close(self) -> None:
+        if self.node is not None:
+            self.node.close()

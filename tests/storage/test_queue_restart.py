@@ -17,50 +17,11 @@ from typing import Any
 
 import orjson
 import pytest
-from topics_engine import Engine, ManualClock
+from topics_engine import Engine
 from topics_engine.queues import ClaimResult
 
 from ..engine.queue_helpers import LEASE_ID_RE, claimed_seqs, qstate
-from .harness import T0, Node, diff_bytes, flush, open_node
-
-MODES = ["wal", "checkpoint"]
-
-
-class Harness:
-    def __init__(self, data_dir: Path, mode: str) -> None:
-        self.data_dir = data_dir
-        self.mode = mode
-        self.clock = ManualClock(T0)
-        self.node: Node | None = None
-
-    async def start(self) -> Engine:
-        self.node = await open_node(self.data_dir, self.clock)
-        return self.node.engine
-
-    @property
-    def engine(self) -> Engine:
-        assert self.node is not None
-        return self.node.engine
-
-    async def restart(self, mode: str | None = None) -> Engine:
-        assert self.node is not None
-        await flush(self.node)
-        if (mode or self.mode) == "checkpoint":
-            await self.node.store.checkpoint()
-        self.node.close()
-        return await self.start()
-
-    def close(self) -> None:
-        if self.node is not None:
-            self.node.close()
-
-
-@pytest.fixture(params=MODES)
-async def h(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
-    harness = Harness(tmp_path, request.param)
-    await harness.start()
-    yield harness
-    harness.close()
+from .harness import T0, Harness, diff_bytes, flush
 
 
 async def _done(future: Any) -> None:

@@ -20,45 +20,7 @@ import orjson
 import pytest
 from topics_engine import Engine, ManualClock
 
-from .harness import T0, Node, app_client, diff_bytes, diff_data, diff_seqs, open_node
-
-MODES = ["wal", "checkpoint"]
-
-
-class Harness:
-    def __init__(self, data_dir: Path, mode: str) -> None:
-        self.data_dir = data_dir
-        self.mode = mode
-        self.clock = ManualClock(T0)
-        self.node: Node | None = None
-
-    async def start(self) -> Engine:
-        self.node = await open_node(self.data_dir, self.clock)
-        return self.node.engine
-
-    @property
-    def engine(self) -> Engine:
-        assert self.node is not None
-        return self.node.engine
-
-    async def restart(self) -> Engine:
-        assert self.node is not None
-        if self.mode == "checkpoint":
-            await self.node.store.checkpoint()
-        self.node.close()
-        return await self.start()
-
-    def close(self) -> None:
-        if self.node is not None:
-            self.node.close()
-
-
-@pytest.fixture(params=MODES)
-async def h(request: pytest.FixtureRequest, tmp_path: Path):  # type: ignore[no-untyped-def]
-    harness = Harness(tmp_path, request.param)
-    await harness.start()
-    yield harness
-    harness.close()
+from .harness import T0, Harness, app_client, diff_bytes, diff_data, diff_seqs
 
 
 def read_at(engine: Engine, topic: str, cursor: int, **kw: Any) -> tuple[list[bytes], int, Any]:

@@ -1,0 +1,24 @@
+"""Values the contract (spec/api-v0.txt) states, written down once for every test suite."""
+
+from __future__ import annotations
+
+# §0.10: the Topic config object with every documented default, in the contract's key order.
+CONTRACT_DEFAULTS = {
+    "type": "log",
+    "ttl_ms": 0,
+    "cap_records": 0,
+    "cap_bytes": 0,
+    "discard": "old",
+    "durable": False,
+    "durability": "disk",
+    "priority": None,
+    "auto_priority": True,
+    "auto_create": True,
+    "idempotency_window_ms": 120000,
+    "dedupe_node": True,
+    "lease_ms": 30000,
+    "claim_jitter_ms": 0,
+    "max_deliveries": 0,
+    "dead_letter": None,
+    "leases_durable": False,
+}
