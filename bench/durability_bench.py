@@ -82,6 +82,7 @@ from bench.http_bench import (  # noqa: E402
     append_fn,
     can_pin,
     drive,
+    emit_result,
     free_port,
     git,
     log,
@@ -911,12 +912,7 @@ def main(argv: list[str] | None = None) -> int:
     result["targets"] = targets(result)
     result["problems"] = integrity_problems(result)
     result["warnings"] = storage_warnings(result)
-    result["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    result["wall_s"] = round(time.time() - started, 1)
-    text = orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
-    if args.out:
-        args.out.write_text(text + "\n")
-    print(text)
+    emit_result(result, started, args.out)
     print_summary(result)
     return 1 if result["problems"] else 0
 

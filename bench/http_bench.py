@@ -881,13 +881,20 @@ def main(argv: list[str] | None = None) -> int:
             ]
             with servers(factories) as (topics, bare):
                 result.update(runner.run(benchmark(plan, topics, bare)))
-    result["wall_s"] = round(time.time() - started, 1)
-    text = orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
-    if args.out:
-        args.out.write_text(text + "\n")
-    print(text)
+    emit_result(result, started, args.out)
     failed = any(v.get("errors") for srv in result.get("results", {}).values() for v in srv.values())
     return 1 if failed else 0
+
+
+def emit_result(result: dict[str, Any], started: float, out: Path | None) -> None:
+    """Finish a benchmark's JSON result (load average, wall time), write it to ``out`` and print
+    it to stdout — the shared tail of every benchmark script."""
+    result["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    result["wall_s"] = round(time.time() - started, 1)
+    text = orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
+    if out:
+        out.write_text(text + "\n")
+    print(text)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,7 @@ from bench.http_bench import (  # noqa: E402
     _die_with_parent,
     can_pin,
     cpu_seconds,
+    emit_result,
     free_port,
     log,
     machine_busy_seconds,
@@ -1006,12 +1007,7 @@ def main(argv: list[str] | None = None) -> int:
         if pg is not None:
             pg.stop()
     result["problems"] = collect_problems(result)
-    result["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    result["wall_s"] = round(time.time() - started, 1)
-    text = orjson.dumps(result, option=orjson.OPT_INDENT_2).decode()
-    if args.out:
-        args.out.write_text(text + "\n")
-    print(text)
+    emit_result(result, started, args.out)
     print_summary(result)
     return 1 if result["problems"] else 0
 
