@@ -1,42 +1,190 @@
-"""Structural rules: one-way imports, and the spec / error classes / statuses agreeing."""
+"""Structural rules: one-way imports in layers with no cycles, and the spec / error classes /
+statuses agreeing."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from topics_engine.errors import TopicsError, all_error_classes
+from topics_engine.errors import TopicsError, error_classes
+from topics_server import errors as server_errors  # noqa: F401 — registers the HTTP-layer errors
 from topics_server.spec import load_document
+from topics_server.wire import STATUS_BY_CODE
 
 ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "server"
 FRAMEWORKS = ("connexion", "starlette", "uvicorn", "topics_server", "httpx", "aiohttp")
 
+# The layers of server/, lowest first. A module may import only from its own layer or below;
+# every module must be placed (a new module has to be given its layer here).
+LAYERS: list[tuple[str, set[str]]] = [
+    ("storage", {"topics_engine.storage"}),
+    (
+        "model",
+        {
+            f"topics_engine.{m}"
+            for m in [
+                "batch",
+                "clock",
+                "config",
+                "errors",
+                "idempotency",
+                "jsonvalues",
+                "leases",
+                "limits",
+                "listing",
+                "matching",
+                "names",
+                "notifier",
+                "persistence",
+                "priority",
+                "records",
+                "results",
+                "tags",
+                "topic",
+            ]
+        },
+    ),
+    ("engine", {"topics_engine.engine"}),
+    ("features", {"topics_engine.queues", "topics_engine.datadir", "topics_engine"}),
+    ("server", {"topics_server"}),
+]
 
-def _imports(package: Path) -> set[str]:
-    names: set[str] = set()
-    for path in package.rglob("*.py"):
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SOURCE).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (type-checking-only imports included: a cycle
+    through type imports is still a cycle in the design)."""
+    modules = {_module_name(p): p for p in SOURCE.rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text())):
+            targets: list[str] = []
             if isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names.add(node.module)
-    return names
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - node.level + 1]
+                    prefix = ".".join(base)
+                    mod = f"{prefix}.{node.module}" if node.module else prefix
+                else:
+                    mod = node.module or ""
+                targets = [mod] + [f"{mod}.{alias.name}" for alias in node.names]
+            for target in targets:
+                if target in modules and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def _layer(module: str) -> int:
+    best, depth = -1, -1
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > depth:
+                best, depth = index, len(prefix)
+    return best
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm (iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                found.append(sorted(component))
+    return found
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    cycles = [c for c in _strongly_connected(_import_graph()) if len(c) > 1]
+    assert cycles == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert [c for c in _strongly_connected(graph) if len(c) > 1] == [["a", "b", "c"]]
+
+
+def test_every_module_has_a_layer_and_imports_only_downward() -> None:
+    graph = _import_graph()
+    unplaced = sorted(m for m in graph if _layer(m) < 0)
+    assert unplaced == [], "give new modules their layer in LAYERS"
+    upward = sorted(
+        f"{m} ({LAYERS[_layer(m)][0]}) imports {t} ({LAYERS[_layer(t)][0]})"
+        for m, targets in graph.items()
+        for t in targets
+        if _layer(t) > _layer(m)
+    )
+    assert upward == []
 
 
 def test_engine_imports_no_web_framework_and_not_the_server() -> None:
-    imported = _imports(ROOT / "server" / "topics_engine")
-    offenders = sorted(n for n in imported if n.split(".")[0] in FRAMEWORKS)
-    assert offenders == []
+    offenders: set[str] = set()
+    for path in (SOURCE / "topics_engine").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            offenders.update(n for n in names if n.split(".")[0] in FRAMEWORKS)
+    assert sorted(offenders) == []
 
 
-def test_spec_error_codes_match_the_engine_error_classes() -> None:
-    doc = load_document()
-    spec_codes = set(
-        doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"]
-    )
-    classes = all_error_classes()
-    assert {cls.code for cls in classes} == spec_codes
-    assert len({cls.code for cls in classes}) == len(classes), "one class per code"
+def _spec_error_codes() -> set[str]:
+    schemas = load_document()["components"]["schemas"]
+    if "ErrorCode" in schemas:
+        return set(schemas["ErrorCode"]["enum"])
+    return set(schemas["Error"]["properties"]["error"]["properties"]["code"]["enum"])
+
+
+def test_spec_error_codes_match_the_error_classes() -> None:
+    classes = error_classes()
+    codes = [cls.code for cls in classes]
+    assert set(codes) == _spec_error_codes()
+    assert len(set(codes)) == len(codes), "one class per code"
     assert TopicsError.code == "internal"
 
 
@@ -64,7 +212,8 @@ def test_error_statuses_match_the_contract_table() -> None:
         "not_ready": 503,
         "shutting_down": 503,
     }
-    assert {cls.code: cls.status for cls in all_error_classes()} == expected
+    assert expected == STATUS_BY_CODE
+    assert {cls.code for cls in error_classes()} == set(STATUS_BY_CODE)
 
 
 def test_every_spec_operation_has_a_handler() -> None:

@@ -1,25 +1,31 @@
 """topics_engine — the storage engine behind the /v0 API. No web framework imports.
 
-Public surface: :class:`Engine`, the clocks, :class:`Limits`, the config types and the error
-hierarchy. Everything else is private to the package.
+Layers, lowest first (imports only go downward; ``tests/test_architecture.py`` enforces it):
+
+1. ``storage`` — bytes on disk: the filesystem seam, WAL frames and writer, payload formats,
+   segments, snapshots. Knows nothing above it.
+2. the model — clock, config, errors, limits, records, topic, leases (a queue's lease
+   projection), results, and the :mod:`persistence` seam.
+3. :class:`Engine` — the registry of topics and the operations of §1–§5.
+4. features composed over the engine — :class:`queues.Queues` (§10) — and ``datadir``, the
+   durable side (WAL persistence, sealing, checkpoints, recovery, the data-directory lifecycle).
 """
 
 from .clock import Clock, ManualClock, SystemClock
 from .config import Discard, Durability, TopicConfig, TopicType
-from .engine import AppendResult, DiffResult, Engine, PutResult
+from .engine import Engine
 from .errors import TopicsError
 from .limits import Limits
+from .queues import Queues
 
 __all__ = [
-    "AppendResult",
     "Clock",
-    "DiffResult",
     "Discard",
     "Durability",
     "Engine",
     "Limits",
     "ManualClock",
-    "PutResult",
+    "Queues",
     "SystemClock",
     "TopicConfig",
     "TopicType",

@@ -1,8 +1,10 @@
-"""The engine's error hierarchy: one class per wire ``error.code``.
+"""The engine's error hierarchy: one class per wire ``error.code`` the engine can raise.
 
-Every class carries its HTTP status and stable ``code``; the server maps them to the
-contract's envelope (``{"error": {"code", "message", "detail"}}``) in exactly one place.
-Messages say how to fix the problem; ``detail`` is structured context for programs.
+Errors carry a stable ``code``, a ``message`` that says how to fix the problem, and an optional
+structured ``detail``. They carry no HTTP status: the server maps codes to statuses (and to the
+contract's envelope) in exactly one place, ``topics_server.wire``. Errors that only the HTTP
+layer can raise (unknown method, media type, body size, authentication) live in
+``topics_server.errors``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from typing import Any, ClassVar
 class TopicsError(Exception):
     """Base of every error that reaches a client as an envelope."""
 
-    status: ClassVar[int] = 500
     code: ClassVar[str] = "internal"
 
     def __init__(self, message: str, detail: dict[str, Any] | None = None) -> None:
@@ -23,27 +24,19 @@ class TopicsError(Exception):
 
 
 class InvalidRequest(TopicsError):
-    status, code = 400, "invalid_request"
+    code = "invalid_request"
 
 
 class BatchTooLarge(TopicsError):
-    status, code = 400, "batch_too_large"
+    code = "batch_too_large"
 
 
 class RecordTooLarge(TopicsError):
-    status, code = 400, "record_too_large"
-
-
-class Unauthorized(TopicsError):
-    status, code = 401, "unauthorized"
-
-
-class Forbidden(TopicsError):
-    status, code = 403, "forbidden"
+    code = "record_too_large"
 
 
 class TopicNotFound(TopicsError):
-    status, code = 404, "topic_not_found"
+    code = "topic_not_found"
 
     def __init__(self, topic: str) -> None:
         super().__init__(
@@ -54,65 +47,60 @@ class TopicNotFound(TopicsError):
 
 
 class RouterNotFound(TopicsError):
-    status, code = 404, "router_not_found"
+    code = "router_not_found"
 
 
 class NotFound(TopicsError):
-    status, code = 404, "not_found"
+    """A resource that is not a topic or router (an unknown route, a watch session)."""
 
-
-class MethodNotAllowed(TopicsError):
-    status, code = 405, "method_not_allowed"
-
-
-class NotAcceptable(TopicsError):
-    status, code = 406, "not_acceptable"
+    code = "not_found"
 
 
 class RouterCycle(TopicsError):
-    status, code = 409, "router_cycle"
+    code = "router_cycle"
 
 
 class TopicExistsIncompatible(TopicsError):
-    status, code = 409, "topic_exists_incompatible"
+    code = "topic_exists_incompatible"
 
 
 class TopicNotEmpty(TopicsError):
-    status, code = 409, "topic_not_empty"
+    code = "topic_not_empty"
 
 
 class NotAQueue(TopicsError):
-    status, code = 409, "not_a_queue"
-
-
-class PayloadTooLarge(TopicsError):
-    status, code = 413, "payload_too_large"
-
-
-class UnsupportedMediaType(TopicsError):
-    status, code = 415, "unsupported_media_type"
+    code = "not_a_queue"
 
 
 class TopicFull(TopicsError):
-    status, code = 422, "topic_full"
+    code = "topic_full"
 
 
 class Throttled(TopicsError):
-    status, code = 429, "throttled"
+    code = "throttled"
 
 
 class Internal(TopicsError):
-    status, code = 500, "internal"
+    code = "internal"
 
 
 class NotReady(TopicsError):
-    status, code = 503, "not_ready"
+    """The engine cannot serve this now: recovering, or its write-ahead log turned read-only.
+
+    ``detail.wal_read_only`` marks the second case: it does not clear until a restart, so
+    clients must not retry it (no ``Retry-After``)."""
+
+    code = "not_ready"
 
 
 class ShuttingDown(TopicsError):
-    status, code = 503, "shutting_down"
+    code = "shutting_down"
 
 
-def all_error_classes() -> list[type[TopicsError]]:
-    """Every concrete wire error, for the spec/status agreement test."""
-    return list(TopicsError.__subclasses__())
+def error_classes(base: type[TopicsError] = TopicsError) -> list[type[TopicsError]]:
+    """Every concrete error class below ``base`` (recursively), for the agreement tests."""
+    found: list[type[TopicsError]] = []
+    for cls in base.__subclasses__():
+        found.append(cls)
+        found.extend(error_classes(cls))
+    return found

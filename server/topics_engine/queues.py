@@ -19,27 +19,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from .config import TopicType
-from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicNotFound
-from .journal import Durable
+from .engine import Engine
+from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicsError
 from .jsonvalues import U64_MAX, dumps, to_int
-from .queue import Lease, LeaseEvent, LeaseEventKind, QueueState
+from .leases import Lease, LeaseEvent, LeaseEventKind, QueueState
 from .records import PreparedRecord, Record
+from .results import AckWait, QueueCounters
 from .topic import Topic
 
-if TYPE_CHECKING:
-    from .engine import Engine
+log = logging.getLogger("topics.queues")
 
 MAX_CLAIM = 1000
 LEASE_MS_RANGE = (100, 86_400_000)
 MAX_DELAY_MS = 86_400_000
+DEAD_LETTER_RETRY_MS = (1_000, 60_000)
+"""Backoff of a failed dead-letter move: first retry after 1 s, doubling, at most every 60 s."""
 
 
 @dataclass(slots=True)
@@ -61,22 +64,26 @@ class ClaimedJob:
 
 
 @dataclass(slots=True)
-class ClaimResult:
+class Claimed:
+    """A claim's leased jobs; ``wait`` is the lease frame's durability (``leases_durable`` on
+    an ``fsync`` queue) — every claim path waits for it before handing jobs out."""
+
     topic: str
     jobs: list[ClaimedJob]
     ready: int
-    durable: Durable = None
+    """Claimable jobs still waiting after this claim (§10.2)."""
+    wait: AckWait = None
 
 
 @dataclass(slots=True)
-class SettleResult:
-    """ack / nack / extend: what was done, what was skipped, and the counters after."""
+class LeaseChange:
+    """ack / nack / extend: what was done and what was skipped."""
 
     topic: str
     done: list[int]
     skipped: list[int]
     deadlines: dict[str, int] = field(default_factory=dict)
-    durable: Durable = None
+    wait: AckWait = None
 
 
 @dataclass(eq=False)
@@ -107,9 +114,13 @@ class _Waiting:
 
 
 class Queues:
+    """Queue operations, composed over an :class:`Engine` (the engine knows nothing of them)."""
+
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._cohorts: dict[int, list[_Waiting]] = {}
+        self._retries: dict[tuple[int, int], int] = {}
+        """(topic id, seq) -> backoff ms of a held-back job's next dead-letter move attempt."""
         self._lease_prefix = secrets.token_hex(4)
         self._lease_counter = itertools.count(1)
 
@@ -121,9 +132,9 @@ class Queues:
     # -- lookup and field checks -------------------------------------------------------------
 
     def queue_topic(self, name: str) -> Topic:
-        topic = self.engine.topic(name)
-        if topic is None:
-            raise TopicNotFound(name)
+        """The queue called ``name``: 404 ``topic_not_found`` / 409 ``not_a_queue`` otherwise.
+        Every queue endpoint calls this before judging its own fields (§10)."""
+        topic = self.engine.get(name)
         if topic.config.type is not TopicType.QUEUE or topic.queue is None:
             raise NotAQueue(
                 f'topic "{name}" is a log, not a queue; create queues with PUT /v0/topics/{name} '
@@ -170,37 +181,38 @@ class Queues:
             )
         return ints, lease_ids
 
-    def counters(self, topic: Topic) -> tuple[int, int]:
-        q = _q(topic)
-        q.expire(self.engine.clock.now_ms())
-        return q.counters(topic.count)
+    def counters(self, topic: Topic) -> QueueCounters:
+        """The §10.7 counters of a queue (lazy lease expiry applied first)."""
+        counters = self.engine.queue_counters(topic)
+        assert counters is not None, "queue operations resolve the topic with queue_topic()"
+        return counters
 
     # -- claim --------------------------------------------------------------------------------
 
     def claim(
         self, name: str, node: Any, max_: Any = None, lease_ms: Any = None
-    ) -> ClaimResult | asyncio.Future[list[ClaimedJob]]:
+    ) -> Claimed | asyncio.Future[list[ClaimedJob]]:
         """Lease up to ``max`` jobs to ``node``: a result now (greedy), or — with a coalescing
-        window — a future resolved when the cohort's pass runs."""
+        window — a future resolved when the cohort's pass ran and its leases are durable."""
         topic = self.queue_topic(name)
         waiting = _Waiting(self._node(node), _clamp_max(max_), self._lease_ms(topic, lease_ms), None, None)
         if topic.config.claim_jitter_ms > 0:
             return self._join_cohort(topic, waiting)
         self._serve(topic, [waiting])
-        ready, _ = self.counters(topic)
-        return ClaimResult(name, waiting.jobs, ready, self._journal_claims(topic, waiting.jobs))
+        return Claimed(name, waiting.jobs, self.counters(topic).ready, self._log_claims(topic, waiting.jobs))
 
     def claim_for(
         self, topic: Topic, sub: WorkSubscription, want: int
-    ) -> list[ClaimedJob] | asyncio.Future[list[ClaimedJob]]:
+    ) -> Claimed | asyncio.Future[list[ClaimedJob]]:
         """A /work refill: lease up to ``want`` jobs to the subscription (in the cohort when
-        the queue coalesces)."""
+        the queue coalesces). Like a claim, jobs are handed out once their leases are durable."""
         waiting = _Waiting(sub.node, want, sub.lease_ms, None, sub)
         if topic.config.claim_jitter_ms > 0:
             return self._join_cohort(topic, waiting)
         self._serve(topic, [waiting])
-        self._journal_claims(topic, waiting.jobs)
-        return waiting.jobs
+        return Claimed(
+            topic.name, waiting.jobs, self.counters(topic).ready, self._log_claims(topic, waiting.jobs)
+        )
 
     def _join_cohort(self, topic: Topic, waiting: _Waiting) -> asyncio.Future[list[ClaimedJob]]:
         waiting.future = asyncio.get_running_loop().create_future()
@@ -212,10 +224,11 @@ class Queues:
         return waiting.future
 
     def _run_cohort(self, topic: Topic) -> None:
-        """The coordinator pass: one critical section serving every claim of the window."""
+        """The coordinator pass: one critical section serving every claim of the window. Each
+        claimer gets its jobs once their lease frame is durable (if it is logged at all)."""
         cohort = self._cohorts.pop(topic.id, [])
         live = [w for w in cohort if w.future is not None and not w.future.done()]
-        if self.engine.topic(topic.name) is not topic or topic.queue is None:
+        if not self.engine.is_current(topic) or topic.queue is None:
             for w in live:
                 assert w.future is not None
                 w.future.set_exception(
@@ -224,9 +237,8 @@ class Queues:
             return
         self._serve(topic, live)
         for w in live:
-            self._journal_claims(topic, w.jobs)
             assert w.future is not None
-            w.future.set_result(w.jobs)
+            _resolve_after(w.future, w.jobs, self._log_claims(topic, w.jobs))
 
     def _serve(self, topic: Topic, claimers: list[_Waiting]) -> None:
         """Pick jobs for everyone (dead-lettering on the way) and divide them: each claimer's
@@ -261,9 +273,8 @@ class Queues:
 
     def _pick(self, topic: Topic, q: QueueState, n: int, now: int) -> list[tuple[Record, int]]:
         """Up to ``n`` claimable jobs with their new delivery counts: reclaimed first, then
-        fresh. Jobs past ``max_deliveries`` are dead-lettered instead of picked."""
+        fresh. Jobs past ``max_deliveries`` are dead-lettered (or held back) instead."""
         picked: list[tuple[Record, int]] = []
-        cfg = topic.config
         while len(picked) < n:
             seq = q.pop_reclaimable()
             record = topic.record(seq) if seq is not None else None
@@ -275,15 +286,40 @@ class Queues:
                     break
                 q.cursor = record.seq
             deliveries = q.deliveries.get(record.seq, 0) + 1
-            poison = cfg.max_deliveries and cfg.dead_letter and deliveries > cfg.max_deliveries
-            if poison and self._dead_letter(topic, record, deliveries - 1):
+            if _is_poison(topic, deliveries):
+                self._dead_letter(topic, record, deliveries - 1)
                 continue
             picked.append((record, deliveries))
         return picked
 
-    def _dead_letter(self, topic: Topic, record: Record, deliveries: int) -> bool:
-        """Move a poison job to the dead-letter topic; False (deliver it instead) if the
-        dead-letter topic refuses it — a job is never dropped."""
+    # -- dead-lettering -----------------------------------------------------------------------
+
+    def _dead_letter(self, topic: Topic, record: Record, deliveries: int) -> None:
+        """Move a poison job to the dead-letter topic. If the dead-letter topic refuses it
+        (full, not creatable, read-only WAL), the job is held back — never re-delivered, never
+        dropped — and the move is retried with backoff (ruling 6)."""
+        q = _q(topic)
+        try:
+            self._move_to_dead_letter(topic, record, deliveries)
+        except TopicsError as err:
+            q.hold_back(record.seq)
+            key = (topic.id, record.seq)
+            delay = self._retries.get(key, DEAD_LETTER_RETRY_MS[0])
+            self._retries[key] = min(delay * 2, DEAD_LETTER_RETRY_MS[1])
+            log.warning(
+                "dead-letter move of %s seq %d to %s failed (%s: %s); retrying in %d ms",
+                topic.name,
+                record.seq,
+                topic.config.dead_letter,
+                err.code,
+                err.message,
+                delay,
+            )
+            self.engine.clock.call_later(delay, lambda: self._retry_dead_letter(topic, record.seq))
+            return
+        self._retries.pop((topic.id, record.seq), None)
+
+    def _move_to_dead_letter(self, topic: Topic, record: Record, deliveries: int) -> None:
         meta = orjson.loads(record.meta_json) if record.meta_json is not None else {}
         meta.update(
             {
@@ -293,19 +329,30 @@ class Queues:
             }
         )
         moved = PreparedRecord(record.node, record.tag, record.data_json, dumps(meta))
-        try:
-            self.engine.append_prepared(topic.config.dead_letter or "", [moved])
-        except Exception:  # noqa: BLE001 — topic_full, not creatable, read-only WAL: keep the job
-            return False
+        self.engine.append_prepared(topic.config.dead_letter or "", [moved])
         self.engine.delete_seqs(topic, [record.seq])
-        event = LeaseEvent(
-            LeaseEventKind.DEAD_LETTERED, record.seq, "", deliveries=_q(topic).dead_lettered + 1
-        )
-        _q(topic).apply(event)
-        self.engine.journal.lease_events(topic, [event], always=True)
-        return True
+        q = _q(topic)
+        event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, record.seq, "", deliveries=q.dead_lettered + 1)
+        q.apply(event)
+        self.engine.persistence.lease_events(topic, [event], always=True)
 
-    def _journal_claims(self, topic: Topic, jobs: list[ClaimedJob]) -> Durable:
+    def _retry_dead_letter(self, topic: Topic, seq: int) -> None:
+        """A held-back job's retry timer: move it now if it is still held back and poison;
+        release it to the freelist if the queue's config no longer makes it poison."""
+        q = topic.queue
+        record = topic.record(seq)
+        if q is None or not self.engine.is_current(topic) or seq not in q.held_back or record is None:
+            self._retries.pop((topic.id, seq), None)
+            return
+        deliveries = q.deliveries.get(seq, 0)
+        if not _is_poison(topic, deliveries + 1):
+            self._retries.pop((topic.id, seq), None)
+            q.release_held(seq)
+            return
+        q.held_back.discard(seq)
+        self._dead_letter(topic, record, deliveries)
+
+    def _log_claims(self, topic: Topic, jobs: list[ClaimedJob]) -> AckWait:
         events = [
             LeaseEvent(
                 LeaseEventKind.CLAIMED,
@@ -317,7 +364,7 @@ class Queues:
             )
             for j in jobs
         ]
-        return self.engine.journal.lease_events(topic, events) if events else None
+        return self.engine.persistence.lease_events(topic, events) if events else None
 
     # -- ack / nack / extend ------------------------------------------------------------------
 
@@ -343,22 +390,22 @@ class Queues:
             held.append((seq, lease))
         return held, skipped
 
-    def ack(self, name: str, node: Any, seqs: Any, lease_ids: Any = None) -> SettleResult:
+    def ack(self, name: str, node: Any, seqs: Any, lease_ids: Any = None) -> LeaseChange:
         """Complete held jobs: the ack is the permanent delete (durable iff the topic is)."""
         topic = self.queue_topic(name)
         node = self._node(node)
         ints, ids = self._seqs(seqs, lease_ids)
         held, skipped = self._held(topic, node, ints, ids)
         if held:
-            self.engine.journal.check_writable()
+            self.engine.persistence.check_writable()
         events = [LeaseEvent(LeaseEventKind.ACKED, seq, lease.lease_id) for seq, lease in held]
         for e in events:
             _q(topic).apply(e)
-        self.engine.journal.lease_events(topic, events)
+        self.engine.persistence.lease_events(topic, events)
         deleted = self.engine.delete_seqs(topic, sorted(seq for seq, _ in held))
-        return SettleResult(name, [seq for seq, _ in held], skipped, durable=deleted.durable)
+        return LeaseChange(name, [seq for seq, _ in held], skipped, wait=deleted.wait)
 
-    def nack(self, name: str, node: Any, seqs: Any, delay_ms: Any = 0, lease_ids: Any = None) -> SettleResult:
+    def nack(self, name: str, node: Any, seqs: Any, delay_ms: Any = 0, lease_ids: Any = None) -> LeaseChange:
         """Release held jobs for reclaim now, or after ``delay_ms``."""
         topic = self.queue_topic(name)
         node = self._node(node)
@@ -369,10 +416,10 @@ class Queues:
         events = [LeaseEvent(LeaseEventKind.RELEASED, seq, lease.lease_id, at=at) for seq, lease in held]
         for e in events:
             _q(topic).apply(e)
-        durable = self.engine.journal.lease_events(topic, events) if events else None
-        return SettleResult(name, [seq for seq, _ in held], skipped, durable=durable)
+        wait = self.engine.persistence.lease_events(topic, events) if events else None
+        return LeaseChange(name, [seq for seq, _ in held], skipped, wait=wait)
 
-    def extend(self, name: str, node: Any, seqs: Any, lease_ms: Any, lease_ids: Any = None) -> SettleResult:
+    def extend(self, name: str, node: Any, seqs: Any, lease_ms: Any, lease_ids: Any = None) -> LeaseChange:
         """Set held leases' deadlines to now + ``lease_ms`` (sets, not adds)."""
         topic = self.queue_topic(name)
         node = self._node(node)
@@ -388,9 +435,9 @@ class Queues:
         ]
         for e in events:
             _q(topic).apply(e)
-        durable = self.engine.journal.lease_events(topic, events) if events else None
+        wait = self.engine.persistence.lease_events(topic, events) if events else None
         done = [seq for seq, _ in held]
-        return SettleResult(name, done, skipped, {str(seq): deadline for seq in done}, durable)
+        return LeaseChange(name, done, skipped, {str(seq): deadline for seq in done}, wait)
 
     # -- /work subscriptions ------------------------------------------------------------------
 
@@ -405,7 +452,7 @@ class Queues:
         """Release-on-disconnect: every lease pushed on this stream and still held goes back to
         the freelist now (``released`` events), not at lease expiry."""
         q: QueueState | None = topic.queue
-        if q is None or self.engine.topic(topic.name) is not topic:
+        if q is None or not self.engine.is_current(topic):
             return 0
         events = []
         for seq in sorted(sub.held):
@@ -418,13 +465,38 @@ class Queues:
         sub.held.clear()
         if events:
             with contextlib.suppress(NotReady):  # a read-only WAL: the leases expire instead
-                self.engine.journal.lease_events(topic, events)
+                self.engine.persistence.lease_events(topic, events)
         return len(events)
 
 
 def _q(topic: Topic) -> QueueState:
     assert topic.queue is not None, "queue operations resolve the topic with queue_topic()"
     return topic.queue
+
+
+def _is_poison(topic: Topic, deliveries: int) -> bool:
+    """Delivering the job a ``deliveries``-th time would exceed ``max_deliveries`` on a queue
+    with a dead-letter topic (§10.6)."""
+    cfg = topic.config
+    return bool(cfg.max_deliveries and cfg.dead_letter and deliveries > cfg.max_deliveries)
+
+
+def _resolve_after(future: asyncio.Future[list[ClaimedJob]], jobs: list[ClaimedJob], wait: AckWait) -> None:
+    """Resolve a cohort claimer's future with its jobs once their lease frame is durable."""
+    if wait is None:
+        future.set_result(jobs)
+        return
+
+    def done(w: asyncio.Future[float]) -> None:
+        if future.done():
+            return
+        error = None if w.cancelled() else w.exception()
+        if w.cancelled() or error is not None:
+            future.set_exception(error or NotReady("the lease log could not be written", None))
+        else:
+            future.set_result(jobs)
+
+    wait.add_done_callback(done)
 
 
 def _clamp_max(max_: Any) -> int:

@@ -29,9 +29,11 @@ from typing import Any
 from .config import Discard, TopicConfig, TopicType
 from .errors import TopicFull
 from .idempotency import IdempotencyWindow
+from .leases import QueueState
 from .matching import TagMatch
-from .queue import QueueState
 from .records import PreparedRecord, Record
+from .results import Diff, Tombstone
+from .storage.formats import TopicImage
 from .tags import TagIndex
 
 _MAX_LOSS_RUNS = 64
@@ -47,42 +49,15 @@ class LossRun:
 
 
 @dataclass(slots=True)
-class Tombstone:
-    gap_from: int
-    gap_to: int
-    reason: str
-    missed_estimate: int
-    earliest_seq: int
-    head_seq: int
-
-    def to_wire(self) -> dict[str, object]:
-        return {
-            "gap_from": self.gap_from,
-            "gap_to": self.gap_to,
-            "reason": self.reason,
-            "missed_estimate": self.missed_estimate,
-            "earliest_seq": self.earliest_seq,
-            "head_seq": self.head_seq,
-        }
-
-
-@dataclass(slots=True)
-class ReadResult:
-    records: list[bytes]
-    next_from_seq: int
-    tombstone: Tombstone | None
-    scanned: int
-    head_seq: int
-    earliest_seq: int
-
-
-@dataclass(slots=True)
 class ReadOptions:
     limit: int
     nodes: frozenset[str] | None = None
     include_tags: bool = False
     include_meta: bool = True
     include_data: bool = True
+    max_bytes: int = 1 << 20
+    """Byte budget for the records of one read (their encoded sizes); at least one record is
+    always returned when one is available."""
     max_scan: int = 100_000
 
 
@@ -109,6 +84,8 @@ class Topic:
     seq_reserved_submitted: int = 0
     reservation: Any = None
     """Durability future of the newest SEQ_RESERVE frame."""
+    creation_durable: bool = True
+    """False while the create frame of a topic created lazily by a write is not yet durable."""
     sealed_upto: int = 0
     """Records with seq <= this are in sealed segments (or gone); the rest are only in the WAL."""
     hot_bytes: int = 0
@@ -179,12 +156,6 @@ class Topic:
         self._last_ts = ts
         return records
 
-    def append(self, batch: list[PreparedRecord], now_ms: int) -> int:
-        """Plan and apply at once (the path without a durability wait); return the first seq."""
-        records = self.plan_append(batch, now_ms)
-        self.apply_append(records, now_ms)
-        return records[0].seq
-
     def apply_append(self, records: list[Record], now_ms: int) -> None:
         """Make planned, replayed or loaded records visible (ascending seqs, gaps allowed).
         Records at or below ``head_seq`` are already present and skipped, so replaying a frame
@@ -230,20 +201,28 @@ class Topic:
         self.hot_bytes = 0
         self.hot_since_ms = None
 
-    def watermarks(self) -> dict[str, object]:
-        """The topic state a snapshot keeps besides its records (see ``storage.snapshot``)."""
-        return {
-            "head_seq": self.head_seq,
-            "reserved_seq": self.reserved_seq,
-            "seq_reserved_durable": self.seq_reserved_submitted,
-            "evict_floor": self.evict_floor,
-            "losses": [[run.reason, run.last, run.count] for run in self._losses],
-            "last_write_ts": self.last_write_ts,
-            "last_read_ts": self.last_read_ts,
-            "last_ts": self._last_ts,
-            "idempotency": self.idempotency.entries(),
-            "queue": self.queue.snapshot(self.config.leases_durable) if self.queue is not None else None,
-        }
+    def image(self, segments: list[str], final: bool = False) -> TopicImage:
+        """The topic's snapshot entry: everything but its records, which are in ``segments``.
+        ``final`` (clean shutdown): the seq reservation collapses to the head, so the next
+        start resumes exactly here."""
+        return TopicImage(
+            id=self.id,
+            name=self.name,
+            config=self.config.to_wire(),
+            created_ms=self.created_ms,
+            previous_head=self.previous_head,
+            head_seq=self.head_seq,
+            reserved_seq=self.reserved_seq,
+            seq_reserved_durable=self.reserved_seq if final else self.seq_reserved_submitted,
+            evict_floor=self.evict_floor,
+            losses=[[run.reason, run.last, run.count] for run in self._losses],
+            last_write_ts=self.last_write_ts,
+            last_read_ts=self.last_read_ts,
+            last_ts=self._last_ts,
+            idempotency=self.idempotency.entries(),
+            queue=self.queue.image(self.config.leases_durable) if self.queue is not None else None,
+            segments=segments,
+        )
 
     def advance_head(self, seq: int) -> None:
         """Recovery: the head moves to ``seq`` though the seqs above the last live record hold
@@ -258,18 +237,18 @@ class Topic:
         self.head_seq = seq
         self.reserved_seq = max(self.reserved_seq, seq)
 
-    def restore_watermarks(self, w: dict[str, Any]) -> None:
-        """Recovery: reinstate :meth:`watermarks` after the segments' records are loaded."""
-        self.advance_head(w["head_seq"])
-        self.reserved_seq = max(self.reserved_seq, w["reserved_seq"], self.head_seq)
-        self.seq_reserved_durable = self.seq_reserved_submitted = w["seq_reserved_durable"]
-        self.evict_floor = w["evict_floor"]
-        self._losses = [LossRun(reason, last, count) for reason, last, count in w["losses"]]
-        self.last_write_ts, self.last_read_ts = w["last_write_ts"], w["last_read_ts"]
-        self._last_ts = max(self._last_ts, w["last_ts"])
-        self.idempotency.restore(w["idempotency"])
-        if self.queue is not None and w.get("queue"):
-            self.queue.restore(w["queue"])
+    def restore(self, image: TopicImage) -> None:
+        """Recovery: reinstate a snapshot entry after its segments' records are loaded."""
+        self.advance_head(image.head_seq)
+        self.reserved_seq = max(self.reserved_seq, image.reserved_seq, self.head_seq)
+        self.seq_reserved_durable = self.seq_reserved_submitted = image.seq_reserved_durable
+        self.evict_floor = image.evict_floor
+        self._losses = [LossRun(reason, last, count) for reason, last, count in image.losses]
+        self.last_write_ts, self.last_read_ts = image.last_write_ts, image.last_read_ts
+        self._last_ts = max(self._last_ts, image.last_ts)
+        self.idempotency.restore(image.idempotency)
+        if self.queue is not None and image.queue is not None:
+            self.queue.restore(image.queue)
         self.sealed_upto = self.head_seq
         self.hot_bytes = 0
 
@@ -412,16 +391,12 @@ class Topic:
         self._compact()
         return deleted
 
-    def delete(self, before_seq: int | None, match: TagMatch | None) -> int:
-        """Plan and apply a delete at once; return how many records it removed."""
-        return self.apply_delete(self.plan_delete(before_seq, match))
-
     # -- reads --------------------------------------------------------------------------------
 
     def tombstone_for(self, from_seq: int) -> Tombstone | None:
-        """The gap marker for a reader at ``from_seq`` (exclusive cursor), if it lost records."""
-        if from_seq == 0:
-            return None
+        """The gap marker for a reader at ``from_seq`` (exclusive cursor), if it lost records:
+        iff ``from_seq + 1 < evict_floor`` — for every cursor, 0 ("from earliest") included
+        (ruling 1) — or the topic was recreated below the reader's cursor."""
         if self.previous_head is not None and from_seq > self.head_seq:
             return Tombstone(
                 from_seq + 1,
@@ -443,9 +418,11 @@ class Topic:
         reason = reasons.pop() if len(reasons) == 1 else "mixed"
         return Tombstone(gap_from, self.earliest_seq - 1, reason, missed, self.earliest_seq, self.head_seq)
 
-    def read(self, from_seq: int, opts: ReadOptions) -> ReadResult:
+    def read(self, from_seq: int, opts: ReadOptions) -> Diff:
         """Records after ``from_seq``: expired, deleted and own-node records skipped, but the
-        cursor advances past them (``next_from_seq`` = seq of the last examined slot)."""
+        cursor advances past them (``next_from_seq`` = seq of the last examined slot). Stops at
+        ``limit`` records, at the byte budget (never before the first record) or at the scan
+        bound."""
         tombstone = self.tombstone_for(from_seq)
         if tombstone is not None and tombstone.reason == "recreated":
             from_seq = 0
@@ -455,17 +432,23 @@ class Topic:
         end = len(slots)
         stop = min(end, i + opts.max_scan)
         nodes = opts.nodes if self.config.dedupe_node else None
-        limit = opts.limit
+        limit, budget = opts.limit, opts.max_bytes
         tags, meta, data = opts.include_tags, opts.include_meta, opts.include_data
         out: list[bytes] = []
+        size = 0
         start = i
         while i < stop:
             r = slots[i]
-            i += 1
             if r is None or (nodes is not None and r.node in nodes):
+                i += 1
                 continue
-            out.append(r.encode(tags, meta, data))
+            encoded = r.encode(tags, meta, data)
+            size += len(encoded) + 1
+            if size > budget and out:
+                break
+            out.append(encoded)
+            i += 1
             if len(out) >= limit:
                 break
         next_from_seq = self._base + i - 1 if i > start else cursor
-        return ReadResult(out, next_from_seq, tombstone, i - start, self.head_seq, self.earliest_seq)
+        return Diff(self.name, out, next_from_seq, tombstone, i - start, self.head_seq, self.earliest_seq)

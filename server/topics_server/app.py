@@ -31,17 +31,17 @@ from connexion.middleware.routing import RoutingMiddleware
 from connexion.resolver import Resolver
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from topics_engine import Engine, SystemClock
-from topics_engine.checkpoint import SegmentPolicy
-from topics_engine.errors import MethodNotAllowed
-from topics_engine.store import Store
+from topics_engine.datadir.directory import DataDirectory
+from topics_engine.datadir.sealing import SegmentPolicy
 
+from . import wire
 from .context import ServerContext
-from .dispatch import QUEUE_OPERATIONS, Dispatcher, resolve_handler
-from .envelope import error_body, to_topics_error
-from .responses import performance_block, send_json
+from .dispatch import Dispatcher, resolve_handler
+from .errors import MethodNotAllowed
+from .responses import accepts_gzip, performance_block, send_json
 from .settings import Settings
 from .spec import allowed_methods, load_specification
-from .validation import Precheck, SpecValidationMiddleware
+from .validation import SpecValidationMiddleware
 
 
 class ErrorEnvelopeMiddleware:
@@ -70,29 +70,27 @@ class ErrorEnvelopeMiddleware:
 
 
 async def send_error(scope: Scope, send: Send, exc: BaseException, started: float) -> None:
-    err = to_topics_error(exc)
+    err = wire.to_topics_error(exc)
     headers: list[tuple[bytes, bytes]] = []
-    if err.status == 405:
+    if isinstance(err, MethodNotAllowed):
         allowed = allowed_methods(scope["path"])
         err = MethodNotAllowed(
             f"{scope['method']} is not allowed on {scope['path']}; use {', '.join(allowed)}",
             {"method": scope["method"], "allowed": list(allowed)},
         )
         headers.append((b"allow", ", ".join(allowed).encode()))
-    if err.status in (429, 503):
-        retry_ms = (err.detail or {}).get("retry_after_ms", 1000)
-        headers.append((b"retry-after", str(max(1, -(-int(retry_ms) // 1000))).encode()))
-    body = error_body(err)
+    retry_after = wire.retry_after_s(err)
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    body = wire.error_body(err)
     body["performance"] = performance_block(started, {})
-    await send_json(send, err.status, orjson.dumps(body), headers)
+    await send_json(send, wire.status_of(err), orjson.dumps(body), headers, accepts_gzip(scope["headers"]))
 
 
 class TopicsMiddleware(ConnexionMiddleware):
     """connexion's middleware with the lean stack and the 3.1-validated specification."""
 
-    def __init__(
-        self, app: ASGIApp, *, max_body_bytes: int, prechecks: dict[str, Precheck], **kwargs: Any
-    ) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, **kwargs: Any) -> None:
         super().__init__(
             app,
             middlewares=[
@@ -112,30 +110,30 @@ class TopicsMiddleware(ConnexionMiddleware):
                 name=None,
                 **options.__dict__,
                 max_body_bytes=max_body_bytes,
-                prechecks=prechecks,
             )
         )
 
 
 def create_app(
-    settings: Settings, engine: Engine | None = None, store: Store | None = None
+    settings: Settings, engine: Engine | None = None, datadir: DataDirectory | None = None
 ) -> tuple[TopicsMiddleware, ServerContext]:
     """Build the ASGI app and its context.
 
-    By default the engine is durable: a :class:`Store` on ``settings.data_dir``, recovered at
-    startup (the ASGI lifespan). Tests may pass their own engine (e.g. on a manual clock) with or
-    without a store; an engine without a store is in-memory and ready at once.
+    By default the engine is durable: a :class:`DataDirectory` on ``settings.data_dir``,
+    recovered at startup (the ASGI lifespan). Tests may pass their own engine (e.g. on a manual
+    clock) with or without a data directory; an engine without one is in-memory and ready at
+    once.
     """
     if engine is None:
         engine = Engine(SystemClock(), settings.limits)
-        store = store or Store(
+        datadir = datadir or DataDirectory(
             settings.data_dir,
             segment_policy=SegmentPolicy(
                 settings.segment_max_events, settings.segment_max_bytes, settings.segment_max_age_ms
             ),
             checkpoint_wal_bytes=settings.checkpoint_wal_bytes,
         )
-    ctx = ServerContext(engine, store, ready=store is None)
+    ctx = ServerContext(engine, datadir, ready=datadir is None)
 
     @asynccontextmanager
     async def lifespan(_app: Any) -> AsyncIterator[None]:
@@ -145,13 +143,5 @@ def create_app(
         finally:
             await ctx.stop()
 
-    def queue_precheck(path: dict[str, str]) -> None:
-        """§10: a queue endpoint answers 404/409 for its topic before judging its own fields."""
-        if ctx.ready:
-            ctx.engine.queues.queue_topic(path["topic"])
-
-    prechecks: dict[str, Precheck] = dict.fromkeys(QUEUE_OPERATIONS, queue_precheck)
-    app = TopicsMiddleware(
-        Dispatcher(ctx), max_body_bytes=settings.max_body_bytes, prechecks=prechecks, lifespan=lifespan
-    )
+    app = TopicsMiddleware(Dispatcher(ctx), max_body_bytes=settings.max_body_bytes, lifespan=lifespan)
     return app, ctx

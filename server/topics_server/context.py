@@ -1,5 +1,6 @@
-"""The per-process server context handlers receive: the engine, its store, and the process
-lifecycle (recovering -> ready -> shutting down)."""
+"""The per-process server context handlers receive: the engine and the features composed over
+it (queues), its data directory, and the process lifecycle (recovering -> ready -> shutting
+down)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 
-from topics_engine import Engine
-from topics_engine.store import Store
+from topics_engine import Engine, Queues
+from topics_engine.datadir.directory import DataDirectory
 
 VERSION = "0.1.0"
 log = logging.getLogger("topics.server")
@@ -35,7 +36,8 @@ def freeze_long_lived() -> None:
 @dataclass
 class ServerContext:
     engine: Engine
-    store: Store | None = None
+    datadir: DataDirectory | None = None
+    queues: Queues = field(init=False)
     started: float = field(default_factory=time.monotonic)
     ready: bool = False
     replay_progress: float = 0.0
@@ -45,6 +47,14 @@ class ServerContext:
     _checkpoints: asyncio.Task[None] | None = None
     _freezer: asyncio.Task[None] | None = None
 
+    def __post_init__(self) -> None:
+        self.queues = Queues(self.engine)
+
+    @property
+    def wal_read_only(self) -> bool:
+        wal = self.datadir.wal if self.datadir is not None else None
+        return wal is not None and wal.read_only
+
     @property
     def uptime_ms(self) -> int:
         return int((time.monotonic() - self.started) * 1000)
@@ -52,13 +62,13 @@ class ServerContext:
     async def start(self) -> None:
         """Lock the data directory and start recovery in the background; without a store the
         (in-memory) engine is ready at once."""
-        if self.store is None:
+        if self.datadir is None:
             self.ready = True
             return
-        self.store.lock()
-        self._recovery = asyncio.create_task(self._recover(self.store))
+        self.datadir.lock()
+        self._recovery = asyncio.create_task(self._recover(self.datadir))
 
-    async def _recover(self, store: Store) -> None:
+    async def _recover(self, store: DataDirectory) -> None:
         started = time.monotonic()
 
         def recover() -> None:
@@ -87,7 +97,7 @@ class ServerContext:
             await asyncio.sleep(FREEZE_INTERVAL_S)
             freeze_long_lived()
 
-    async def _checkpoint_when_due(self, store: Store) -> None:
+    async def _checkpoint_when_due(self, store: DataDirectory) -> None:
         """Checkpoint whenever the WAL has grown by ``checkpoint_wal_bytes`` since the last;"""
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
@@ -108,11 +118,11 @@ class ServerContext:
         for task in (self._recovery, self._checkpoints, self._freezer):
             if task is not None and not task.done():
                 task.cancel()
-        if self.store is None:
+        if self.datadir is None:
             return
         if self.ready:
             try:
-                await self.store.checkpoint(final=True)
+                await self.datadir.checkpoint(final=True)
             except Exception:  # noqa: BLE001 — the WAL still holds everything; replay covers it
                 log.exception("final checkpoint failed; the next start replays the WAL")
-        self.store.close()
+        self.datadir.close()

@@ -7,7 +7,6 @@ operationIds must match exactly (checked at startup by connexion's resolver).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +16,7 @@ from topics_engine.errors import NotFound, NotReady
 
 from .context import ServerContext
 from .handlers import probes, queues, records, topics
-from .responses import encode_reply, send_json
+from .responses import accepts_gzip, encode_reply, send_json
 from .sse import StreamReply, run_stream
 from .validation import SCOPE_KEY
 
@@ -39,10 +38,7 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "extend_leases": queues.extend_leases,
     "work_stream": queues.work_stream,
 }
-QUEUE_OPERATIONS = frozenset({"claim_jobs", "ack_jobs", "nack_jobs", "extend_leases", "work_stream"})
-
 PROBES = frozenset({"health", "ready", "healthz", "readyz"})
-_ASYNC = {name for name, fn in HANDLERS.items() if inspect.iscoroutinefunction(fn)}
 
 
 def resolve_handler(operation_id: str) -> Callable[..., Any]:
@@ -69,9 +65,9 @@ class Dispatcher:
                 {"replay_progress": round(self.ctx.replay_progress, 4), "retry_after_ms": 1000},
             )
         req = scope[SCOPE_KEY]
-        handler = HANDLERS[operation_id]
-        reply = await handler(req, self.ctx) if operation_id in _ASYNC else handler(req, self.ctx)
+        reply = await HANDLERS[operation_id](req, self.ctx)
         if isinstance(reply, StreamReply):
             await run_stream(reply, receive, send)
             return
-        await send_json(send, reply.status, encode_reply(reply, scope["topics.started"]), reply.headers)
+        payload = encode_reply(reply, scope["topics.started"])
+        await send_json(send, reply.status, payload, reply.headers, accepts_gzip(scope["headers"]))

@@ -7,12 +7,12 @@ can be prepared once is prepared at startup, per operation: a Draft 2020-12 vali
 parameter and per body schema (connexion builds Draft-4 validators per request, which ignore
 2020-12 keywords and dominate request cost).
 
-Per request: read the body under the ``TOPICS_MAX_BODY_BYTES`` limit (413 before parsing, gzip
-request bodies inflated under the same limit), check the media type (415), parse the JSON once
-with orjson (400), validate, and hand the parsed body and coerced parameters to the handler in
-the ASGI scope as ``scope["topics.request"]`` (a :class:`ValidatedRequest`). The body is never
-parsed again. An operation may have a *precheck* that runs right after its path parameters are
-validated (queue endpoints: topic exists and is a queue).
+Per request the path parameters are validated at once; query/header parameters and the body
+are validated when the handler first asks for them (:class:`ValidatedRequest`), so a handler
+decides the order of its checks — queue endpoints answer 404/409 for their topic before judging
+their own fields (§10). Asking for the body reads it under the ``TOPICS_MAX_BODY_BYTES`` limit
+(413 before parsing, gzip request bodies inflated under the same limit), checks the media type
+(415), parses the JSON once with orjson (400) and validates it; it is never parsed again.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -30,24 +29,50 @@ import orjson
 from connexion.middleware.abstract import RoutedAPI, RoutedMiddleware
 from connexion.operations import AbstractOperation
 from starlette.types import ASGIApp, Receive, Scope, Send
-from topics_engine.errors import InvalidRequest, PayloadTooLarge, UnsupportedMediaType
+from topics_engine.errors import InvalidRequest
+
+from .errors import PayloadTooLarge, UnsupportedMediaType
 
 SCOPE_KEY = "topics.request"
 
-Precheck = Callable[[dict[str, str]], None]
-"""Runs on the validated path parameters before query and body validation — e.g. queue
-endpoints answer 404/409 for the topic before judging their own fields (§10)."""
 
-
-@dataclass(slots=True)
 class ValidatedRequest:
-    """What a handler receives: path params, coerced query/header params, the parsed body."""
+    """What a handler receives: validated path params, and — validated on first use — the
+    coerced query/header params and the parsed body. Absent optional parameters are absent from
+    ``query``; handlers apply the contract's defaults."""
 
-    path: dict[str, str]
-    query: dict[str, Any]
-    headers: dict[str, str]
-    body: Any
-    raw_headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    __slots__ = ("path", "raw_headers", "_validator", "_scope", "_receive", "_query", "_headers", "_body")
+
+    def __init__(
+        self, path: dict[str, str], validator: OperationValidator, scope: Scope, receive: Receive
+    ) -> None:
+        self.path = path
+        self.raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
+        self._validator, self._scope, self._receive = validator, scope, receive
+        self._query: dict[str, Any] | None = None
+        self._headers: dict[str, str] | None = None
+        self._body: Any = _UNREAD
+
+    @property
+    def query(self) -> dict[str, Any]:
+        if self._query is None:
+            self._query = self._validator.query(self._scope)
+        return self._query
+
+    @property
+    def headers(self) -> dict[str, str]:
+        if self._headers is None:
+            self._headers = self._validator.headers(self._scope)
+        return self._headers
+
+    async def json(self) -> Any:
+        """The parsed, validated body (``{}`` when an optional body is absent). The query and
+        header parameters are validated first, so a handler that reads its body has had every
+        part of the request checked."""
+        if self._body is _UNREAD:
+            _ = self.query, self.headers
+            self._body = await self._validator.body(self._scope, self._receive)
+        return self._body
 
     def header(self, name: str) -> str | None:
         """Any request header (first occurrence), e.g. ``Accept``, which OpenAPI cannot declare."""
@@ -85,12 +110,14 @@ def _schema_error(where: str, err: jsonschema_rs.ValidationError) -> InvalidRequ
     return InvalidRequest(f"{field_name}: {err.message}", {"field": field_name})
 
 
+_UNREAD = object()
+
+
 @dataclass(slots=True)
 class _Param:
     name: str
     location: str
     required: bool
-    default: Any
     coerce: Any
     validator: Any
 
@@ -101,7 +128,6 @@ def _compile_param(param: dict[str, Any]) -> _Param:
         name=param["name"],
         location=param["in"],
         required=bool(param.get("required")),
-        default=schema.get("default"),
         coerce=_COERCE.get(schema.get("type", "string"), _COERCE["string"]),
         validator=jsonschema_rs.Draft202012Validator(schema),
     )
@@ -110,16 +136,9 @@ def _compile_param(param: dict[str, Any]) -> _Param:
 class OperationValidator:
     """Validates requests for one operation; built once at startup."""
 
-    def __init__(
-        self,
-        operation: AbstractOperation,
-        next_app: ASGIApp,
-        max_body_bytes: int,
-        precheck: Precheck | None = None,
-    ) -> None:
+    def __init__(self, operation: AbstractOperation, next_app: ASGIApp, max_body_bytes: int) -> None:
         self.next_app = next_app
         self.max_body_bytes = max_body_bytes
-        self.precheck = precheck
         params = [_compile_param(p) for p in operation.parameters]
         self.path_params = [p for p in params if p.location == "path"]
         self.query_params = [p for p in params if p.location == "query"]
@@ -130,16 +149,7 @@ class OperationValidator:
         self.body_required = bool(request_body.get("required"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        path = self._path(scope)
-        if self.precheck is not None:
-            self.precheck(path)
-        scope[SCOPE_KEY] = ValidatedRequest(
-            path=path,
-            query=self._query(scope),
-            headers=self._headers(scope),
-            body=await self._body(scope, receive),
-            raw_headers=scope["headers"],
-        )
+        scope[SCOPE_KEY] = ValidatedRequest(self._path(scope), self, scope, receive)
         await self.next_app(scope, receive, send)
 
     def _check(self, param: _Param, value: Any) -> Any:
@@ -156,7 +166,7 @@ class OperationValidator:
         values = scope.get("path_params", {})
         return {p.name: self._check(p, values.get(p.name, "")) for p in self.path_params}
 
-    def _query(self, scope: Scope) -> dict[str, Any]:
+    def query(self, scope: Scope) -> dict[str, Any]:
         if not self.query_params:
             return {}
         raw: dict[str, str] = {}
@@ -168,11 +178,9 @@ class OperationValidator:
                 out[p.name] = self._check(p, p.coerce(p.name, raw[p.name]))
             elif p.required:
                 raise InvalidRequest(f"query parameter {p.name} is required", {"field": p.name})
-            else:
-                out[p.name] = p.default
         return out
 
-    def _headers(self, scope: Scope) -> dict[str, str]:
+    def headers(self, scope: Scope) -> dict[str, str]:
         if not self.header_params:
             return {}
         wanted = {p.name.lower().encode(): p for p in self.header_params}
@@ -183,7 +191,7 @@ class OperationValidator:
                 out[p.name] = self._check(p, value.decode("latin-1"))
         return out
 
-    async def _body(self, scope: Scope, receive: Receive) -> Any:
+    async def body(self, scope: Scope, receive: Receive) -> Any:
         if self.body_validator is None:
             return None
         content_type, encoding, length = b"", b"", None
@@ -295,17 +303,13 @@ def _check_media_type(content_type: bytes) -> None:
 
 
 class _ValidationAPI(RoutedAPI[OperationValidator]):
-    def __init__(
-        self, *args: Any, max_body_bytes: int, prechecks: dict[str, Precheck] | None = None, **kwargs: Any
-    ) -> None:
+    def __init__(self, *args: Any, max_body_bytes: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.max_body_bytes = max_body_bytes
-        self.prechecks = prechecks or {}
         self.add_paths()
 
     def make_operation(self, operation: AbstractOperation) -> OperationValidator:
-        precheck = self.prechecks.get(operation.operation_id)
-        return OperationValidator(operation, self.next_app, self.max_body_bytes, precheck)
+        return OperationValidator(operation, self.next_app, self.max_body_bytes)
 
 
 class SpecValidationMiddleware(RoutedMiddleware[_ValidationAPI]):

@@ -27,17 +27,8 @@ def test_seqs_are_contiguous_in_array_order(engine: Engine) -> None:
 
 def test_append_result_wire(engine: Engine) -> None:
     r = engine.append("t", data(3))
-    assert r.to_wire() == {
-        "topic": "t",
-        "first_seq": 1,
-        "last_seq": 3,
-        "seqs": [1, 2, 3],
-        "head_seq": 3,
-        "count": 3,
-        "created": True,
-        "deduped": False,
-    }
-    assert "seqs" not in r.to_wire(return_seqs=False)
+    assert (r.topic, r.first_seq, r.last_seq, r.head_seq, r.count) == ("t", 1, 3, 3, 3)
+    assert (r.created, r.deduped, r.wait) == (True, False, None)
 
 
 def test_records_carry_commit_ts_and_are_stored_verbatim(engine: Engine, clock: ManualClock) -> None:
@@ -80,26 +71,26 @@ def test_batch_node_defaults_and_record_node_overrides(engine: Engine) -> None:
 def test_lazy_create_with_inline_config(engine: Engine) -> None:
     r = engine.append("t", data(1), config={"cap_records": 7, "durability": "memory"})
     assert r.created
-    cfg = engine.topic_state("t")["config"]
-    assert cfg["cap_records"] == 7 and cfg["durability"] == "memory"
+    cfg = engine.topic_state("t").config
+    assert cfg.cap_records == 7 and cfg.durability == "memory"
 
 
 def test_inline_config_ignored_when_topic_exists(engine: Engine) -> None:
     engine.put_topic("t", {"cap_records": 5})
     r = engine.append("t", data(1), config={"cap_records": 1, "type": "queue"})
     assert not r.created
-    cfg = engine.topic_state("t")["config"]
-    assert cfg["cap_records"] == 5 and cfg["type"] == "log"
+    cfg = engine.topic_state("t").config
+    assert cfg.cap_records == 5 and cfg.type == "log"
 
 
 def test_invalid_inline_config_on_create_is_400_and_creates_nothing(engine: Engine) -> None:
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", data(1), config={"cap_records": "lots"})
     assert engine.topic_count == 0
 
 
 def test_create_false_on_absent_topic_is_404(engine: Engine) -> None:
-    with raises_topics(TopicNotFound, 404, "topic_not_found") as caught:
+    with raises_topics(TopicNotFound, "topic_not_found") as caught:
         engine.append("t", data(1), create=False)
     assert caught[0].detail == {"topic": "t"}
     assert engine.topic_count == 0
@@ -118,15 +109,15 @@ def test_auto_create_only_governs_creation(engine: Engine) -> None:
 
 
 def test_rejected_lazy_create_leaves_no_topic(engine: Engine) -> None:
-    with raises_topics(TopicFull, 422, "topic_full"):
+    with raises_topics(TopicFull, "topic_full"):
         engine.append("t", data(3), config={"cap_records": 2, "discard": "reject"})
     assert engine.topic_count == 0
-    with raises_topics(TopicNotFound, 404, "topic_not_found"):
+    with raises_topics(TopicNotFound, "topic_not_found"):
         engine.topic_state("t")
 
 
 def test_bad_topic_name_is_400(engine: Engine) -> None:
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("bad name", data(1))
     assert engine.topic_count == 0
 
@@ -151,73 +142,73 @@ def test_bad_topic_name_is_400(engine: Engine) -> None:
 )
 def test_malformed_batches_are_400_and_atomic(engine: Engine, records: Any) -> None:
     engine.append("t", data(1))
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", records)
-    assert engine.topic_state("t")["head_seq"] == 1
+    assert engine.topic_state("t").head_seq == 1
 
 
 def test_batch_node_must_be_string(engine: Engine) -> None:
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", data(1), node=5)
 
 
 def test_batch_record_limit(clock: ManualClock) -> None:
     eng = Engine(clock, Limits(max_batch_records=3))
     assert eng.append("t", data(3)).last_seq == 3
-    with raises_topics(BatchTooLarge, 400, "batch_too_large"):
+    with raises_topics(BatchTooLarge, "batch_too_large"):
         eng.append("t", data(4))
-    assert eng.topic_state("t")["head_seq"] == 3
+    assert eng.topic_state("t").head_seq == 3
 
 
 def test_default_batch_limit_is_10000(engine: Engine) -> None:
     assert engine.append("t", data(10_000)).last_seq == 10_000
-    with raises_topics(BatchTooLarge, 400, "batch_too_large"):
+    with raises_topics(BatchTooLarge, "batch_too_large"):
         engine.append("t", data(10_001))
 
 
 def test_record_bytes_limit_counts_data_plus_meta(clock: ManualClock) -> None:
     eng = Engine(clock, Limits(max_record_bytes=20, max_meta_bytes=100))
     eng.append("t", [{"data": "x" * 18}])  # '"xxx…"' is 20 bytes
-    with raises_topics(RecordTooLarge, 400, "record_too_large"):
+    with raises_topics(RecordTooLarge, "record_too_large"):
         eng.append("t", [{"data": "x" * 19}])
-    with raises_topics(RecordTooLarge, 400, "record_too_large"):
+    with raises_topics(RecordTooLarge, "record_too_large"):
         eng.append("t", [{"data": "x" * 10, "meta": {"k": "v"}}])
     # the whole batch is refused: nothing from the valid first record was appended
-    with raises_topics(RecordTooLarge, 400, "record_too_large"):
+    with raises_topics(RecordTooLarge, "record_too_large"):
         eng.append("t", [{"data": 1}, {"data": "y" * 50}])
-    assert eng.topic_state("t")["head_seq"] == 1
+    assert eng.topic_state("t").head_seq == 1
 
 
 def test_default_record_limit_is_1_mib(engine: Engine) -> None:
     engine.append("t", [{"data": "x" * (1024 * 1024 - 2)}])
-    with raises_topics(RecordTooLarge, 400, "record_too_large"):
+    with raises_topics(RecordTooLarge, "record_too_large"):
         engine.append("t", [{"data": "x" * (1024 * 1024 - 1)}])
 
 
 def test_meta_limits(engine: Engine) -> None:
     engine.append("t", [{"data": 1, "meta": {str(i): i for i in range(64)}}])
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", [{"data": 1, "meta": {str(i): i for i in range(65)}}])
-    with raises_topics(RecordTooLarge, 400, "record_too_large"):
+    with raises_topics(RecordTooLarge, "record_too_large"):
         engine.append("t", [{"data": 1, "meta": {"big": "x" * (16 * 1024)}}])
-    assert engine.topic_state("t")["head_seq"] == 1
+    assert engine.topic_state("t").head_seq == 1
 
 
 def test_tag_and_node_limits_are_in_bytes(engine: Engine) -> None:
     engine.append("t", [{"data": 1, "tag": "t" * 256, "node": "n" * 128}])
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", [{"data": 1, "tag": "t" * 257}])
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", [{"data": 1, "tag": "é" * 129}])  # 258 UTF-8 bytes
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", [{"data": 1, "node": "n" * 129}])
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", data(1), node="é" * 65)
 
 
 @pytest.mark.parametrize("key", ["", "k" * 257, 5])
 def test_bad_idempotency_key_is_400(engine: Engine, key: Any) -> None:
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", data(1), idempotency_key=key)
     assert engine.topic_count == 0
 
@@ -237,11 +228,11 @@ def test_discard_old_write_always_succeeds(engine: Engine) -> None:
 def test_discard_reject_is_422_all_or_nothing(engine: Engine) -> None:
     engine.put_topic("t", {"cap_records": 3, "discard": "reject"})
     engine.append("t", data(2))
-    with raises_topics(TopicFull, 422, "topic_full"):
+    with raises_topics(TopicFull, "topic_full"):
         engine.append("t", data(2))  # would make 4 > 3: none of the two is appended
     s = engine.topic_state("t")
-    assert (s["head_seq"], s["count"]) == (2, 2)
+    assert (s.head_seq, s.count) == (2, 2)
     assert engine.append("t", data(1)).first_seq == 3  # exactly fills the cap
-    with raises_topics(TopicFull, 422, "topic_full"):
+    with raises_topics(TopicFull, "topic_full"):
         engine.append("t", data(1))
-    assert engine.topic_state("t")["head_seq"] == 3  # no seq was consumed by rejected writes
+    assert engine.topic_state("t").head_seq == 3  # no seq was consumed by rejected writes

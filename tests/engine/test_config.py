@@ -117,7 +117,7 @@ def test_priority_null_means_auto() -> None:
     ],
 )
 def test_invalid_fields_are_400(fields: dict[str, object]) -> None:
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         resolve_config("t", fields)
 
 
@@ -147,6 +147,6 @@ def test_update_durable_shorthand_changes_class() -> None:
 @pytest.mark.parametrize(("old", "new"), [("log", "queue"), ("queue", "log")])
 def test_type_is_immutable(old: str, new: str) -> None:
     current = resolve_config("t", {"type": old})
-    with raises_topics(TopicExistsIncompatible, 409, "topic_exists_incompatible"):
+    with raises_topics(TopicExistsIncompatible, "topic_exists_incompatible"):
         resolve_config("t", {"type": new}, current)
     assert resolve_config("t", {"type": old}, current).type.value == old

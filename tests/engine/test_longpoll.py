@@ -99,7 +99,7 @@ async def test_notify_before_wait_is_not_remembered() -> None:
 async def test_long_poll_pattern(engine: Engine) -> None:
     """The diff + wait + diff loop a wait_ms handler runs."""
     engine.append("t", data(2))
-    cursor = engine.diff("t").read.next_from_seq
+    cursor = engine.diff("t").next_from_seq
     first = engine.diff("t", from_seq=cursor)
     assert first.caught_up and seqs(first) == []
     waiter = await _started(engine.notifier.wait("t", 5.0))

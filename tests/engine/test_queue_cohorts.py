@@ -11,16 +11,25 @@ from typing import Any
 import pytest
 from topics_engine import Engine, ManualClock
 from topics_engine.errors import InvalidRequest, NotAQueue
-from topics_engine.queues import ClaimedJob, ClaimResult, WorkSubscription
+from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
 
 from .conftest import T0, raises_topics
-from .queue_helpers import assert_consistent, claim, claimed_seqs, counters, make_queue, produce, qstate
+from .queue_helpers import (
+    assert_consistent,
+    claim,
+    claimed_seqs,
+    counters,
+    make_queue,
+    produce,
+    qstate,
+    queues_for,
+)
 
 
 def _future(
     engine: Engine, node: str, max_: Any = None, lease_ms: Any = None, name: str = "q"
 ) -> asyncio.Future[list[ClaimedJob]]:
-    outcome = engine.queues.claim(name, node, max_, lease_ms)
+    outcome = queues_for(engine).claim(name, node, max_, lease_ms)
     assert isinstance(outcome, asyncio.Future), "coalescing queue: the claim waits for its cohort"
     return outcome
 
@@ -38,8 +47,8 @@ def _all_distinct(results: list[list[ClaimedJob]]) -> list[int]:
 async def test_greedy_queue_serves_at_once(engine: Engine) -> None:
     make_queue(engine, claim_jitter_ms=0)
     produce(engine, 3)
-    r = engine.queues.claim("q", "w", 2)
-    assert isinstance(r, ClaimResult)
+    r = queues_for(engine).claim("q", "w", 2)
+    assert isinstance(r, Claimed)
     assert claimed_seqs(r) == [1, 2]
 
 
@@ -164,7 +173,7 @@ async def test_cohort_per_claim_lease_ms(engine: Engine, clock: ManualClock) -> 
 
 async def test_jitter_is_clamped_to_5000(engine: Engine, clock: ManualClock) -> None:
     make_queue(engine, claim_jitter_ms=999_999)
-    assert engine.topic_state("q")["config"]["claim_jitter_ms"] == 5000
+    assert engine.topic_state("q").config.claim_jitter_ms == 5000
     produce(engine, 1)
     f = _future(engine, "a")
     clock.advance(4999)
@@ -175,10 +184,10 @@ async def test_jitter_is_clamped_to_5000(engine: Engine, clock: ManualClock) -> 
 
 async def test_cohort_claims_validate_synchronously(engine: Engine) -> None:
     make_queue(engine, claim_jitter_ms=10)
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
-        engine.queues.claim("q", None, 1)
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
-        engine.queues.claim("q", "w", "x")
+    with raises_topics(InvalidRequest, "invalid_request"):
+        queues_for(engine).claim("q", None, 1)
+    with raises_topics(InvalidRequest, "invalid_request"):
+        queues_for(engine).claim("q", "w", "x")
 
 
 async def test_cohort_fails_if_the_topic_stops_being_a_queue(engine: Engine, clock: ManualClock) -> None:
@@ -188,7 +197,7 @@ async def test_cohort_fails_if_the_topic_stops_being_a_queue(engine: Engine, clo
     engine.delete_topic("q")
     engine.append("q", [{"data": 1}])  # now a log
     clock.advance(10)
-    with raises_topics(NotAQueue, 409, "not_a_queue"):
+    with raises_topics(NotAQueue, "not_a_queue"):
         f.result()
 
 
@@ -224,10 +233,10 @@ async def test_cancelled_claimer_is_left_out_of_the_pass(engine: Engine, clock: 
 async def test_work_subscription_joins_the_cohort(engine: Engine, clock: ManualClock) -> None:
     make_queue(engine, claim_jitter_ms=10, lease_ms=1000)
     produce(engine, 30)
-    topic, sub = engine.queues.subscribe("q", "pushed", 10)
+    topic, sub = queues_for(engine).subscribe("q", "pushed", 10)
     assert (sub.node, sub.max, sub.lease_ms) == ("pushed", 10, 1000)
     polled = [_future(engine, "p1", 10), _future(engine, "p2", 10)]
-    pushed = engine.queues.claim_for(topic, sub, 10)
+    pushed = queues_for(engine).claim_for(topic, sub, 10)
     assert isinstance(pushed, asyncio.Future)
     assert not pushed.done()
     clock.advance(10)
@@ -241,8 +250,8 @@ async def test_work_subscription_joins_the_cohort(engine: Engine, clock: ManualC
 async def test_work_subscription_balanced_with_pollers(engine: Engine, clock: ManualClock) -> None:
     make_queue(engine, claim_jitter_ms=10)
     produce(engine, 12)
-    topic, sub = engine.queues.subscribe("q", "pushed", 8)
-    pushed = engine.queues.claim_for(topic, sub, 8)
+    topic, sub = queues_for(engine).subscribe("q", "pushed", 8)
+    pushed = queues_for(engine).claim_for(topic, sub, 8)
     polled = _future(engine, "p", 8)
     clock.advance(10)
     assert isinstance(pushed, asyncio.Future)
@@ -251,19 +260,19 @@ async def test_work_subscription_balanced_with_pollers(engine: Engine, clock: Ma
 
 async def test_subscribe_defaults_and_clamps(engine: Engine) -> None:
     make_queue(engine, lease_ms=2000)
-    _, sub = engine.queues.subscribe("q", "w")
+    _, sub = queues_for(engine).subscribe("q", "w")
     assert (sub.max, sub.lease_ms) == (1, 2000)
-    _, sub = engine.queues.subscribe("q", "w", 5000, 10)
+    _, sub = queues_for(engine).subscribe("q", "w", 5000, 10)
     assert (sub.max, sub.lease_ms) == (1000, 100)
-    _, sub = engine.queues.subscribe("q", "w", 0)
+    _, sub = queues_for(engine).subscribe("q", "w", 0)
     assert sub.max == 1
 
 
 def _greedy_sub(engine: Engine, node: str, max_: int) -> tuple[Any, WorkSubscription, list[ClaimedJob]]:
-    topic, sub = engine.queues.subscribe("q", node, max_)
-    jobs = engine.queues.claim_for(topic, sub, max_)
-    assert isinstance(jobs, list)
-    return topic, sub, jobs
+    topic, sub = queues_for(engine).subscribe("q", node, max_)
+    claimed = queues_for(engine).claim_for(topic, sub, max_)
+    assert isinstance(claimed, Claimed) and claimed.wait is None
+    return topic, sub, claimed.jobs
 
 
 def test_release_subscription_releases_exactly_its_leases(engine: Engine, clock: ManualClock) -> None:
@@ -273,21 +282,21 @@ def test_release_subscription_releases_exactly_its_leases(engine: Engine, clock:
     topic, sub, jobs = _greedy_sub(engine, "n1", 3)  # 3, 4, 5
     other_topic, other, other_jobs = _greedy_sub(engine, "n1", 2)  # 6, 7: another stream, same node
     assert _seqs(jobs) == [3, 4, 5] and _seqs(other_jobs) == [6, 7]
-    engine.queues.ack("q", "n1", [4])  # no longer held by the stream
+    queues_for(engine).ack("q", "n1", [4])  # no longer held by the stream
     assert sub.held == {3, 5}
-    released = engine.queues.release_subscription(topic, sub)
+    released = queues_for(engine).release_subscription(topic, sub)
     assert released == 2
     assert sub.held == set()
     assert counters(engine) == (5, 4)  # 3, 5 + fresh 8, 9, 10 ready; 1, 2, 6, 7 held
     # the plain claim and the other stream are unaffected
-    assert engine.queues.ack("q", "n1", claimed_seqs(plain)).done == [1, 2]
+    assert queues_for(engine).ack("q", "n1", claimed_seqs(plain)).done == [1, 2]
     assert other.held == {6, 7}
     # released jobs are claimable at once (reclaim freelist first), deliveries counted
     got = claim(engine, "n2", 2)
     assert claimed_seqs(got) == [3, 5]
     assert [j.lease.deliveries for j in got.jobs] == [2, 2]
-    assert engine.queues.release_subscription(topic, sub) == 0  # idempotent
-    assert engine.queues.release_subscription(other_topic, other) == 2
+    assert queues_for(engine).release_subscription(topic, sub) == 0  # idempotent
+    assert queues_for(engine).release_subscription(other_topic, other) == 2
 
 
 def test_release_subscription_skips_leases_it_lost(engine: Engine, clock: ManualClock) -> None:
@@ -300,9 +309,9 @@ def test_release_subscription_skips_leases_it_lost(engine: Engine, clock: Manual
     again = claim(engine, "n1", 1)  # expiry noticed; 1 re-leased to a plain claim
     assert claimed_seqs(again) == [1]
     assert sub.held == set()
-    assert engine.queues.release_subscription(topic, sub) == 0
+    assert queues_for(engine).release_subscription(topic, sub) == 0
     assert counters(engine) == (1, 1)
-    assert engine.queues.ack("q", "n1", [1]).done == [1]
+    assert queues_for(engine).ack("q", "n1", [1]).done == [1]
 
 
 def test_subscription_held_tracks_acks_nacks_and_wakes(engine: Engine) -> None:
@@ -311,8 +320,8 @@ def test_subscription_held_tracks_acks_nacks_and_wakes(engine: Engine) -> None:
     topic, sub, _ = _greedy_sub(engine, "n1", 3)
     wakes: list[int] = []
     sub.wake = lambda: wakes.append(1)
-    engine.queues.ack("q", "n1", [1])
-    engine.queues.nack("q", "n1", [2])
+    queues_for(engine).ack("q", "n1", [1])
+    queues_for(engine).nack("q", "n1", [2])
     assert sub.held == {3}
     assert len(wakes) == 2
     engine.delete_records("q", before_seq=4)
@@ -328,17 +337,17 @@ def test_release_subscription_after_topic_recreated_is_a_no_op(engine: Engine) -
     make_queue(engine)
     produce(engine, 2)
     claim(engine, "n1", 2)
-    assert engine.queues.release_subscription(topic, sub) == 0
+    assert queues_for(engine).release_subscription(topic, sub) == 0
     assert counters(engine) == (0, 2)
 
 
 def test_claim_for_greedy_respects_want(engine: Engine) -> None:
     make_queue(engine)
     produce(engine, 5)
-    topic, sub = engine.queues.subscribe("q", "n1", 4)
-    first = engine.queues.claim_for(topic, sub, 4)
-    assert isinstance(first, list) and _seqs(first) == [1, 2, 3, 4]
-    engine.queues.ack("q", "n1", [2])
-    refill = engine.queues.claim_for(topic, sub, sub.max - len(sub.held))
-    assert isinstance(refill, list) and _seqs(refill) == [5]
+    topic, sub = queues_for(engine).subscribe("q", "n1", 4)
+    first = queues_for(engine).claim_for(topic, sub, 4)
+    assert isinstance(first, Claimed) and _seqs(first.jobs) == [1, 2, 3, 4]
+    queues_for(engine).ack("q", "n1", [2])
+    refill = queues_for(engine).claim_for(topic, sub, sub.max - len(sub.held))
+    assert isinstance(refill, Claimed) and _seqs(refill.jobs) == [5]
     assert sub.held == {1, 3, 4, 5}

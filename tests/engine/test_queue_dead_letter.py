@@ -9,7 +9,7 @@ import pytest
 from topics_engine import Engine, ManualClock
 
 from .conftest import T0, recs, seqs
-from .queue_helpers import assert_consistent, claim, claimed_seqs, make_queue, produce, qstate
+from .queue_helpers import assert_consistent, claim, claimed_seqs, make_queue, produce, qstate, queues_for
 
 
 def _deliver(
@@ -22,9 +22,9 @@ def _deliver(
         r = claim(engine, node, 10)
         seen.extend(j.lease.deliveries for j in r.jobs)
         if how == "nack":
-            engine.queues.nack("q", node, claimed_seqs(r))
+            queues_for(engine).nack("q", node, claimed_seqs(r))
         else:
-            clock.advance(engine.topic_state("q")["config"]["lease_ms"] + 1)
+            clock.advance(engine.topic_state("q").config.lease_ms + 1)
     return seen
 
 
@@ -49,7 +49,7 @@ def test_dead_letter_on_the_max_plus_first_delivery(engine: Engine, clock: Manua
         "$dead_letter_deliveries": 3,
         "$dead_letter_src_seq": 1,
     }
-    assert engine.topic_state("dlq")["type"] == "log"
+    assert engine.topic_state("dlq").type == "log"
 
 
 def test_dead_letter_record_without_meta_gets_provenance_meta(engine: Engine, clock: ManualClock) -> None:
@@ -95,7 +95,7 @@ def test_acked_job_never_dead_letters(engine: Engine, clock: ManualClock) -> Non
     make_queue(engine, lease_ms=100, max_deliveries=1, dead_letter="dlq")
     produce(engine, 1)
     claim(engine, "w")
-    engine.queues.ack("q", "w", [1])
+    queues_for(engine).ack("q", "w", [1])
     clock.advance(1000)
     assert claim(engine, "w").jobs == []
     assert engine.topic("dlq") is None
@@ -138,17 +138,46 @@ def test_dlq_honours_its_own_caps(engine: Engine, clock: ManualClock) -> None:
     assert [m["meta"]["$dead_letter_src_seq"] for m in recs(engine.diff("dlq"))] == [4, 5]
 
 
-def test_dlq_that_refuses_the_move_keeps_the_job(engine: Engine, clock: ManualClock) -> None:
-    """A full discard:reject DLQ cannot take the job: it is never dropped."""
+def test_dlq_that_refuses_the_move_holds_the_job_back_and_retries(engine: Engine, clock: ManualClock) -> None:
+    """Ruling 6: a full discard:reject DLQ cannot take the job. It is never dropped and never
+    re-delivered: it is held back (neither ready nor in flight) and the move is retried with
+    backoff (1 s, then 2 s, ...) until the DLQ takes it."""
     engine.put_topic("dlq", {"cap_records": 1, "discard": "reject"})
     engine.append("dlq", [{"data": "occupant"}])
     make_queue(engine, lease_ms=100, max_deliveries=1, dead_letter="dlq")
     produce(engine, 1)
     _deliver(engine, clock, 1)
-    claim(engine, "w", 10)
-    assert qstate(engine)["dead_lettered"] == 0
-    assert qstate(engine)["count"] == 1
-    assert [r["data"] for r in recs(engine.diff("dlq"))] == ["occupant"]
+    assert claim(engine, "w", 10).jobs == []  # poison: not delivered again
+    assert qstate(engine) == {"ready": 0, "in_flight": 0, "dead_lettered": 0, "count": 1}
+    assert_consistent(engine)
+    topic = engine.topic("q")
+    assert topic is not None and topic.queue is not None
+    assert topic.queue.held_back == {1} and topic.queue.dead_letter_failures == 1
+    clock.advance(1000)  # first retry: the DLQ is still full
+    assert topic.queue.held_back == {1} and topic.queue.dead_letter_failures == 2
+    assert claim(engine, "w", 10).jobs == []
+    engine.delete_records("dlq", before_seq=10)  # make room
+    clock.advance(1999)
+    assert topic.queue.held_back == {1}  # the second retry waits 2 s
+    clock.advance(1)
+    assert qstate(engine) == {"ready": 0, "in_flight": 0, "dead_lettered": 1, "count": 0}
+    moved = recs(engine.diff("dlq"))
+    assert [(m["data"], m["meta"]["$dead_letter_src_seq"]) for m in moved] == [(0, 1)]
+
+
+def test_held_back_job_is_released_when_the_queue_stops_dead_lettering(
+    engine: Engine, clock: ManualClock
+) -> None:
+    engine.put_topic("dlq", {"cap_records": 1, "discard": "reject"})
+    engine.append("dlq", [{"data": "occupant"}])
+    make_queue(engine, lease_ms=100, max_deliveries=1, dead_letter="dlq")
+    produce(engine, 1)
+    _deliver(engine, clock, 1)
+    assert claim(engine, "w", 10).jobs == []
+    engine.put_topic("q", {"dead_letter": None})  # no dead-letter topic any more
+    clock.advance(1000)
+    assert qstate(engine)["ready"] == 1
+    assert claimed_seqs(claim(engine, "w", 10)) == [1]
     assert_consistent(engine)
 
 
@@ -164,7 +193,7 @@ def test_dead_lettered_counter_is_cumulative_and_resets_on_recreate(
     engine.delete_topic("q")
     make_queue(engine, lease_ms=100, max_deliveries=1, dead_letter="dlq")
     assert qstate(engine)["dead_lettered"] == 0
-    assert engine.topic_state("dlq")["count"] == 6  # the DLQ is its own topic
+    assert engine.topic_state("dlq").count == 6  # the DLQ is its own topic
 
 
 def test_config_change_enables_dead_lettering_for_already_delivered_jobs(
@@ -184,7 +213,7 @@ def test_delayed_nack_counts_toward_dead_lettering(engine: Engine, clock: Manual
     produce(engine, 1)
     for _ in range(2):
         claim(engine, "w")
-        engine.queues.nack("q", "w", [1], delay_ms=500)
+        queues_for(engine).nack("q", "w", [1], delay_ms=500)
         assert claim(engine, "w").jobs == []
         clock.advance(500)
     assert claim(engine, "w").jobs == []

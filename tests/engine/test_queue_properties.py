@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 from topics_engine import Engine, ManualClock
 
-from .conftest import T0
+from .conftest import T0, fields
+from .queue_helpers import queues_for
 
 MAX_DELIVERIES = 3
 NODES = ["a", "b", "c"]
@@ -96,7 +97,7 @@ class QueueMachine(RuleBasedStateMachine):
         reclaim = {s for s, j in before.items() if j.deliveries > 0}
         fresh = sorted(s for s, j in before.items() if j.deliveries == 0)
         poison = {s for s in reclaim if self.jobs[s].deliveries >= MAX_DELIVERIES}
-        r = self.engine.queues.claim("q", node, max_, lease_ms)
+        r = queues_for(self.engine).claim("q", node, max_, lease_ms)
         got = [j.record.seq for j in r.jobs]  # type: ignore[union-attr]
         assert got == sorted(got) and len(set(got)) == len(got)
         assert set(got) <= set(before), "claimed a job that was not claimable"
@@ -177,7 +178,7 @@ class QueueMachine(RuleBasedStateMachine):
         seqs = self.pick_seqs(picks)
         ids = self._ids(seqs, stale) if use_ids else None
         done, skipped = self._expected(node, seqs, ids)
-        q = self.engine.queues
+        q = queues_for(self.engine)
         if op == "ack":
             r = q.ack("q", node, seqs, ids)
         elif op == "nack":
@@ -222,10 +223,14 @@ class QueueMachine(RuleBasedStateMachine):
         in_flight = sum(1 for j in self.jobs.values() if self.held(j))
         delayed = sum(1 for j in self.jobs.values() if self.delayed(j))
         assert ready + in_flight + delayed == len(self.jobs)
-        assert state["count"] == len(self.jobs)
-        assert state["queue"] == {"ready": ready, "in_flight": in_flight, "dead_lettered": len(self.dead)}
+        assert state.count == len(self.jobs)
+        assert fields(state.queue) == {
+            "ready": ready,
+            "in_flight": in_flight,
+            "dead_lettered": len(self.dead),
+        }
         if self.dead:
-            dlq = self.engine.diff("dlq", limit=1000, touch=False).read.records
+            dlq = self.engine.diff("dlq", limit=1000, touch=False).records
             assert len(dlq) == len(self.dead)
 
 

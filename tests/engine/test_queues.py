@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from topics_engine import Engine, ManualClock
 from topics_engine.errors import BatchTooLarge, InvalidRequest, NotAQueue, TopicNotFound
-from topics_engine.queues import ClaimResult
+from topics_engine.queues import Claimed
 
-from .conftest import T0, raises_topics, seqs
+from .conftest import T0, fields, raises_topics, seqs
 from .queue_helpers import (
     LEASE_ID_RE,
     assert_consistent,
@@ -21,6 +21,7 @@ from .queue_helpers import (
     make_queue,
     produce,
     qstate,
+    queues_for,
     wire,
 )
 
@@ -87,7 +88,7 @@ def test_claim_results_ascend_by_seq_when_reclaims_are_mixed_in(engine: Engine, 
     produce(engine, 5)
     claim(engine, "a", 3)  # 1, 2, 3
     clock.advance(10)
-    r = engine.queues.nack("q", "a", [3, 1])
+    r = queues_for(engine).nack("q", "a", [3, 1])
     assert r.done == [3, 1]
     got = claim(engine, "b", 4)
     assert claimed_seqs(got) == [1, 3, 4, 5]
@@ -182,7 +183,7 @@ def test_per_claim_lease_ms_is_clamped(engine: Engine, lease_ms: Any, effective:
 @pytest.mark.parametrize(("lease_ms", "effective"), [(5, 100), (10**12, 86_400_000)])
 def test_topic_lease_ms_is_clamped(engine: Engine, lease_ms: int, effective: int) -> None:
     make_queue(engine, lease_ms=lease_ms)
-    assert engine.topic_state("q")["config"]["lease_ms"] == effective
+    assert engine.topic_state("q").config.lease_ms == effective
     produce(engine, 1)
     (job,) = claim(engine).jobs
     assert job.lease.deadline == T0 + effective
@@ -242,9 +243,9 @@ def test_expired_holder_cannot_ack_and_job_runs_twice(engine: Engine, clock: Man
     clock.advance(1001)
     (again,) = claim(engine, "fast").jobs
     assert again.record.seq == job.record.seq
-    r = engine.queues.ack("q", "slow", [job.record.seq])
+    r = queues_for(engine).ack("q", "slow", [job.record.seq])
     assert (r.done, r.skipped) == ([], [job.record.seq])
-    assert engine.queues.ack("q", "fast", [job.record.seq]).done == [job.record.seq]
+    assert queues_for(engine).ack("q", "fast", [job.record.seq]).done == [job.record.seq]
     assert qstate(engine)["count"] == 0
 
 
@@ -253,7 +254,7 @@ def test_expired_lease_not_yet_reclaimed_cannot_be_acked(engine: Engine, clock: 
     produce(engine, 1)
     claim(engine, "a")
     clock.advance(1001)
-    r = engine.queues.ack("q", "a", [1])
+    r = queues_for(engine).ack("q", "a", [1])
     assert (r.done, r.skipped) == ([], [1])
     assert qstate(engine)["count"] == 1
     assert claim(engine, "b").jobs[0].lease.deliveries == 2
@@ -270,7 +271,7 @@ def test_deliveries_count_claims_reclaims_and_nacks(engine: Engine, clock: Manua
         (job,) = claim(engine, f"w{i}").jobs
         seen.append(job.lease.deliveries)
         if i % 2:
-            engine.queues.nack("q", f"w{i}", [1])
+            queues_for(engine).nack("q", f"w{i}", [1])
         else:
             clock.advance(101)
     assert seen == [1, 2, 3, 4, 5, 6]
@@ -282,13 +283,13 @@ def test_extend_and_failed_acks_do_not_change_deliveries(engine: Engine, clock: 
     claim(engine, "a")
     for _ in range(3):
         clock.advance(50)
-        engine.queues.extend("q", "a", [1], 100)
-    engine.queues.ack("q", "b", [1])  # not the holder: skipped
-    engine.queues.nack("q", "b", [1])
+        queues_for(engine).extend("q", "a", [1], 100)
+    queues_for(engine).ack("q", "b", [1])  # not the holder: skipped
+    queues_for(engine).nack("q", "b", [1])
     topic = engine.topic("q")
     assert topic is not None and topic.queue is not None
     assert topic.queue.leases[1].deliveries == 1
-    engine.queues.nack("q", "a", [1])
+    queues_for(engine).nack("q", "a", [1])
     assert claim(engine, "a").jobs[0].lease.deliveries == 2
 
 
@@ -299,14 +300,14 @@ def test_ack_is_the_permanent_delete(engine: Engine, clock: ManualClock) -> None
     make_queue(engine, lease_ms=100)
     produce(engine, 4)
     claim(engine, "a", 3)
-    r = engine.queues.ack("q", "a", [1, 3])
+    r = queues_for(engine).ack("q", "a", [1, 3])
     assert (r.topic, r.done, r.skipped) == ("q", [1, 3], [])
-    assert r.durable is None
+    assert r.wait is None
     assert qstate(engine) == {"ready": 1, "in_flight": 1, "dead_lettered": 0, "count": 2}
     assert seqs(engine.diff("q")) == [2, 4]  # the jobs log no longer shows them
     clock.advance(10_000)  # never reclaimable
     assert claimed_seqs(claim(engine, "b", 10)) == [2, 4]
-    assert engine.queues.ack("q", "b", [2, 4]).done == [2, 4]
+    assert queues_for(engine).ack("q", "b", [2, 4]).done == [2, 4]
     assert claim(engine, "b", 10).jobs == []
     assert qstate(engine) == {"ready": 0, "in_flight": 0, "dead_lettered": 0, "count": 0}
 
@@ -316,8 +317,8 @@ def test_ack_skips_seqs_not_held_by_node(engine: Engine) -> None:
     produce(engine, 5)
     claim(engine, "a", 2)  # 1, 2
     claim(engine, "b", 1)  # 3
-    engine.queues.ack("q", "a", [2])
-    r = engine.queues.ack("q", "a", [1, 3, 4, 2, 99, 1])
+    queues_for(engine).ack("q", "a", [2])
+    r = queues_for(engine).ack("q", "a", [1, 3, 4, 2, 99, 1])
     # 3: another node's; 4: never claimed; 2: already acked; 99: no such job; 1 again: duplicate
     assert r.done == [1]
     assert r.skipped == [3, 4, 2, 99, 1]
@@ -329,8 +330,8 @@ def test_ack_is_idempotent(engine: Engine) -> None:
     make_queue(engine)
     produce(engine, 2)
     claim(engine, "a", 2)
-    assert engine.queues.ack("q", "a", [1, 2]).done == [1, 2]
-    r = engine.queues.ack("q", "a", [1, 2])
+    assert queues_for(engine).ack("q", "a", [1, 2]).done == [1, 2]
+    r = queues_for(engine).ack("q", "a", [1, 2])
     assert (r.done, r.skipped) == ([], [1, 2])
 
 
@@ -338,8 +339,8 @@ def test_ack_after_nack_is_skipped(engine: Engine) -> None:
     make_queue(engine)
     produce(engine, 1)
     claim(engine, "a")
-    engine.queues.nack("q", "a", [1])
-    r = engine.queues.ack("q", "a", [1])
+    queues_for(engine).nack("q", "a", [1])
+    r = queues_for(engine).ack("q", "a", [1])
     assert (r.done, r.skipped) == ([], [1])
     assert qstate(engine)["count"] == 1
 
@@ -353,7 +354,7 @@ def test_ack_of_the_same_job_by_its_re_claimer_after_expiry_and_reclaim_by_same_
     claim(engine, "a")
     clock.advance(101)
     claim(engine, "a")
-    assert engine.queues.ack("q", "a", [1]).done == [1]
+    assert queues_for(engine).ack("q", "a", [1]).done == [1]
 
 
 # -- lease_ids fencing -------------------------------------------------------------------------
@@ -372,9 +373,9 @@ def test_lease_ids_fence_a_stale_token_after_reclaim_by_another_worker(
     for op in ("ack", "nack", "extend"):
         r = _settle(engine, op, "b", [1, 2], a_ids)  # right node, stale tokens
         assert (r.done, r.skipped) == ([], [1, 2]), op
-    r = engine.queues.ack("q", "b", [1, 2], [b_ids[0], a_ids[1]])
+    r = queues_for(engine).ack("q", "b", [1, 2], [b_ids[0], a_ids[1]])
     assert (r.done, r.skipped) == ([1], [2])
-    assert engine.queues.ack("q", "b", [2], [b_ids[1]]).done == [2]
+    assert queues_for(engine).ack("q", "b", [2], [b_ids[1]]).done == [2]
 
 
 def test_lease_ids_fence_the_same_node_holding_a_newer_lease(engine: Engine, clock: ManualClock) -> None:
@@ -383,16 +384,16 @@ def test_lease_ids_fence_the_same_node_holding_a_newer_lease(engine: Engine, clo
     (old,) = claim(engine, "a").jobs
     clock.advance(101)
     (new,) = claim(engine, "a").jobs
-    r = engine.queues.ack("q", "a", [1], [old.lease.lease_id])
+    r = queues_for(engine).ack("q", "a", [1], [old.lease.lease_id])
     assert (r.done, r.skipped) == ([], [1])
-    assert engine.queues.ack("q", "a", [1], [new.lease.lease_id]).done == [1]
+    assert queues_for(engine).ack("q", "a", [1], [new.lease.lease_id]).done == [1]
 
 
 def test_lease_ids_matching_current_lease_but_wrong_node_is_skipped(engine: Engine) -> None:
     make_queue(engine)
     produce(engine, 1)
     (job,) = claim(engine, "a").jobs
-    r = engine.queues.ack("q", "b", [1], [job.lease.lease_id])
+    r = queues_for(engine).ack("q", "b", [1], [job.lease.lease_id])
     assert (r.done, r.skipped) == ([], [1])
 
 
@@ -402,13 +403,13 @@ def test_lease_ids_shape_mismatch_is_invalid_request(engine: Engine, op: str, le
     make_queue(engine)
     produce(engine, 2)
     claim(engine, "a", 2)
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         _settle(engine, op, "a", [1, 2], lease_ids)
     assert counters(engine) == (0, 2)  # nothing changed
 
 
 def _settle(engine: Engine, op: str, node: Any, seqs_: Any, lease_ids: Any = None, name: str = "q") -> Any:
-    q = engine.queues
+    q = queues_for(engine)
     if op == "ack":
         return q.ack(name, node, seqs_, lease_ids)
     if op == "nack":
@@ -424,7 +425,7 @@ def test_more_than_1000_seqs_is_batch_too_large(engine: Engine, op: str) -> None
     make_queue(engine)
     produce(engine, 3)
     claim(engine, "a", 3)
-    with raises_topics(BatchTooLarge, 400, "batch_too_large"):
+    with raises_topics(BatchTooLarge, "batch_too_large"):
         _settle(engine, op, "a", list(range(1, 1002)))
     assert counters(engine) == (0, 3)
     r = _settle(engine, op, "a", list(range(1, 1001)))  # exactly 1000 is fine
@@ -438,7 +439,7 @@ def test_bad_seqs_are_invalid_request(engine: Engine, op: str, bad: Any) -> None
     make_queue(engine)
     produce(engine, 2)
     claim(engine, "a", 2)
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
+    with raises_topics(InvalidRequest, "invalid_request"):
         _settle(engine, op, "a", bad)
     assert counters(engine) == (0, 2)
 
@@ -448,17 +449,17 @@ def test_bad_seqs_are_invalid_request(engine: Engine, op: str, bad: Any) -> None
 
 def _all_ops() -> list[tuple[str, Any]]:
     return [
-        ("claim", lambda e, name: e.queues.claim(name, None, "bad", "bad")),
-        ("ack", lambda e, name: e.queues.ack(name, None, None)),
-        ("nack", lambda e, name: e.queues.nack(name, None, None, "bad")),
-        ("extend", lambda e, name: e.queues.extend(name, None, None, None)),
-        ("subscribe", lambda e, name: e.queues.subscribe(name, None, "bad")),
+        ("claim", lambda e, name: queues_for(e).claim(name, None, "bad", "bad")),
+        ("ack", lambda e, name: queues_for(e).ack(name, None, None)),
+        ("nack", lambda e, name: queues_for(e).nack(name, None, None, "bad")),
+        ("extend", lambda e, name: queues_for(e).extend(name, None, None, None)),
+        ("subscribe", lambda e, name: queues_for(e).subscribe(name, None, "bad")),
     ]
 
 
 @pytest.mark.parametrize(("op", "call"), _all_ops())
 def test_missing_topic_is_404_before_field_validation(engine: Engine, op: str, call: Any) -> None:
-    with raises_topics(TopicNotFound, 404, "topic_not_found"):
+    with raises_topics(TopicNotFound, "topic_not_found"):
         call(engine, "nope")
     assert engine.topic("nope") is None  # queue endpoints never auto-create
 
@@ -466,16 +467,16 @@ def test_missing_topic_is_404_before_field_validation(engine: Engine, op: str, c
 @pytest.mark.parametrize(("op", "call"), _all_ops())
 def test_log_topic_is_409_not_a_queue_before_field_validation(engine: Engine, op: str, call: Any) -> None:
     engine.append("log", [{"data": 1}])
-    with raises_topics(NotAQueue, 409, "not_a_queue"):
+    with raises_topics(NotAQueue, "not_a_queue"):
         call(engine, "log")
-    assert engine.topic_state("log")["count"] == 1
-    assert "queue" not in engine.topic_state("log")
+    assert engine.topic_state("log").count == 1
+    assert engine.topic_state("log").queue is None
 
 
 def test_claim_on_log_with_valid_fields_is_not_a_queue(engine: Engine) -> None:
     engine.put_topic("log", {})
-    with raises_topics(NotAQueue, 409, "not_a_queue"):
-        engine.queues.claim("log", "w1", 1)
+    with raises_topics(NotAQueue, "not_a_queue"):
+        queues_for(engine).claim("log", "w1", 1)
 
 
 @pytest.mark.parametrize(
@@ -496,8 +497,8 @@ def test_claim_field_validation(engine: Engine, kwargs: dict[str, Any], field: s
     make_queue(engine)
     produce(engine, 1)
     args = {"node": "w1", "max_": 1, "lease_ms": None, **kwargs}
-    with raises_topics(InvalidRequest, 400, "invalid_request") as caught:
-        engine.queues.claim("q", args["node"], args["max_"], args["lease_ms"])
+    with raises_topics(InvalidRequest, "invalid_request") as caught:
+        queues_for(engine).claim("q", args["node"], args["max_"], args["lease_ms"])
     assert caught[0].detail.get("field") == field
     assert counters(engine) == (1, 0)
 
@@ -507,7 +508,7 @@ def test_settle_node_is_required(engine: Engine) -> None:
     produce(engine, 1)
     claim(engine, "a")
     for op in ("ack", "nack", "extend"):
-        with raises_topics(InvalidRequest, 400, "invalid_request"):
+        with raises_topics(InvalidRequest, "invalid_request"):
             _settle(engine, op, None, [1])
 
 
@@ -515,10 +516,10 @@ def test_extend_requires_lease_ms(engine: Engine) -> None:
     make_queue(engine)
     produce(engine, 1)
     claim(engine, "a")
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
-        engine.queues.extend("q", "a", [1], None)
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
-        engine.queues.extend("q", "a", [1], "1000")
+    with raises_topics(InvalidRequest, "invalid_request"):
+        queues_for(engine).extend("q", "a", [1], None)
+    with raises_topics(InvalidRequest, "invalid_request"):
+        queues_for(engine).extend("q", "a", [1], "1000")
 
 
 @pytest.mark.parametrize("delay", ["10", 1.5, True, [1]])
@@ -526,8 +527,8 @@ def test_nack_bad_delay_is_invalid_request(engine: Engine, delay: Any) -> None:
     make_queue(engine)
     produce(engine, 1)
     claim(engine, "a")
-    with raises_topics(InvalidRequest, 400, "invalid_request"):
-        engine.queues.nack("q", "a", [1], delay)
+    with raises_topics(InvalidRequest, "invalid_request"):
+        queues_for(engine).nack("q", "a", [1], delay)
     assert counters(engine) == (0, 1)
 
 
@@ -538,7 +539,7 @@ def test_nack_releases_for_immediate_reclaim(engine: Engine) -> None:
     make_queue(engine)
     produce(engine, 3)
     claim(engine, "a", 3)
-    r = engine.queues.nack("q", "a", [2, 3, 7])
+    r = queues_for(engine).nack("q", "a", [2, 3, 7])
     assert (r.done, r.skipped) == ([2, 3], [7])
     assert counters(engine) == (2, 1)
     got = claim(engine, "b", 5)
@@ -551,7 +552,7 @@ def test_nack_skips_other_nodes_and_duplicates(engine: Engine) -> None:
     produce(engine, 2)
     claim(engine, "a", 1)
     claim(engine, "b", 1)
-    r = engine.queues.nack("q", "a", [1, 2, 1])
+    r = queues_for(engine).nack("q", "a", [1, 2, 1])
     assert (r.done, r.skipped) == ([1], [2, 1])
     assert counters(engine) == (1, 1)
 
@@ -561,7 +562,7 @@ def test_nack_delay_hides_the_job_until_due(engine: Engine, clock: ManualClock) 
     produce(engine, 2)
     claim(engine, "a", 2)
     clock.advance(100)
-    engine.queues.nack("q", "a", [1], delay_ms=5000)
+    queues_for(engine).nack("q", "a", [1], delay_ms=5000)
     due = T0 + 100 + 5000
     # invisible: counted in neither ready nor in_flight
     assert counters(engine) == (0, 1)
@@ -582,7 +583,7 @@ def test_delayed_job_goes_ahead_of_fresh_once_due(engine: Engine, clock: ManualC
     make_queue(engine)
     produce(engine, 3)
     claim(engine, "a")
-    engine.queues.nack("q", "a", [1], delay_ms=1000)
+    queues_for(engine).nack("q", "a", [1], delay_ms=1000)
     assert claimed_seqs(claim(engine, "b")) == [2]
     clock.advance(1000)
     assert claimed_seqs(claim(engine, "b")) == [1]
@@ -593,10 +594,10 @@ def test_delayed_job_cannot_be_acked_or_extended(engine: Engine, clock: ManualCl
     make_queue(engine)
     produce(engine, 1)
     claim(engine, "a")
-    engine.queues.nack("q", "a", [1], delay_ms=1000)
-    assert engine.queues.ack("q", "a", [1]).skipped == [1]
-    assert engine.queues.extend("q", "a", [1], 1000).skipped == [1]
-    assert engine.queues.nack("q", "a", [1]).skipped == [1]
+    queues_for(engine).nack("q", "a", [1], delay_ms=1000)
+    assert queues_for(engine).ack("q", "a", [1]).skipped == [1]
+    assert queues_for(engine).extend("q", "a", [1], 1000).skipped == [1]
+    assert queues_for(engine).nack("q", "a", [1]).skipped == [1]
     assert qstate(engine)["count"] == 1
 
 
@@ -605,7 +606,7 @@ def test_nack_delay_is_clamped(engine: Engine, clock: ManualClock, delay: Any, e
     make_queue(engine)
     produce(engine, 1)
     claim(engine, "a")
-    engine.queues.nack("q", "a", [1], delay)
+    queues_for(engine).nack("q", "a", [1], delay)
     if effective == 0:
         assert counters(engine) == (1, 0)
         return
@@ -623,7 +624,7 @@ def test_extend_sets_not_adds(engine: Engine, clock: ManualClock) -> None:
     produce(engine, 2)
     claim(engine, "a", 2)
     clock.advance(1000)
-    r = engine.queues.extend("q", "a", [2, 1], 500)
+    r = queues_for(engine).extend("q", "a", [2, 1], 500)
     # shorter than what was left: the deadline is now + lease_ms, even if that is earlier
     assert (r.done, r.skipped) == ([2, 1], [])
     assert r.deadlines == {"2": T0 + 1500, "1": T0 + 1500}
@@ -639,12 +640,12 @@ def test_extend_pushes_deadline_and_keeps_the_lease(engine: Engine, clock: Manua
     (job,) = claim(engine, "a").jobs
     for _ in range(5):
         clock.advance(900)
-        r = engine.queues.extend("q", "a", [1], 1000, [job.lease.lease_id])
+        r = queues_for(engine).extend("q", "a", [1], 1000, [job.lease.lease_id])
         assert r.deadlines == {"1": clock.now_ms() + 1000}
     clock.advance(1000)
     assert claim(engine, "b").jobs == []
     # the lease_id is unchanged by extend: the original token still acks
-    assert engine.queues.ack("q", "a", [1], [job.lease.lease_id]).done == [1]
+    assert queues_for(engine).ack("q", "a", [1], [job.lease.lease_id]).done == [1]
 
 
 @pytest.mark.parametrize(("lease_ms", "effective"), [(0, 100), (50, 100), (10**12, 86_400_000), (2500, 2500)])
@@ -652,7 +653,7 @@ def test_extend_lease_ms_is_clamped(engine: Engine, lease_ms: int, effective: in
     make_queue(engine)
     produce(engine, 1)
     claim(engine, "a")
-    r = engine.queues.extend("q", "a", [1], lease_ms)
+    r = queues_for(engine).extend("q", "a", [1], lease_ms)
     assert r.deadlines == {"1": T0 + effective}
 
 
@@ -666,8 +667,8 @@ def test_extend_skips_expired_reclaimed_and_unheld(engine: Engine, clock: Manual
     clock.advance(101)
     # the freelist holds [1, 2]: b reclaims both and acks 1 (gone), keeps 2
     claim(engine, "b", 2)
-    engine.queues.ack("q", "b", [1])
-    r = engine.queues.extend("q", "a", [1, 2, 3, 4, 5, 3], 1000)
+    queues_for(engine).ack("q", "b", [1])
+    r = queues_for(engine).extend("q", "a", [1, 2, 3, 4, 5, 3], 1000)
     assert r.done == [3]
     assert r.skipped == [1, 2, 4, 5, 3]
     assert r.deadlines == {"3": clock.now_ms() + 1000}
@@ -678,7 +679,7 @@ def test_expired_but_unreclaimed_lease_cannot_be_extended(engine: Engine, clock:
     produce(engine, 1)
     claim(engine, "a")
     clock.advance(101)
-    r = engine.queues.extend("q", "a", [1], 1000)
+    r = queues_for(engine).extend("q", "a", [1], 1000)
     assert (r.done, r.skipped, r.deadlines) == ([], [1], {})
     assert counters(engine) == (1, 0)
 
@@ -688,7 +689,7 @@ def test_extend_exactly_at_deadline_still_works(engine: Engine, clock: ManualClo
     produce(engine, 1)
     claim(engine, "a")
     clock.advance(100)
-    assert engine.queues.extend("q", "a", [1], 100).done == [1]
+    assert queues_for(engine).extend("q", "a", [1], 100).done == [1]
     clock.advance(100)
     assert counters(engine) == (0, 1)
 
@@ -699,13 +700,13 @@ def test_extend_exactly_at_deadline_still_works(engine: Engine, clock: ManualClo
 def test_topic_state_has_queue_sub_object(engine: Engine) -> None:
     make_queue(engine)
     s = engine.topic_state("q")
-    assert s["type"] == "queue"
-    assert s["queue"] == {"ready": 0, "in_flight": 0, "dead_lettered": 0}
+    assert s.type == "queue"
+    assert fields(s.queue) == {"ready": 0, "in_flight": 0, "dead_lettered": 0}
     produce(engine, 5)
     claim(engine, "a", 2)
-    assert engine.topic_state("q")["queue"] == {"ready": 3, "in_flight": 2, "dead_lettered": 0}
+    assert fields(engine.topic_state("q").queue) == {"ready": 3, "in_flight": 2, "dead_lettered": 0}
     engine.append("log", [{"data": 1}])
-    assert "queue" not in engine.topic_state("log")
+    assert engine.topic_state("log").queue is None
 
 
 def test_claim_ready_is_post_claim(engine: Engine, clock: ManualClock) -> None:
@@ -720,11 +721,11 @@ def test_delete_records_drops_leases(engine: Engine, clock: ManualClock) -> None
     make_queue(engine, lease_ms=100)
     produce(engine, 6)
     claim(engine, "a", 4)  # 1-4
-    engine.queues.nack("q", "a", [4], delay_ms=10_000)
+    queues_for(engine).nack("q", "a", [4], delay_ms=10_000)
     engine.delete_records("q", before_seq=5)  # 1-4: leased, leased, leased, delayed
     assert qstate(engine) == {"ready": 2, "in_flight": 0, "dead_lettered": 0, "count": 2}
     assert delayed(engine) == 0
-    assert engine.queues.ack("q", "a", [1, 2, 3]).skipped == [1, 2, 3]
+    assert queues_for(engine).ack("q", "a", [1, 2, 3]).skipped == [1, 2, 3]
     clock.advance(20_000)
     assert claimed_seqs(claim(engine, "b", 10)) == [5, 6]
     assert_consistent(engine)
@@ -734,7 +735,7 @@ def test_delete_by_tag_drops_leases_and_freelist_entries(engine: Engine, clock: 
     make_queue(engine, lease_ms=100)
     engine.append("q", [{"data": i, "tag": "x" if i % 2 else "y"} for i in range(6)])
     claim(engine, "a", 6)
-    engine.queues.nack("q", "a", [1, 2])  # on the freelist
+    queues_for(engine).nack("q", "a", [1, 2])  # on the freelist
     engine.delete_records("q", match="y")  # seqs 1, 3, 5
     assert_consistent(engine)
     assert claimed_seqs(claim(engine, "b", 10)) == [2]
@@ -747,7 +748,7 @@ def test_cap_eviction_drops_leases(engine: Engine) -> None:
     claim(engine, "a", 3)
     produce(engine, 2)  # evicts 1 and 2 (leased)
     assert qstate(engine) == {"ready": 2, "in_flight": 1, "dead_lettered": 0, "count": 3}
-    assert engine.queues.ack("q", "a", [1, 2, 3]).done == [3]
+    assert queues_for(engine).ack("q", "a", [1, 2, 3]).done == [3]
     assert claimed_seqs(claim(engine, "b", 10)) == [4, 5]
     assert_consistent(engine)
 
@@ -756,7 +757,7 @@ def test_cap_reject_queue_frees_room_on_ack(engine: Engine) -> None:
     make_queue(engine, cap_records=2, discard="reject")
     produce(engine, 2)
     claim(engine, "a", 2)
-    engine.queues.ack("q", "a", [1])
+    queues_for(engine).ack("q", "a", [1])
     assert produce(engine, 1) == [3]
 
 
@@ -768,7 +769,7 @@ def test_ttl_expiry_drops_leases(engine: Engine, clock: ManualClock) -> None:
     claim(engine, "a", 4)
     clock.advance(501)  # 1, 2 are now older than ttl
     assert qstate(engine) == {"ready": 0, "in_flight": 2, "dead_lettered": 0, "count": 2}
-    assert engine.queues.ack("q", "a", [1, 2, 3]).done == [3]
+    assert queues_for(engine).ack("q", "a", [1, 2, 3]).done == [3]
     clock.advance(500)  # 4 expires too
     assert qstate(engine) == {"ready": 0, "in_flight": 0, "dead_lettered": 0, "count": 0}
 
@@ -787,8 +788,8 @@ def test_delete_topic_and_recreate_as_log_rejects_queue_ops(engine: Engine) -> N
     claim(engine, "a")
     engine.delete_topic("q")
     engine.append("q", [{"data": 1}])
-    with raises_topics(NotAQueue, 409, "not_a_queue"):
-        engine.queues.ack("q", "a", [1])
+    with raises_topics(NotAQueue, "not_a_queue"):
+        queues_for(engine).ack("q", "a", [1])
 
 
 def test_recreated_queue_starts_with_fresh_leases(engine: Engine) -> None:
@@ -800,7 +801,7 @@ def test_recreated_queue_starts_with_fresh_leases(engine: Engine) -> None:
     seqs_ = produce(engine, 2)
     assert counters(engine) == (2, 0)
     # the old instance's leases (same node, possibly the same seqs) are gone
-    r = engine.queues.ack("q", "a", seqs_)
+    r = queues_for(engine).ack("q", "a", seqs_)
     assert (r.done, r.skipped) == ([], seqs_)
     got = claim(engine, "a", 5)
     assert claimed_seqs(got) == seqs_
@@ -809,8 +810,8 @@ def test_recreated_queue_starts_with_fresh_leases(engine: Engine) -> None:
 
 def test_claim_on_empty_queue(engine: Engine) -> None:
     make_queue(engine)
-    r = engine.queues.claim("q", "a", 10)
-    assert isinstance(r, ClaimResult)
+    r = queues_for(engine).claim("q", "a", 10)
+    assert isinstance(r, Claimed)
     assert (r.jobs, r.ready) == ([], 0)
 
 

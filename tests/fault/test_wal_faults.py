@@ -18,7 +18,8 @@ import pytest
 from topics_engine import ManualClock
 from topics_engine.errors import NotReady
 from topics_engine.records import PreparedRecord
-from topics_engine.storage.frames import BODY_HEADER, FRAME_HEADER, FrameType, encode_append, scan
+from topics_engine.storage.formats import encode_append
+from topics_engine.storage.frames import BODY_HEADER, FRAME_HEADER, FrameType, scan
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.wal import WalFailed, wal_files
 
@@ -40,9 +41,11 @@ def assert_envelope(r: httpx.Response, status: int, code: str) -> dict[str, Any]
 
 
 def assert_wal_read_only_refusal(r: httpx.Response) -> None:
+    """Ruling 5: 503 not_ready with detail.wal_read_only and no Retry-After — it does not clear
+    until a restart, so clients must not retry."""
     error = assert_envelope(r, 503, "not_ready")
     assert error["detail"]["wal_read_only"] is True
-    assert int(r.headers["retry-after"]) >= 1
+    assert "retry-after" not in r.headers
 
 
 async def wait_for(predicate: Any, timeout: float = 5.0) -> None:
@@ -112,12 +115,11 @@ async def test_eio_fails_the_fsync_append_and_turns_the_server_read_only(tmp_pat
         assert [rec["data"] for rec in diff["records"]] == ["d1"]
         listing = (await client.get("/v0/topics")).json()
         assert [t["topic"] for t in listing["topics"]] == ["d", "f"]
-        ready = await client.get("/v0/ready")
-        assert ready.status_code == 200
-        assert ready.json()["wal_read_only"] is True
-        assert (await client.get("/readyz")).json()["wal_read_only"] is True
+        # readiness fails so load balancers stop routing writes here (ruling 5)
+        assert_wal_read_only_refusal(await client.get("/v0/ready"))
+        assert_wal_read_only_refusal(await client.get("/readyz"))
         assert (await client.get("/v0/health")).status_code == 200
-        assert ctx.store is not None and ctx.store.wal is not None and ctx.store.wal.read_only
+        assert ctx.datadir is not None and ctx.datadir.wal is not None and ctx.datadir.wal.read_only
 
 
 @pytest.mark.parametrize("fault", ["write", "fdatasync", "nth_write", "torn"])
@@ -125,9 +127,9 @@ async def test_a_failed_group_fails_every_durable_future_in_it(tmp_path: Path, f
     fs = FaultyFileSystem()
     node = await open_node(tmp_path, ManualClock(T0), fs)
     engine = node.engine
-    await engine.put_topic("f", {"durability": "fsync"}).durable
+    await engine.put_topic("f", {"durability": "fsync"}).wait
     ok = engine.append("f", [{"data": 0}])
-    await ok.durable
+    await ok.wait
     if fault == "write":
         fs.fail_writes()
     elif fault == "fdatasync":
@@ -139,12 +141,12 @@ async def test_a_failed_group_fails_every_durable_future_in_it(tmp_path: Path, f
     results = [engine.append("f", [{"data": i}]) for i in range(1, 4)]
     for result in results:
         with pytest.raises(DURABLE_FAILED):
-            await result.durable
+            await result.wait
     assert diff_data(engine, "f") == [0]
-    assert engine.topic_state("f")["count"] == 1
+    assert engine.topic_state("f").count == 1
     with pytest.raises(NotReady) as info:
         engine.append("f", [{"data": 9}])
-    assert info.value.detail == {"wal_read_only": True, "retry_after_ms": 5000}
+    assert info.value.detail == {"wal_read_only": True}
     node.close()
 
 
@@ -152,11 +154,11 @@ async def test_disk_class_ack_is_not_fsync_gated_but_refused_once_read_only(tmp_
     fs = FaultyFileSystem()
     node = await open_node(tmp_path, ManualClock(T0), fs)
     engine = node.engine
-    await engine.put_topic("d", {"durability": "disk"}).durable
+    await engine.put_topic("d", {"durability": "disk"}).wait
     await flush(node)  # the topic's first seq reservation is durable
     fs.fail_syncs()
     first = engine.append("d", [{"data": 1}])
-    assert first.durable is None  # acked on enqueue (§0.10 disk)
+    assert first.wait is None  # acked on enqueue (§0.10 disk)
     await wait_for(lambda: node.store.wal is not None and node.store.wal.read_only)
     with pytest.raises(NotReady):
         engine.append("d", [{"data": 2}])
@@ -186,7 +188,7 @@ async def test_eio_on_the_first_frame_of_a_lazily_created_topic(tmp_path: Path) 
     fs.fail_writes()
     result = node.engine.append("lazy", [{"data": 1}], config={"durability": "fsync"})
     with pytest.raises(DURABLE_FAILED):
-        await result.durable
+        await result.wait
     node.close()
     fresh = await open_node(tmp_path, ManualClock(T0))
     assert fresh.engine.topic_count == 0
@@ -201,10 +203,10 @@ async def test_torn_write_then_crash_truncates_the_tail_and_keeps_every_acked_wr
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock, fs)
     engine = node.engine
-    await engine.put_topic("f", {"durability": "fsync"}).durable
+    await engine.put_topic("f", {"durability": "fsync"}).wait
     topic_id = engine._topics["f"].id
     for i in range(3):  # acked
-        await engine.append("f", [{"data": i}]).durable
+        await engine.append("f", [{"data": i}]).wait
 
     # hold the next sync so the two later appends are written as one group, then tear it 10
     # bytes into its first frame
@@ -214,10 +216,10 @@ async def test_torn_write_then_crash_truncates_the_tail_and_keeps_every_acked_wr
     doomed = [engine.append("f", [{"data": i}]) for i in (4, 5)]
     fs.tear_next_write(10)
     fs.release_syncs()
-    await held.durable  # acked: its group was fsynced before the torn one
+    await held.wait  # acked: its group was fsynced before the torn one
     for result in doomed:
         with pytest.raises(DURABLE_FAILED):
-            await result.durable
+            await result.wait
     ((_, wal_path),) = wal_files(fs, node.store.wal_dir)
     size_before = wal_path.stat().st_size
 
@@ -230,9 +232,9 @@ async def test_torn_write_then_crash_truncates_the_tail_and_keeps_every_acked_wr
     assert fresh.store.report.corrupt_files == 0
     assert wal_path.stat().st_size == size_before - 10
     assert diff_data(fresh.engine, "f") == [0, 1, 2, 3]
-    assert fresh.engine.topic_state("f")["head_seq"] == 4
+    assert fresh.engine.topic_state("f").head_seq == 4
     # the log goes on cleanly after the cut
-    await fresh.engine.append("f", [{"data": "after"}]).durable
+    await fresh.engine.append("f", [{"data": "after"}]).wait
     fresh.close()
     again = await open_node(tmp_path, clock)
     assert again.store.report.truncated_bytes == 0
@@ -249,7 +251,7 @@ async def test_torn_group_keeps_its_complete_frames_only_as_a_prefix(tmp_path: P
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock, fs)
     engine = node.engine
-    await engine.put_topic("f", {"durability": "fsync"}).durable
+    await engine.put_topic("f", {"durability": "fsync"}).wait
     topic_id = engine._topics["f"].id
     fs.hold_syncs()
     held = engine.append("f", [{"data": 0}])
@@ -259,10 +261,10 @@ async def test_torn_group_keeps_its_complete_frames_only_as_a_prefix(tmp_path: P
     first_frame = append_frame_size(topic_id, 2, ts, [b"1"])
     fs.tear_next_write(first_frame + 3)
     fs.release_syncs()
-    await held.durable
+    await held.wait
     for result in doomed:
         with pytest.raises(DURABLE_FAILED):
-            await result.durable
+            await result.wait
     fs.crash(keep_unsynced=None)
     node.close()
     fresh = await open_node(tmp_path, clock)
@@ -291,7 +293,7 @@ async def test_power_loss_recovers_a_prefix_of_acked_writes(
     engine = node.engine
     classes = {"d": "disk", "m": "memory", "f": "fsync"}
     for name, cls in classes.items():
-        await engine.put_topic(name, {"durability": cls}).durable
+        await engine.put_topic(name, {"durability": cls}).wait
     order: list[tuple[str, int]] = []
     futures: list[tuple[int, asyncio.Future[float]]] = []
 
@@ -302,8 +304,8 @@ async def test_power_loss_recovers_a_prefix_of_acked_writes(
             batch = [{"data": i, "tag": f"t{i % 3}"}] * rng.randint(1, 3)
             result = engine.append(name, [dict(r, data=[i, k]) for k, r in enumerate(batch)])
             order.append((name, i))
-            if result.durable is not None:
-                futures.append((i, result.durable))
+            if result.wait is not None:
+                futures.append((i, result.wait))
             if rng.random() < 0.2:
                 clock.advance(rng.randint(1, 50))
 
@@ -351,11 +353,11 @@ async def test_power_loss_recovers_a_prefix_of_acked_writes(
         assert fresh.store.report.truncated_bytes == 0
     # writes go on at the recovered heads
     for name in "dmf":
-        head = fresh.engine.topic_state(name)["head_seq"]
+        head = fresh.engine.topic_state(name).head_seq
         result = fresh.engine.append(name, [{"data": "next"}])
         assert result.first_seq == head + 1
-        if result.durable is not None:
-            await result.durable
+        if result.wait is not None:
+            await result.wait
     fresh.close()
 
 
@@ -364,10 +366,10 @@ async def test_power_loss_loses_the_unsynced_disk_tail_but_never_an_acked_fsync_
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock, fs)
     engine = node.engine
-    await engine.put_topic("d", {"durability": "disk"}).durable
-    await engine.put_topic("f", {"durability": "fsync"}).durable
+    await engine.put_topic("d", {"durability": "disk"}).wait
+    await engine.put_topic("f", {"durability": "fsync"}).wait
     engine.append("d", [{"data": "d1"}])
-    await engine.append("f", [{"data": "f1"}]).durable  # fsync ack covers d1 too (WAL order)
+    await engine.append("f", [{"data": "f1"}]).wait  # fsync ack covers d1 too (WAL order)
     fs.hold_syncs()
     engine.append("d", [{"data": "d2"}])  # acked, never synced
     await blocked_in_sync(fs)
@@ -375,7 +377,7 @@ async def test_power_loss_loses_the_unsynced_disk_tail_but_never_an_acked_fsync_
     fs.crash()
     node.close()
     with pytest.raises(DURABLE_FAILED):
-        await pending.durable
+        await pending.wait
     fresh = await open_node(tmp_path, clock)
     assert diff_data(fresh.engine, "d") == ["d1"]
     assert diff_data(fresh.engine, "f") == ["f1"]
@@ -387,13 +389,13 @@ async def test_power_loss_right_after_topic_create_ack_keeps_the_topic(tmp_path:
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock, fs)
     for cls in ("ephemeral", "memory", "disk", "fsync"):
-        await node.engine.put_topic(f"t-{cls}", {"durability": cls, "cap_records": 9}).durable
+        await node.engine.put_topic(f"t-{cls}", {"durability": cls, "cap_records": 9}).wait
     fs.crash()
     node.close()
     fresh = await open_node(tmp_path, clock)
     for cls in ("ephemeral", "memory", "disk", "fsync"):
-        config = fresh.engine.topic_state(f"t-{cls}")["config"]
-        assert (config["durability"], config["cap_records"]) == (cls, 9)
+        config = fresh.engine.topic_state(f"t-{cls}").config
+        assert (config.durability, config.cap_records) == (cls, 9)
     fresh.close()
 
 
@@ -409,7 +411,7 @@ def _flip(path: Path, offset: int) -> None:
 async def test_corrupt_byte_mid_last_wal_file_truncates_there_and_the_server_starts(tmp_path: Path) -> None:
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock)  # closed without a checkpoint: all in the WAL
-    await node.engine.put_topic("log", {"durability": "disk"}).durable
+    await node.engine.put_topic("log", {"durability": "disk"}).wait
     for i in range(10):
         node.engine.append("log", [{"data": i}])
     node.close()
@@ -424,8 +426,8 @@ async def test_corrupt_byte_mid_last_wal_file_truncates_there_and_the_server_sta
 
     async with app_client(tmp_path, clock) as (client, ctx):
         assert (await client.get("/v0/ready")).status_code == 200
-        assert ctx.store is not None
-        assert ctx.store.report.truncated_bytes == size - start
+        assert ctx.datadir is not None
+        assert ctx.datadir.report.truncated_bytes == size - start
         assert wal_path.stat().st_size == start
         diff = (await client.post("/v0/topics/log/diff", json={})).json()
         assert [r["data"] for r in diff["records"]] == list(range(6))
@@ -433,7 +435,7 @@ async def test_corrupt_byte_mid_last_wal_file_truncates_there_and_the_server_sta
         # a crash-recovered disk topic resumes above its seq reservation: never below 7
         assert r.status_code == 200 and r.json()["first_seq"] >= 7
     async with app_client(tmp_path, clock) as (client, ctx):
-        assert ctx.store is not None and ctx.store.report.truncated_bytes == 0
+        assert ctx.datadir is not None and ctx.datadir.report.truncated_bytes == 0
         diff = (await client.post("/v0/topics/log/diff", json={})).json()
         assert [r["data"] for r in diff["records"]] == [*range(6), "new"]
 
@@ -441,9 +443,9 @@ async def test_corrupt_byte_mid_last_wal_file_truncates_there_and_the_server_sta
 async def test_corrupt_frame_in_an_earlier_wal_file_sets_later_files_aside(tmp_path: Path) -> None:
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock, wal_rotate_bytes=300)
-    await node.engine.put_topic("log", {"durability": "fsync"}).durable
+    await node.engine.put_topic("log", {"durability": "fsync"}).wait
     for i in range(40):
-        await node.engine.append("log", [{"data": i}]).durable
+        await node.engine.append("log", [{"data": i}]).wait
     node.close()
     files = wal_files(node.store.fs, tmp_path / "wal")
     assert len(files) >= 4
@@ -463,7 +465,7 @@ async def test_corrupt_frame_in_an_earlier_wal_file_sets_later_files_aside(tmp_p
     last_good_lsn = frames[0].lsn
     # lsn 1 is the TOPIC_PUT, each later frame one single-record append
     assert diff_data(fresh.engine, "log") == list(range(last_good_lsn - 1))
-    await fresh.engine.append("log", [{"data": "new"}]).durable
+    await fresh.engine.append("log", [{"data": "new"}]).wait
     fresh.close()
     again = await open_node(tmp_path, clock, wal_rotate_bytes=300)
     assert again.store.report.truncated_bytes == 0
@@ -476,7 +478,7 @@ async def test_zero_filled_tail_after_crash_is_truncated(tmp_path: Path) -> None
     """A file system may leave a zero-filled extent after a crash (size updated, data not)."""
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock)
-    await node.engine.put_topic("log", {}).durable
+    await node.engine.put_topic("log", {}).wait
     node.engine.append("log", [{"data": 1}])
     await flush(node)
     node.close()
@@ -498,17 +500,17 @@ async def test_duplicate_of_an_in_flight_fsync_append_is_not_acked_before_it_is_
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock, fs)
     engine = node.engine
-    await engine.put_topic("f", {"durability": "fsync"}).durable
+    await engine.put_topic("f", {"durability": "fsync"}).wait
     fs.hold_syncs()
     first = engine.append("f", [{"data": "pay"}], idempotency_key="order-1")
     await blocked_in_sync(fs)
     retry = engine.append("f", [{"data": "pay"}], idempotency_key="order-1")
     assert retry.deduped
-    retry_acked_at_once = retry.durable is None
+    retry_acked_at_once = retry.wait is None
     fs.crash()
     node.close()
     with pytest.raises(DURABLE_FAILED):
-        await first.durable
+        await first.wait
     fresh = await open_node(tmp_path, clock)
     assert diff_data(fresh.engine, "f") == []
     fresh.close()
@@ -520,13 +522,13 @@ async def test_duplicate_of_an_in_flight_fsync_append_is_not_acked_before_it_is_
 
 async def _write_some(node: Node) -> list[int]:
     e = node.engine
-    await e.put_topic("f", {"durability": "fsync"}).durable
-    await e.put_topic("d", {"durability": "disk"}).durable
+    await e.put_topic("f", {"durability": "fsync"}).wait
+    await e.put_topic("d", {"durability": "disk"}).wait
     for i in range(20):
         e.append("d", [{"data": i, "tag": f"t{i % 4}"}])
-        await e.append("f", [{"data": i}]).durable
+        await e.append("f", [{"data": i}]).wait
     e.delete_records("d", match="t1")
-    await e.delete_records("f", before_seq=4).durable
+    await e.delete_records("f", before_seq=4).wait
     await flush(node)
     return [i for i in range(20) if i % 4 != 1]
 
@@ -562,7 +564,7 @@ async def test_power_loss_after_a_checkpoint_keeps_everything_it_covered(
     fresh = await open_node(tmp_path, clock)
     assert diff_data(fresh.engine, "d") == expected_d
     assert diff_data(fresh.engine, "f") == list(range(3, 20))
-    await fresh.engine.append("f", [{"data": "more"}]).durable
+    await fresh.engine.append("f", [{"data": "more"}]).wait
     fresh.close()
     again = await open_node(tmp_path, clock)
     assert diff_data(again.engine, "f") == [*range(3, 20), "more"]

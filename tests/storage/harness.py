@@ -1,4 +1,4 @@
-"""Shared helpers for the storage and fault tests: a durable engine on a :class:`Store`, restarts,
+"""Shared helpers for the storage and fault tests: a durable engine on a :class:`DataDirectory`, restarts,
 and the in-process app over a store (httpx ASGI transport: no lifespan, so the helper runs the
 context's start/ready/stop itself)."""
 
@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import orjson
 from topics_engine import Engine, Limits, ManualClock
+from topics_engine.datadir.directory import DataDirectory
 from topics_engine.storage.fs import FileSystem
-from topics_engine.store import Store
 from topics_server.app import create_app
 from topics_server.context import ServerContext
 from topics_server.settings import load_settings
@@ -28,7 +28,7 @@ class Node:
     """One running "process": an engine recovered from ``data_dir`` and its open store."""
 
     engine: Engine
-    store: Store
+    store: DataDirectory
 
     def close(self) -> None:
         self.store.close()
@@ -42,7 +42,7 @@ async def open_node(
     **store_kw: Any,
 ) -> Node:
     engine = Engine(clock, limits or Limits())
-    store = Store(data_dir, fs=fs or FileSystem(), **store_kw)
+    store = DataDirectory(data_dir, fs=fs or FileSystem(), **store_kw)
     store.lock()
     for _ in store.recover(engine):
         pass
@@ -62,10 +62,10 @@ def diff_bytes(engine: Engine, topic: str, from_seq: int = 0, **kw: Any) -> list
     cursor = from_seq
     for _ in range(100_000):
         page = engine.diff(topic, from_seq=cursor, limit=1000, touch=False, **kw)
-        out.extend(page.read.records)
+        out.extend(page.records)
         if page.caught_up:
             return out
-        cursor = page.read.next_from_seq
+        cursor = page.next_from_seq
     raise AssertionError("reader never caught up")
 
 
@@ -83,7 +83,7 @@ async def app_client(
 ) -> AsyncIterator[tuple[httpx.AsyncClient, ServerContext]]:
     settings = load_settings({"TOPICS_DATA_DIR": str(data_dir)})
     engine = Engine(clock, settings.limits)
-    store = Store(data_dir, fs=fs or FileSystem())
+    store = DataDirectory(data_dir, fs=fs or FileSystem())
     app, ctx = create_app(settings, engine, store)
     await ctx.start()
     await ctx.wait_ready()

@@ -7,7 +7,7 @@
   and delivery counters are restored, so expiry and dead-lettering go on exactly where they were.
 
 Every restart test runs in two modes (as ``test_restart.py``): ``wal`` — a clean close, recovery
-replays the whole WAL; ``checkpoint`` — ``Store.checkpoint()`` first, recovery loads the snapshot.
+replays the whole WAL; ``checkpoint`` — ``DataDirectory.checkpoint()`` first, recovery loads the snapshot.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 import pytest
 from topics_engine import Engine
-from topics_engine.queues import ClaimResult
+from topics_engine.queues import Claimed
 
-from ..engine.queue_helpers import LEASE_ID_RE, claimed_seqs, qstate
+from ..engine.queue_helpers import LEASE_ID_RE, claimed_seqs, qstate, queues_for
 from .harness import T0, Harness, diff_bytes, flush
 
 
@@ -30,25 +30,25 @@ async def _done(future: Any) -> None:
 
 
 async def make_queue(e: Engine, name: str = "q", **config: Any) -> None:
-    await _done(e.put_topic(name, {"type": "queue", **config}).durable)
+    await _done(e.put_topic(name, {"type": "queue", **config}).wait)
 
 
 async def produce(e: Engine, n: int, name: str = "q", start: int = 0, **kw: Any) -> list[int]:
     r = e.append(name, [{"data": start + i} for i in range(n)], **kw)
-    await _done(r.durable)
+    await _done(r.wait)
     return list(range(r.first_seq, r.last_seq + 1))
 
 
-async def claim(e: Engine, node: str, max_: Any = None, lease_ms: Any = None, name: str = "q") -> ClaimResult:
-    r = e.queues.claim(name, node, max_, lease_ms)
-    assert isinstance(r, ClaimResult)
-    await _done(r.durable)
+async def claim(e: Engine, node: str, max_: Any = None, lease_ms: Any = None, name: str = "q") -> Claimed:
+    r = queues_for(e).claim(name, node, max_, lease_ms)
+    assert isinstance(r, Claimed)
+    await _done(r.wait)
     return r
 
 
 async def ack(e: Engine, node: str, seqs: list[int], lease_ids: Any = None, name: str = "q") -> list[int]:
-    r = e.queues.ack(name, node, seqs, lease_ids)
-    await _done(r.durable)  # an ack on an fsync queue is durable once this resolves
+    r = queues_for(e).ack(name, node, seqs, lease_ids)
+    await _done(r.wait)  # an ack on an fsync queue is durable once this resolves
     return r.done
 
 
@@ -76,13 +76,13 @@ async def test_non_durable_leases_make_every_in_flight_job_claimable(h: Harness,
     await claim(e, "a", 3)  # 1, 2, 3
     await claim(e, "b", 1)  # 4
     assert await ack(e, "a", [1]) == [1]
-    e.queues.nack("q", "b", [4], delay_ms=50_000)
+    queues_for(e).nack("q", "b", [4], delay_ms=50_000)
     h.clock.advance(10)
     e = await h.restart()
     assert qstate(e) == {"ready": 5, "in_flight": 0, "dead_lettered": 0, "count": 5}
     assert leases(e) == {}
     # the old holders hold nothing any more
-    assert e.queues.ack("q", "a", [2, 3]).done == []
+    assert queues_for(e).ack("q", "a", [2, 3]).done == []
     r = await claim(e, "c", 10)
     assert claimed_seqs(r) == [2, 3, 4, 5, 6]  # the delayed nack was forgotten too
     assert all(j.lease.deliveries == 1 for j in r.jobs)  # counters start afresh
@@ -121,7 +121,7 @@ async def test_new_jobs_after_restart_continue_the_seq_space(h: Harness) -> None
 
 async def test_dead_lettered_counter_and_dlq_records_survive(h: Harness) -> None:
     e = h.engine
-    await _done(e.put_topic("dlq", {"durable": True}).durable)
+    await _done(e.put_topic("dlq", {"durable": True}).wait)
     await make_queue(e, durable=True, lease_ms=100, max_deliveries=1, dead_letter="dlq")
     e.append("q", [{"data": "poison", "tag": "p1", "meta": {"m": 1}}], node="prod")
     await flush(h.node)  # type: ignore[arg-type]
@@ -187,12 +187,12 @@ async def test_dead_lettered_counter_not_double_counted_by_a_checkpoint_behind_a
     h = Harness(tmp_path, "wal")
     e = await h.start()
     try:
-        await _done(e.put_topic("slow", {"durable": True}).durable)
+        await _done(e.put_topic("slow", {"durable": True}).wait)
         await make_queue(e, durability="disk", lease_ms=100, max_deliveries=1, dead_letter="dlq")
         await produce(e, 1)
         await claim(e, "a")
         h.clock.advance(101)
-        pending = e.append("slow", [{"data": "unapplied at the cut"}]).durable
+        pending = e.append("slow", [{"data": "unapplied at the cut"}]).wait
         assert (await claim(e, "a")).jobs == []  # dead-letters seq 1 (a LEASE frame after it)
         assert qstate(e)["dead_lettered"] == 1
         assert h.node is not None
@@ -210,7 +210,7 @@ async def test_dead_lettered_counter_not_double_counted_by_a_checkpoint_behind_a
 async def test_ephemeral_dlq_loses_its_copies_but_the_counter_survives(h: Harness) -> None:
     """Dead-lettered copies honour the destination's durability class."""
     e = h.engine
-    await _done(e.put_topic("dlq", {"durability": "ephemeral"}).durable)
+    await _done(e.put_topic("dlq", {"durability": "ephemeral"}).wait)
     await make_queue(e, durable=True, lease_ms=100, max_deliveries=1, dead_letter="dlq")
     await produce(e, 2)
     await claim(e, "a", 2)
@@ -248,7 +248,7 @@ async def test_durable_leases_are_restored(h: Harness, durability: str) -> None:
     await claim(e, "a", 2)  # 1, 2 until T0 + 10000
     await claim(e, "b", 1, lease_ms=500)  # 3 until T0 + 500
     h.clock.advance(100)
-    await _done(e.queues.extend("q", "a", [1], 20_000).durable)  # 1 until T0 + 20100
+    await _done(queues_for(e).extend("q", "a", [1], 20_000).wait)  # 1 until T0 + 20100
     await claim(e, "c", 1)  # 4
     await ack(e, "c", [4])
     before = leases(e)
@@ -260,7 +260,7 @@ async def test_durable_leases_are_restored(h: Harness, durability: str) -> None:
     assert qstate(e) == counters_before == {"ready": 2, "in_flight": 3, "dead_lettered": 0, "count": 5}
     # holders keep their leases: lease_id fencing still works against the restored tokens
     assert await ack(e, "a", [2], [before[2][1]]) == [2]
-    assert e.queues.ack("q", "a", [1], ["lease_0"]).skipped == [1]
+    assert queues_for(e).ack("q", "a", [1], ["lease_0"]).skipped == [1]
     # the claim cursor survived: only never-claimed jobs are fresh
     assert claimed_seqs(await claim(e, "d", 10)) == [5, 6]
     # the restored deadlines still rule: 3 expires after T0 + 500, not before
@@ -269,7 +269,7 @@ async def test_durable_leases_are_restored(h: Harness, durability: str) -> None:
     h.clock.advance(1)
     (job,) = (await claim(e, "d", 10)).jobs
     assert (job.record.seq, job.lease.deliveries) == (3, 2)
-    assert e.queues.ack("q", "b", [3]).skipped == [3]
+    assert queues_for(e).ack("q", "b", [3]).skipped == [3]
 
 
 async def test_durable_leases_expired_during_downtime_are_reclaimable(h: Harness) -> None:
@@ -284,7 +284,7 @@ async def test_durable_leases_expired_during_downtime_are_reclaimable(h: Harness
     r = await claim(e, "b", 10)
     assert claimed_seqs(r) == [1, 2, 3]
     assert [j.lease.deliveries for j in r.jobs] == [2, 2, 1]
-    assert e.queues.ack("q", "a", [1, 2]).skipped == [1, 2]
+    assert queues_for(e).ack("q", "a", [1, 2]).skipped == [1, 2]
 
 
 async def test_durable_lease_nacks_and_delays_are_restored(h: Harness) -> None:
@@ -292,8 +292,8 @@ async def test_durable_lease_nacks_and_delays_are_restored(h: Harness) -> None:
     await make_queue(e, durable=True, leases_durable=True, lease_ms=60_000)
     await produce(e, 4)
     await claim(e, "a", 3)
-    await _done(e.queues.nack("q", "a", [1]).durable)  # claimable now
-    await _done(e.queues.nack("q", "a", [2], delay_ms=5000).durable)  # due at T0 + 5000
+    await _done(queues_for(e).nack("q", "a", [1]).wait)  # claimable now
+    await _done(queues_for(e).nack("q", "a", [2], delay_ms=5000).wait)  # due at T0 + 5000
     e = await h.restart()
     assert qstate(e) == {"ready": 2, "in_flight": 1, "dead_lettered": 0, "count": 4}
     r = await claim(e, "b", 10)
@@ -342,8 +342,8 @@ async def test_durable_leases_snapshot_plus_tail(tmp_path: Path) -> None:
         await claim(e, "a", 3)
         e = await h.restart("checkpoint")
         await ack(e, "a", [1])
-        await _done(e.queues.nack("q", "a", [2]).durable)
-        await _done(e.queues.extend("q", "a", [3], 30_000).durable)
+        await _done(queues_for(e).nack("q", "a", [2]).wait)
+        await _done(queues_for(e).extend("q", "a", [3], 30_000).wait)
         await claim(e, "b", 2)  # 2 (reclaimed) and 4
         before = leases(e)
         e = await h.restart("wal")
@@ -361,10 +361,13 @@ async def test_durable_leases_released_by_a_work_subscription_stay_released(h: H
     e = h.engine
     await make_queue(e, durable=True, leases_durable=True, lease_ms=60_000)
     await produce(e, 3)
-    topic, sub = e.queues.subscribe("q", "n1", 3)
-    jobs = e.queues.claim_for(topic, sub, 3)
-    assert isinstance(jobs, list) and len(jobs) == 3
-    assert e.queues.release_subscription(topic, sub) == 3
+    topic, sub = queues_for(e).subscribe("q", "n1", 3)
+    refill = queues_for(e).claim_for(topic, sub, 3)
+    assert isinstance(refill, Claimed) and len(refill.jobs) == 3
+    # an fsync queue with durable leases: a /work refill waits for its lease frame like a claim
+    assert refill.wait is not None and not refill.wait.done()
+    await refill.wait
+    assert queues_for(e).release_subscription(topic, sub) == 3
     await flush(h.node)  # type: ignore[arg-type]
     e = await h.restart()
     assert qstate(e) == {"ready": 3, "in_flight": 0, "dead_lettered": 0, "count": 3}
@@ -376,9 +379,11 @@ async def test_durable_leases_from_a_cohort_are_restored(h: Harness) -> None:
     e = h.engine
     await make_queue(e, durable=True, leases_durable=True, claim_jitter_ms=20)
     await produce(e, 6)
-    futures = [e.queues.claim("q", f"w{i}", 3) for i in range(3)]
+    futures = [queues_for(e).claim("q", f"w{i}", 3) for i in range(3)]
     h.clock.advance(20)
-    results = [f.result() for f in futures]  # type: ignore[union-attr]
+    # the cohort's pass ran, but a claimer gets its jobs only once the lease frame is durable
+    assert not any(f.done() for f in futures)  # type: ignore[union-attr]
+    results = [await f for f in futures]  # type: ignore[misc]
     assert [len(r) for r in results] == [2, 2, 2]
     await flush(h.node)  # type: ignore[arg-type]
     before = leases(e)
@@ -397,7 +402,7 @@ async def test_enabling_leases_durable_later_strands_no_job(h: Harness) -> None:
     await make_queue(e, durable=True, lease_ms=60_000)
     await produce(e, 4)
     await claim(e, "a", 2)  # 1, 2: claimed while leases are not journaled
-    await _done(e.put_topic("q", {"leases_durable": True}).durable)
+    await _done(e.put_topic("q", {"leases_durable": True}).wait)
     await claim(e, "b", 1)  # 3: journaled
     e = await h.restart()
     held = set(leases(e))
@@ -414,7 +419,7 @@ async def test_disabling_leases_durable_after_a_checkpoint_forgets_leases(h: Har
     await make_queue(e, durable=True, leases_durable=True, lease_ms=60_000)
     await produce(e, 2)
     await claim(e, "a", 2)
-    await _done(e.put_topic("q", {"leases_durable": False}).durable)
+    await _done(e.put_topic("q", {"leases_durable": False}).wait)
     e = await h.restart("checkpoint")
     assert leases(e) == {}
     assert claimed_seqs(await claim(e, "b", 10)) == [1, 2]

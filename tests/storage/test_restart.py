@@ -3,7 +3,7 @@
 Every test runs in two restart modes:
 
 - ``wal``        — clean close without a checkpoint: recovery replays the whole WAL;
-- ``checkpoint`` — ``Store.checkpoint()`` first: recovery loads the snapshot + segments (and
+- ``checkpoint`` — ``DataDirectory.checkpoint()`` first: recovery loads the snapshot + segments (and
   whatever WAL tail follows).
 
 "Observations" are compared byte for byte: the records of full reads in several shapes, reads
@@ -20,18 +20,19 @@ import orjson
 import pytest
 from topics_engine import Engine, ManualClock
 
+from ..engine.conftest import fields
 from .harness import T0, Harness, app_client, diff_bytes, diff_data, diff_seqs
 
 
 def read_at(engine: Engine, topic: str, cursor: int, **kw: Any) -> tuple[list[bytes], int, Any]:
     page = engine.diff(topic, from_seq=cursor, limit=1000, touch=False, **kw)
-    tomb = page.read.tombstone.to_wire() if page.read.tombstone else None
-    return page.read.records, page.read.next_from_seq, tomb
+    tomb = fields(page.tombstone) if page.tombstone else None
+    return page.records, page.next_from_seq, tomb
 
 
 def observe(engine: Engine, topic: str) -> dict[str, Any]:
     state = engine.topic_state(topic, touch=False)
-    head = state["head_seq"]
+    head = state.head_seq
     return {
         "state": state,
         "plain": diff_bytes(engine, topic),
@@ -43,7 +44,7 @@ def observe(engine: Engine, topic: str) -> dict[str, Any]:
 
 
 def observe_all(engine: Engine) -> dict[str, Any]:
-    names = [t["topic"] for t in engine.list_topics(page_size=1000)[0]]
+    names = [t.topic for t in engine.list_topics(page_size=1000).topics]
     return {name: observe(engine, name) for name in names}
 
 
@@ -70,18 +71,18 @@ RECORDS = [
 @pytest.mark.parametrize("durability", ["memory", "disk", "fsync"])
 async def test_restart_preserves_records_byte_for_byte(h: Harness, durability: str) -> None:
     e = h.engine
-    await e.put_topic("t", {"durability": durability}).durable
+    await e.put_topic("t", {"durability": durability}).wait
     for i in range(5):
         result = e.append("t", RECORDS, node="batch-node" if i % 2 else None)
-        if result.durable is not None:
-            await result.durable
+        if result.wait is not None:
+            await result.wait
         h.clock.advance(7)
     before = observe_all(e)
     e = await h.restart()
     assert_same(before, observe_all(e))
     # and the topic goes on where it was
     result = e.append("t", [{"data": "next"}])
-    assert result.first_seq == before["t"]["state"]["head_seq"] + 1
+    assert result.first_seq == before["t"]["state"].head_seq + 1
 
 
 async def test_restart_preserves_every_config_field(h: Harness) -> None:
@@ -104,16 +105,16 @@ async def test_restart_preserves_every_config_field(h: Harness) -> None:
         "dead_letter": "dlq",
         "leases_durable": True,
     }
-    await e.put_topic("q", full).durable
-    await e.put_topic("updated", {"cap_records": 10}).durable
-    await e.put_topic("updated", {"priority": -3, "durability": "memory", "ttl_ms": 99_000}).durable
+    await e.put_topic("q", full).wait
+    await e.put_topic("updated", {"cap_records": 10}).wait
+    await e.put_topic("updated", {"priority": -3, "durability": "memory", "ttl_ms": 99_000}).wait
     for cls in ("ephemeral", "memory", "disk", "fsync"):
-        await e.put_topic(f"c-{cls}", {"durability": cls}).durable
-    await e.put_topic("alias", {"durable": True}).durable
-    before = {t.name: e.topic_state(t.name, touch=False)["config"] for t in e.topics()}
+        await e.put_topic(f"c-{cls}", {"durability": cls}).wait
+    await e.put_topic("alias", {"durable": True}).wait
+    before = {t.name: e.topic_state(t.name, touch=False).config.to_wire() for t in e.topics()}
     assert before["q"] == {**full, "durable": True}
     e = await h.restart()
-    after = {t.name: e.topic_state(t.name, touch=False)["config"] for t in e.topics()}
+    after = {t.name: e.topic_state(t.name, touch=False).config.to_wire() for t in e.topics()}
     assert after == before
     assert after["updated"]["cap_records"] == 10 and after["updated"]["priority"] == -3
     assert after["alias"]["durability"] == "fsync"
@@ -121,13 +122,13 @@ async def test_restart_preserves_every_config_field(h: Harness) -> None:
 
 async def test_topic_ids_are_not_reused_across_restarts(h: Harness) -> None:
     e = h.engine
-    await e.put_topic("a", {}).durable
+    await e.put_topic("a", {}).wait
     e.append("a", [{"data": "a1"}])
-    await e.delete_topic("a").durable
-    await e.put_topic("b", {}).durable
+    await e.delete_topic("a").wait
+    await e.put_topic("b", {}).wait
     e.append("b", [{"data": "b1"}])
     e = await h.restart()
-    await e.put_topic("c", {}).durable
+    await e.put_topic("c", {}).wait
     e.append("c", [{"data": "c1"}])
     e.append("b", [{"data": "b2"}])
     e = await h.restart()
@@ -141,7 +142,7 @@ async def test_topic_ids_are_not_reused_across_restarts(h: Harness) -> None:
 async def test_a_deleted_topic_stays_deleted(h: Harness) -> None:
     e = h.engine
     e.append("gone", [{"data": 1}])
-    await e.delete_topic("gone").durable
+    await e.delete_topic("gone").wait
     e = await h.restart()
     assert e.topic_count == 0
 
@@ -152,11 +153,11 @@ async def test_a_deleted_topic_stays_deleted(h: Harness) -> None:
 @pytest.mark.parametrize("durability", ["memory", "disk", "fsync"])
 async def test_restart_preserves_deletes_by_tag_and_before_seq(h: Harness, durability: str) -> None:
     e = h.engine
-    await e.put_topic("t", {"durability": durability}).durable
+    await e.put_topic("t", {"durability": durability}).wait
     tags = ["x:1", "y:1", "x:2", None, "x:1", "z", "y:2", "x:3", None, "x:1"]
     result = e.append("t", [{"data": i, "tag": tag} for i, tag in enumerate(tags)])
-    if result.durable is not None:
-        await result.durable
+    if result.wait is not None:
+        await result.wait
     for kwargs in (
         {"match": "x:1"},
         {"before_seq": 3},
@@ -164,15 +165,15 @@ async def test_restart_preserves_deletes_by_tag_and_before_seq(h: Harness, durab
         {"before_seq": 9, "match": ["tag", "Glob", "x:*"]},
     ):
         deleted = e.delete_records("t", **kwargs)
-        if deleted.durable is not None:
-            await deleted.durable
+        if deleted.wait is not None:
+            await deleted.wait
     before = observe_all(e)
     assert [orjson.loads(b)["data"] for b in before["t"]["plain"]] == [3, 5, 8]
     # a cursor inside the deleted prefix gets no tombstone, just the survivors
     assert before["t"]["cursors"][1][2] is None
     e = await h.restart()
     assert_same(before, observe_all(e))
-    assert e.topic_state("t", touch=False)["count"] == 3
+    assert e.topic_state("t", touch=False).count == 3
 
 
 async def test_reader_catches_up_after_restart_when_the_newest_record_was_deleted(h: Harness) -> None:
@@ -181,9 +182,9 @@ async def test_reader_catches_up_after_restart_when_the_newest_record_was_delete
     e.delete_records("t", match="drop")
     e = await h.restart()
     page = e.diff("t", from_seq=0, touch=False)
-    assert [orjson.loads(b)["data"] for b in page.read.records] == [1, 2]
-    assert page.read.head_seq == 3
-    assert page.read.next_from_seq == 3 and page.caught_up, "reader is stuck below head_seq"
+    assert [orjson.loads(b)["data"] for b in page.records] == [1, 2]
+    assert page.head_seq == 3
+    assert page.next_from_seq == 3 and page.caught_up, "reader is stuck below head_seq"
     assert e.append("t", [{"data": 4}]).first_seq == 4
     assert diff_data(e, "t") == [1, 2, 4]
 
@@ -194,16 +195,16 @@ async def test_reader_catches_up_after_restart_when_the_newest_record_was_delete
 @pytest.mark.parametrize("durability", ["memory", "disk", "fsync"])
 async def test_cap_evictions_still_yield_a_cap_tombstone_after_restart(h: Harness, durability: str) -> None:
     e = h.engine
-    await e.put_topic("c", {"cap_records": 5, "durability": durability}).durable
+    await e.put_topic("c", {"cap_records": 5, "durability": durability}).wait
     for i in range(12):
         result = e.append("c", [{"data": i}])
-        if result.durable is not None:
-            await result.durable
-    await e.put_topic("b", {"cap_bytes": 200, "durability": durability}).durable
+        if result.wait is not None:
+            await result.wait
+    await e.put_topic("b", {"cap_bytes": 200, "durability": durability}).wait
     for i in range(30):
         result = e.append("b", [{"data": "x" * (i % 9)}])
-        if result.durable is not None:
-            await result.durable
+        if result.wait is not None:
+            await result.wait
     before = observe_all(e)
     stale = before["c"]["cursors"][2][2]
     assert stale is not None and stale["reason"] == "cap"
@@ -217,7 +218,7 @@ async def test_cap_evictions_still_yield_a_cap_tombstone_after_restart(h: Harnes
 async def test_tightened_cap_and_its_tombstone_survive_restart(h: Harness) -> None:
     e = h.engine
     e.append("t", [{"data": i} for i in range(20)])
-    await e.put_topic("t", {"cap_records": 4}).durable
+    await e.put_topic("t", {"cap_records": 4}).wait
     e.delete_records("t", before_seq=18)
     before = observe_all(e)
     assert [orjson.loads(b)["data"] for b in before["t"]["plain"]] == [17, 18, 19]
@@ -227,7 +228,7 @@ async def test_tightened_cap_and_its_tombstone_survive_restart(h: Harness) -> No
 
 async def test_ttl_expiry_and_its_tombstone_survive_restart(h: Harness) -> None:
     e = h.engine
-    await e.put_topic("t", {"ttl_ms": 1000}).durable
+    await e.put_topic("t", {"ttl_ms": 1000}).wait
     for i in range(6):
         e.append("t", [{"data": i}])
         h.clock.advance(300)
@@ -243,10 +244,10 @@ async def test_relaxed_ttl_before_restart_keeps_the_records(h: Harness) -> None:
     """Records kept alive by a TTL that was lifted before they expired must not expire at
     restart because replay re-applies the old TTL at the restart's clock."""
     e = h.engine
-    await e.put_topic("t", {"ttl_ms": 1000}).durable
+    await e.put_topic("t", {"ttl_ms": 1000}).wait
     e.append("t", [{"data": i} for i in range(3)])
     h.clock.advance(500)
-    await e.put_topic("t", {"ttl_ms": 0}).durable  # no TTL any more: records kept for good
+    await e.put_topic("t", {"ttl_ms": 0}).wait  # no TTL any more: records kept for good
     h.clock.advance(10_000)
     assert diff_data(e, "t") == [0, 1, 2]
     before = observe_all(e)
@@ -257,9 +258,9 @@ async def test_relaxed_ttl_before_restart_keeps_the_records(h: Harness) -> None:
 
 async def test_relaxed_cap_before_restart_keeps_the_records(h: Harness) -> None:
     e = h.engine
-    await e.put_topic("t", {"cap_records": 3}).durable
+    await e.put_topic("t", {"cap_records": 3}).wait
     e.append("t", [{"data": i} for i in range(3)])
-    await e.put_topic("t", {"cap_records": 0}).durable
+    await e.put_topic("t", {"cap_records": 0}).wait
     e.append("t", [{"data": i} for i in range(3, 6)])
     before = observe_all(e)
     assert len(before["t"]["plain"]) == 6
@@ -273,10 +274,10 @@ async def test_relaxed_cap_before_restart_keeps_the_records(h: Harness) -> None:
 @pytest.mark.parametrize("durability", ["memory", "disk", "fsync"])
 async def test_idempotency_dedupes_across_restart_within_the_window(h: Harness, durability: str) -> None:
     e = h.engine
-    await e.put_topic("t", {"durability": durability, "idempotency_window_ms": 60_000}).durable
+    await e.put_topic("t", {"durability": durability, "idempotency_window_ms": 60_000}).wait
     first = e.append("t", [{"data": 1}, {"data": 2}], idempotency_key="k1")
-    if first.durable is not None:
-        await first.durable
+    if first.wait is not None:
+        await first.wait
     h.clock.advance(10_000)
     e.append("t", [{"data": 3}], idempotency_key="k2")
     e = await h.restart()
@@ -296,7 +297,7 @@ async def test_idempotency_dedupes_across_restart_within_the_window(h: Harness, 
 async def test_recreated_tombstone_when_delete_and_recreate_precede_restart(h: Harness) -> None:
     e = h.engine
     e.append("r", [{"data": i} for i in range(5)])
-    await e.delete_topic("r").durable
+    await e.delete_topic("r").wait
     e.append("r", [{"data": "new"}])
     before = observe_all(e)
     e = await h.restart()
@@ -309,7 +310,7 @@ async def test_recreated_tombstone_when_delete_and_recreate_precede_restart(h: H
 async def test_recreated_tombstone_when_the_topic_is_recreated_after_restart(h: Harness) -> None:
     e = h.engine
     e.append("r", [{"data": i} for i in range(5)])
-    await e.delete_topic("r").durable
+    await e.delete_topic("r").wait
     e = await h.restart()
     assert e.topic_count == 0
     e.append("r", [{"data": "new"}])
@@ -325,27 +326,27 @@ async def test_recreated_tombstone_when_the_topic_is_recreated_after_restart(h: 
 
 async def test_ephemeral_config_survives_records_do_not_and_seqs_are_never_reused(h: Harness) -> None:
     e = h.engine
-    await e.put_topic("eph", {"durability": "ephemeral", "cap_records": 50_000, "priority": 4}).durable
+    await e.put_topic("eph", {"durability": "ephemeral", "cap_records": 50_000, "priority": 4}).wait
     handed_out = 0
     for n in (10, 3000, 5000, 1):  # crosses several seq-reservation blocks, one batch > a block
         handed_out = e.append("eph", [{"data": i} for i in range(n)]).last_seq
-    config = e.topic_state("eph", touch=False)["config"]
+    config = e.topic_state("eph", touch=False).config
     e = await h.restart()
     state = e.topic_state("eph", touch=False)
-    assert state["config"] == config
-    assert state["count"] == 0 and diff_bytes(e, "eph") == []
-    assert state["head_seq"] >= handed_out
+    assert state.config == config
+    assert state.count == 0 and diff_bytes(e, "eph") == []
+    assert state.head_seq >= handed_out
     nxt = e.append("eph", [{"data": "after"}])
     assert nxt.first_seq > handed_out
     assert diff_data(e, "eph") == ["after"]
     e = await h.restart()
-    assert e.topic_state("eph", touch=False)["head_seq"] >= nxt.first_seq
+    assert e.topic_state("eph", touch=False).head_seq >= nxt.first_seq
 
 
 async def test_memory_class_records_survive_a_clean_restart_like_disk(h: Harness) -> None:
     e = h.engine
-    await e.put_topic("m", {"durability": "memory"}).durable
-    await e.put_topic("d", {"durability": "disk"}).durable
+    await e.put_topic("m", {"durability": "memory"}).wait
+    await e.put_topic("d", {"durability": "disk"}).wait
     for name in ("m", "d"):
         e.append(name, RECORDS)
         e.delete_records(name, match=["tag", "Glob", "a:*"])
@@ -357,11 +358,11 @@ async def test_memory_class_records_survive_a_clean_restart_like_disk(h: Harness
 
 async def test_durability_class_changes_survive_restart(h: Harness) -> None:
     e = h.engine
-    await e.put_topic("t", {"durability": "disk"}).durable
+    await e.put_topic("t", {"durability": "disk"}).wait
     e.append("t", [{"data": "disk"}])
-    await e.put_topic("t", {"durability": "fsync"}).durable
-    await e.append("t", [{"data": "fsync"}]).durable
-    await e.put_topic("t", {"durability": "memory"}).durable
+    await e.put_topic("t", {"durability": "fsync"}).wait
+    await e.append("t", [{"data": "fsync"}]).wait
+    await e.put_topic("t", {"durability": "memory"}).wait
     e.append("t", [{"data": "memory"}])
     before = observe_all(e)
     e = await h.restart()

@@ -5,17 +5,34 @@ subclassing it. Nothing else in the storage package calls ``os`` file functions.
 ``write`` loops until every byte is written (a short write is retried, not silently
 truncated); ``write_atomic`` is the crash-safe replace: temp file -> fsync -> rename -> fsync of
 the directory, so a reader sees the old file or the new one, never a torn one.
+
+Files are created ``0600`` and directories ``0700`` (ruling 11): the data directory holds every
+record's payload and is the server's alone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 
 
 class FileSystem:
     def makedirs(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True)
+        """Create ``path`` and any missing parents, each ``0700`` (``Path.mkdir(parents=True)``
+        would give the parents the default mode)."""
+        missing = []
+        while not path.exists():
+            missing.append(path)
+            if path.parent == path:
+                break
+            path = path.parent
+        for directory in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                directory.mkdir(mode=DIR_MODE)
 
     def listdir(self, path: Path) -> list[str]:
         return sorted(os.listdir(path)) if path.exists() else []
@@ -27,7 +44,7 @@ class FileSystem:
         return path.stat().st_size
 
     def open_append(self, path: Path) -> int:
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE)
 
     def open_rw(self, path: Path) -> int:
         return os.open(path, os.O_RDWR)
@@ -72,7 +89,7 @@ class FileSystem:
 
     def write_atomic(self, path: Path, data: bytes) -> None:
         tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
             self.write(fd, data)
             self.fsync(fd)
@@ -85,7 +102,7 @@ class FileSystem:
         """Take an exclusive, non-blocking lock on ``path`` (held until the fd is closed)."""
         import fcntl
 
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -5,7 +5,7 @@ File ``segments/<topic-id>/<first-seq:020d>.seg``::
     header  b"TSEG" | u8 version | u64 topic_id | u64 first_seq | u64 last_seq | u32 count
             | u32 crc32(body)
     flags   u8[count]         1 = deleted
-    body    u64[count] seqs | i64[count] $ts | columnar records (storage.columns)
+    body    u64[count] seqs | i64[count] $ts | columnar records (``formats``)
 
 A segment is written once (temp file, fsync, rename, fsync of the directory) and its body never
 changes. Deleting a sealed record flips its flag byte in place and fsyncs: one byte, so a crash
@@ -27,9 +27,9 @@ from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from ..records import Record
-from .columns import _le, _load, decode_columns, encode_columns
+from .formats import RecordFields, RecordTuple, decode_records, encode_records, le_bytes, load_column
 from .fs import FileSystem
 
 MAGIC = b"TSEG"
@@ -64,10 +64,15 @@ class Segment:
         return None
 
 
-def encode_segment(topic_id: int, records: Sequence[Record]) -> tuple[bytes, array[int]]:
+class SealedRecord(RecordFields, Protocol):
+    seq: int
+    ts: int
+
+
+def encode_segment(topic_id: int, records: Sequence[SealedRecord]) -> tuple[bytes, array[int]]:
     """The file bytes for ``records`` (ascending seqs), and their seqs."""
     seqs = array("Q", (r.seq for r in records))
-    body = b"".join((_le(seqs), _le(array("q", (r.ts for r in records))), encode_columns(records)))
+    body = b"".join((le_bytes(seqs), le_bytes(array("q", (r.ts for r in records))), encode_records(records)))
     header = HEADER.pack(MAGIC, VERSION, topic_id, seqs[0], seqs[-1], len(seqs), zlib.crc32(body))
     return b"".join((header, bytes(len(seqs)), body)), seqs
 
@@ -79,8 +84,8 @@ class LoadedSegment:
     last_seq: int
     seqs: array[int]
     deleted: int
-    records: list[Record]
-    """Live records: not flagged deleted and at or above the load floor."""
+    records: list[tuple[int, int, RecordTuple]]
+    """Live records as ``(seq, ts, record)``: not flagged deleted and at or above the floor."""
 
 
 def decode_segment(buf: bytes, floor: int = 0) -> LoadedSegment:
@@ -95,10 +100,11 @@ def decode_segment(buf: bytes, floor: int = 0) -> LoadedSegment:
     body_start = HEADER.size + count
     if len(flags) != count or zlib.crc32(memoryview(buf)[body_start:]) != crc:
         raise CorruptSegment("checksum mismatch")
-    seqs, pos = _load("Q", buf, body_start, count)
-    stamps, pos = _load("q", buf, pos, count)
+    seqs, pos = load_column("Q", buf, body_start, count)
+    stamps, pos = load_column("q", buf, pos, count)
     keep = [not flag and seq >= floor for flag, seq in zip(flags, seqs, strict=True)]
-    records, _ = decode_columns(buf, pos, seqs, stamps, keep)
+    decoded, _ = decode_records(buf, pos, count, keep)
+    records = [(seq, ts, r) for seq, ts, r in zip(seqs, stamps, decoded, strict=True) if r is not None]
     return LoadedSegment(topic_id, first, last, seqs, sum(1 for f in flags if f), records)
 
 
@@ -116,7 +122,7 @@ class SegmentStore:
     def add_loaded(self, topic_id: int, segment: Segment) -> None:
         self.by_topic.setdefault(topic_id, []).append(segment)
 
-    def seal(self, topic_id: int, records: Sequence[Record]) -> Segment:
+    def seal(self, topic_id: int, records: Sequence[SealedRecord]) -> Segment:
         """Write ``records`` as a new sealed segment (atomically) and index it."""
         data, seqs = encode_segment(topic_id, records)
         directory = self.topic_dir(topic_id)

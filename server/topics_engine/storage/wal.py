@@ -96,6 +96,7 @@ class Wal:
         *,
         next_lsn: int,
         rotate_bytes: int = 64 << 20,
+        error_for: Callable[[BaseException], BaseException] | None = None,
     ) -> None:
         self.fs = fs
         self.directory = directory
@@ -104,11 +105,11 @@ class Wal:
         self.next_lsn = next_lsn
         self.durable_lsn = next_lsn - 1
         self.failed: BaseException | None = None
-        self.error_for: Callable[[BaseException], BaseException] = lambda err: WalFailed(
-            f"write-ahead log I/O error: {err}"
+        self.error_for: Callable[[BaseException], BaseException] = error_for or (
+            lambda err: WalFailed(f"write-ahead log I/O error: {err}")
         )
-        """What a waiting future fails with after an I/O error (the journal maps it to its
-        own error type, so no per-write future has to be wrapped)."""
+        """What a waiting future fails with after an I/O error (the caller's own error type, so
+        no per-write future has to be wrapped)."""
         self.stats = WalStats()
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._depth = 0

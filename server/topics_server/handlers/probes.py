@@ -9,14 +9,15 @@ from ..responses import Reply
 from ..validation import ValidatedRequest
 
 
-def health(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+async def health(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     return Reply(200, {"status": "ok", "version": VERSION, "uptime_ms": ctx.uptime_ms})
 
 
-def ready(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    """200 once the WAL is replayed; 503 ``not_ready`` (with progress) during replay and 503
-    ``shutting_down`` while draining. A WAL that turned read-only after an I/O error still
-    serves reads, so the probe stays 200 and says ``wal_read_only: true``."""
+async def ready(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+    """200 once the WAL is replayed; 503 ``not_ready`` (with progress) during replay, 503
+    ``shutting_down`` while draining, and 503 ``not_ready`` with ``wal_read_only`` once the WAL
+    turned read-only after an I/O error — so load balancers stop routing writes here; reads
+    keep working on the instance (ruling 5)."""
     if ctx.shutting_down:
         raise ShuttingDown(
             "the server is shutting down; retry against another instance", {"retry_after_ms": 1000}
@@ -26,15 +27,13 @@ def ready(req: ValidatedRequest, ctx: ServerContext) -> Reply:
             "replaying the write-ahead log; retry shortly",
             {"replay_progress": round(ctx.replay_progress, 4), "retry_after_ms": 1000},
         )
-    body: dict[str, object] = {
-        "status": "ready",
-        "wal_replay_complete": True,
-        "topics": ctx.engine.topic_count,
-    }
-    wal = ctx.store.wal if ctx.store else None
-    if wal is not None and wal.read_only:
-        body["wal_read_only"] = True
-    return Reply(200, body)
+    if ctx.wal_read_only:
+        raise NotReady(
+            "the write-ahead log hit an I/O error and is read-only: writes are refused until a "
+            "restart, reads still work — fix the disk and restart the server",
+            {"wal_read_only": True},
+        )
+    return Reply(200, {"status": "ready", "wal_replay_complete": True, "topics": ctx.engine.topic_count})
 
 
 healthz = health

@@ -1,4 +1,8 @@
-"""§10 — queues: claim, ack, nack, extend, and the /work SSE push stream."""
+"""§10 — queues: claim, ack, nack, extend, and the /work SSE push stream.
+
+Every handler resolves its queue first (404 ``topic_not_found`` / 409 ``not_a_queue``) and only
+then reads and validates its own query or body (§10, decision in docs/DECISIONS.md).
+"""
 
 from __future__ import annotations
 
@@ -8,102 +12,65 @@ import time
 from typing import Any
 
 import orjson
-from topics_engine.errors import NotAcceptable
-from topics_engine.queues import ClaimedJob, ClaimResult, WorkSubscription
+from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
 from topics_engine.topic import Topic
 
+from .. import wire
 from ..context import ServerContext
-from ..responses import Reply, settle
+from ..errors import NotAcceptable
+from ..responses import Reply, await_ack
 from ..sse import RETRY, Emit, StreamReply, event, heartbeat
 from ..validation import ValidatedRequest
 
 HEARTBEAT_S = 15.0
 
 
-def _counters(ctx: ServerContext, name: str) -> tuple[int, int]:
-    topic = ctx.engine.queues.queue_topic(name)
-    return ctx.engine.queues.counters(topic)
+async def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, dict[str, Any]]:
+    """The queue (404/409 first), then the request's validated body."""
+    topic = ctx.queues.queue_topic(req.path["topic"])
+    return topic, await req.json()
 
 
 async def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    name, body = req.path["topic"], req.body
-    queues = ctx.engine.queues
+    topic, body = await _queue_body(req, ctx)
     started = time.perf_counter()
-    outcome = queues.claim(name, body.get("node"), body.get("max"), body.get("lease_ms"))
+    outcome = ctx.queues.claim(topic.name, body.get("node"), body.get("max"), body.get("lease_ms"))
     perf: dict[str, Any] = {}
-    if isinstance(outcome, ClaimResult):
+    if isinstance(outcome, Claimed):
         jobs, ready = outcome.jobs, outcome.ready
-        perf = await settle(outcome.durable)
+        perf = await await_ack(outcome.wait)
     else:  # coalescing window: served with the rest of the cohort
         jobs = await outcome
         perf["throttle_wait_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        ready, _ = _counters(ctx, name)
-    body_bytes = b"".join(
-        (
-            b'{"topic":',
-            orjson.dumps(name),
-            b',"claimed":[',
-            b",".join(j.encode() for j in jobs),
-            b'],"count":%d,"ready":%d' % (len(jobs), ready),
-        )
-    )
-    return Reply(200, body_bytes, perf)
+        ready = ctx.queues.counters(ctx.queues.queue_topic(topic.name)).ready
+    return Reply(200, wire.claimed(topic.name, jobs, ready), perf)
 
 
 async def ack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    name, body = req.path["topic"], req.body
-    result = ctx.engine.queues.ack(name, body.get("node"), body.get("seqs"), body.get("lease_ids"))
-    perf = await settle(result.durable)
-    ready, in_flight = _counters(ctx, name)
-    return Reply(
-        200,
-        {
-            "topic": name,
-            "acked": len(result.done),
-            "skipped": result.skipped,
-            "ready": ready,
-            "in_flight": in_flight,
-        },
-        perf,
-    )
+    topic, body = await _queue_body(req, ctx)
+    result = ctx.queues.ack(topic.name, body.get("node"), body.get("seqs"), body.get("lease_ids"))
+    perf = await await_ack(result.wait)
+    counters = ctx.queues.counters(ctx.queues.queue_topic(topic.name))
+    return Reply(200, wire.acked(result, counters), perf)
 
 
 async def nack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    name, body = req.path["topic"], req.body
-    result = ctx.engine.queues.nack(
-        name, body.get("node"), body.get("seqs"), body.get("delay_ms", 0), body.get("lease_ids")
+    topic, body = await _queue_body(req, ctx)
+    result = ctx.queues.nack(
+        topic.name, body.get("node"), body.get("seqs"), body.get("delay_ms", 0), body.get("lease_ids")
     )
-    perf = await settle(result.durable)
-    ready, in_flight = _counters(ctx, name)
-    return Reply(
-        200,
-        {
-            "topic": name,
-            "nacked": len(result.done),
-            "skipped": result.skipped,
-            "ready": ready,
-            "in_flight": in_flight,
-        },
-        perf,
-    )
+    perf = await await_ack(result.wait)
+    counters = ctx.queues.counters(ctx.queues.queue_topic(topic.name))
+    return Reply(200, wire.nacked(result, counters), perf)
 
 
 async def extend_leases(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    name, body = req.path["topic"], req.body
-    result = ctx.engine.queues.extend(
-        name, body.get("node"), body.get("seqs"), body.get("lease_ms"), body.get("lease_ids")
+    topic, body = await _queue_body(req, ctx)
+    result = ctx.queues.extend(
+        topic.name, body.get("node"), body.get("seqs"), body.get("lease_ms"), body.get("lease_ids")
     )
-    perf = await settle(result.durable)
-    return Reply(
-        200,
-        {
-            "topic": name,
-            "extended": len(result.done),
-            "skipped": result.skipped,
-            "deadlines": result.deadlines,
-        },
-        perf,
-    )
+    perf = await await_ack(result.wait)
+    return Reply(200, wire.extended(result), perf)
 
 
 def _accepts_event_stream(accept: str | None) -> bool:
@@ -113,16 +80,17 @@ def _accepts_event_stream(accept: str | None) -> bool:
     return bool(kinds & {"text/event-stream", "text/*", "*/*"})
 
 
-def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
+async def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
     """PUSH mode: keep up to ``max`` jobs leased to this connection; refill as they are acked,
     nacked or expire; release what it holds when the connection goes away."""
+    ctx.queues.queue_topic(req.path["topic"])
     accept = req.header("accept")
     if not _accepts_event_stream(accept):
         raise NotAcceptable(
             "the /work stream is text/event-stream; send Accept: text/event-stream", {"accept": accept}
         )
     q = req.query
-    topic, sub = ctx.engine.queues.subscribe(req.path["topic"], q["node"], q["max"], q.get("lease_ms"))
+    topic, sub = ctx.queues.subscribe(req.path["topic"], q.get("node"), q.get("max"), q.get("lease_ms"))
     stream = _WorkStream(ctx, topic, sub)
     return StreamReply(stream.produce, stream.close)
 
@@ -167,12 +135,17 @@ class _WorkStream:
         }
 
     async def _refill(self) -> list[ClaimedJob]:
-        self.ctx.engine.queues.counters(self.topic)  # lazy expiry: frees expired held leases
+        """Lease up to the stream's free depth; the jobs go out once their leases are durable
+        (on an ``fsync`` queue with durable leases), exactly like a claim's."""
+        self.ctx.queues.counters(self.topic)  # lazy expiry: frees expired held leases
         want = self.sub.max - len(self.sub.held)
         if want <= 0:
             return []
-        outcome = self.ctx.engine.queues.claim_for(self.topic, self.sub, want)
-        return outcome if isinstance(outcome, list) else await outcome
+        outcome = self.ctx.queues.claim_for(self.topic, self.sub, want)
+        if isinstance(outcome, Claimed):
+            await await_ack(outcome.wait)
+            return outcome.jobs
+        return await outcome
 
     def _until_next_expiry(self) -> float:
         """Seconds until the earliest lease this stream holds expires (expiry is lazy: the
@@ -200,4 +173,4 @@ class _WorkStream:
                     await task
 
     def close(self) -> None:
-        self.ctx.engine.queues.release_subscription(self.topic, self.sub)
+        self.ctx.queues.release_subscription(self.topic, self.sub)

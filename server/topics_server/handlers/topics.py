@@ -2,37 +2,35 @@
 
 from __future__ import annotations
 
+from .. import wire
 from ..context import ServerContext
-from ..responses import Reply, settle
+from ..responses import Reply, await_ack
 from ..validation import ValidatedRequest
 
 
 async def put_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    result = ctx.engine.put_topic(req.path["topic"], req.body)
-    perf = await settle(result.durable)
-    return Reply(201 if result.created else 200, result.to_wire(), perf)
+    result = ctx.engine.put_topic(req.path["topic"], await req.json())
+    perf = await await_ack(result.wait)
+    return Reply(201 if result.created else 200, wire.topic_put(result), perf)
 
 
-def get_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    return Reply(200, ctx.engine.topic_state(req.path["topic"], touch=req.query["touch"]))
+async def get_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+    state = ctx.engine.topic_state(req.path["topic"], touch=req.query.get("touch", True))
+    return Reply(200, wire.topic_state(state))
 
 
-def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+async def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     q = req.query
-    topics, next_cursor = ctx.engine.list_topics(
-        prefix=q["prefix"] or "",
-        page_size=q["page_size"],
-        cursor=q["cursor"],
-        touch=q["touch"],
+    page = ctx.engine.list_topics(
+        prefix=q.get("prefix") or "",
+        page_size=q.get("page_size", 0),
+        cursor=q.get("cursor"),
+        touch=q.get("touch", False),
     )
-    body: dict[str, object] = {"topics": topics}
-    if next_cursor is not None:
-        body["next_cursor"] = next_cursor
-    return Reply(200, body)
+    return Reply(200, wire.topic_page(page))
 
 
 async def delete_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    name = req.path["topic"]
-    result = ctx.engine.delete_topic(name, if_empty=req.query["if_empty"])
-    perf = await settle(result.durable)
-    return Reply(200, {"topic": name, "deleted": result.deleted, "routers_removed": []}, perf)
+    result = ctx.engine.delete_topic(req.path["topic"], if_empty=req.query.get("if_empty", False))
+    perf = await await_ack(result.wait)
+    return Reply(200, wire.topic_deleted(result), perf)

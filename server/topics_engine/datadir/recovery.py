@@ -23,17 +23,17 @@ from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 
-import orjson
-
-from .config import Durability, resolve_config
-from .engine import Engine
-from .queue import LeaseEvent, LeaseEventKind
-from .storage.frames import Frame, FrameType, decode_append, decode_delete, decode_pair, scan
-from .storage.fs import FileSystem
-from .storage.segments import CorruptSegment, Segment, SegmentStore, decode_segment
-from .storage.snapshot import read_latest_snapshot
-from .storage.wal import wal_files
-from .topic import Topic
+from ..config import Durability, resolve_config
+from ..engine import Engine
+from ..leases import LeaseEvent, LeaseEventKind
+from ..records import Record
+from ..storage import formats
+from ..storage.frames import Frame, FrameType, scan
+from ..storage.fs import FileSystem
+from ..storage.segments import CorruptSegment, Segment, SegmentStore, decode_segment
+from ..storage.snapshot import read_latest_snapshot
+from ..storage.wal import wal_files
+from ..topic import Topic
 
 log = logging.getLogger("topics.recovery")
 
@@ -55,12 +55,13 @@ class Replayer:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.records = 0
-        self.clean_stop: dict[str, int] | None = None
+        self.clean_stop: dict[int, int] | None = None
         """Exact ephemeral heads when the log ends with a clean shutdown (nothing acknowledged
         after it can be missing); ``None`` after a crash."""
 
     def apply(self, frame: Frame) -> None:
-        self.clean_stop = orjson.loads(frame.payload)["heads"] if frame.type is FrameType.CLEAN_STOP else None
+        is_stop = frame.type is FrameType.CLEAN_STOP
+        self.clean_stop = formats.decode_clean_stop(frame.payload) if is_stop else None
         handler = {
             FrameType.TOPIC_PUT: self._topic_put,
             FrameType.TOPIC_DELETE: self._topic_delete,
@@ -73,53 +74,56 @@ class Replayer:
             handler(frame)
 
     def _topic_put(self, frame: Frame) -> None:
-        d = orjson.loads(frame.payload)
+        p = formats.decode_topic_put(frame.payload)
         engine = self.engine
-        config = resolve_config(d["name"], d["config"])
-        topic = engine.topic_by_id(d["id"])
+        config = resolve_config(p.name, p.config)
+        topic = engine.topic_by_id(p.id)
         if topic is None:
-            topic = Topic(d["name"], config, d["created_ms"], previous_head=d.get("previous_head"))
-            topic.id = d["id"]
+            topic = Topic(p.name, config, p.created_ms, previous_head=p.previous_head)
+            topic.id = p.id
             engine.register(topic)
         elif config != topic.config:
-            engine.apply_config(topic, config, d.get("ts"))
+            engine.apply_config(topic, config, p.ts)
 
     def _topic_delete(self, frame: Frame) -> None:
-        d = orjson.loads(frame.payload)
-        topic = self.engine.topic_by_id(d["id"])
+        topic_id, head = formats.decode_topic_delete(frame.payload)
+        topic = self.engine.topic_by_id(topic_id)
         if topic is not None:
-            topic.reserved_seq = max(topic.reserved_seq, d["head"])
+            topic.reserved_seq = max(topic.reserved_seq, head)
             self.engine.unregister(topic)
 
     def _append(self, frame: Frame) -> None:
-        a = decode_append(frame.payload)
+        a = formats.decode_append(frame.payload)
         topic = self.engine.topic_by_id(a.topic_id)
         if topic is None:
             return
-        records = a.records
+        records = [
+            Record(node, tag, data, meta, a.first_seq + i, a.ts)
+            for i, (node, tag, data, meta) in enumerate(a.records)
+        ]
         topic.apply_append(records, a.ts)
         if a.key is not None:
             topic.idempotency.remember(a.key, a.ts, records[0].seq, records[-1].seq)
         self.records += len(records)
 
     def _delete(self, frame: Frame) -> None:
-        topic_id, ranges = decode_delete(frame.payload)
+        topic_id, ranges = formats.decode_delete(frame.payload)
         topic = self.engine.topic_by_id(topic_id)
         if topic is not None:
             topic.apply_delete(chain.from_iterable(range(a, b + 1) for a, b in ranges))
 
     def _lease(self, frame: Frame) -> None:
-        d = orjson.loads(frame.payload)
-        topic = self.engine.topic_by_id(d["topic"])
+        topic_id, rows = formats.decode_lease(frame.payload)
+        topic = self.engine.topic_by_id(topic_id)
         if topic is not None and topic.queue is not None:
-            for row in d["events"]:
+            for row in rows:
                 event = LeaseEvent.from_row(row)
                 if event.kind is LeaseEventKind.CLAIMED and not topic.is_live(event.seq):
                     continue  # the job was acked or deleted since
                 topic.queue.apply(event)
 
     def _seq_reserve(self, frame: Frame) -> None:
-        topic_id, reserved = decode_pair(frame.payload)
+        topic_id, reserved = formats.decode_seq_reserve(frame.payload)
         topic = self.engine.topic_by_id(topic_id)
         if topic is not None:
             topic.seq_reserved_durable = max(topic.seq_reserved_durable, reserved)
@@ -138,7 +142,7 @@ class Replayer:
             if self.clean_stop is None:
                 topic.advance_head(max(topic.seq_reserved_durable, topic.reserved_seq))
             elif topic.config.durability is Durability.EPHEMERAL:
-                topic.advance_head(self.clean_stop.get(str(topic.id), topic.seq_reserved_durable))
+                topic.advance_head(self.clean_stop.get(topic.id, topic.seq_reserved_durable))
 
 
 def load_snapshot(
@@ -146,25 +150,20 @@ def load_snapshot(
 ) -> Iterator[float]:
     """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index);
     sets ``report.snapshot_lsn``. Yields between segments."""
-    state = read_latest_snapshot(fs, snapshot_dir)
-    if state is None:
+    image = read_latest_snapshot(fs, snapshot_dir)
+    if image is None:
         return
-    report.snapshot_lsn = state["lsn"]
-    engine.next_topic_id = max(engine.next_topic_id, state["next_topic_id"])
-    engine.restore_deleted_heads(state["deleted_heads"])
-    for t in state["topics"]:
-        topic = Topic(
-            t["name"],
-            resolve_config(t["name"], t["config"]),
-            t["created_ms"],
-            previous_head=t["previous_head"],
-        )
-        topic.id = t["id"]
-        for name in t["segments"]:
+    report.snapshot_lsn = image.lsn
+    engine.next_topic_id = max(engine.next_topic_id, image.next_topic_id)
+    engine.restore_deleted_heads(image.deleted_heads)
+    for t in image.topics:
+        topic = Topic(t.name, resolve_config(t.name, t.config), t.created_ms, previous_head=t.previous_head)
+        topic.id = t.id
+        for name in t.segments:
             path = segments.topic_dir(topic.id) / name
-            _load_segment(topic, segments, path, t["evict_floor"], fs, report)
+            _load_segment(topic, segments, path, t.evict_floor, fs, report)
             yield 0.0
-        topic.restore_watermarks(t)
+        topic.restore(t)
         engine.register(topic)
 
 
@@ -181,8 +180,11 @@ def _load_segment(
         topic.id, Segment(path, loaded.first_seq, loaded.last_seq, loaded.seqs, loaded.deleted)
     )
     if loaded.records:
-        topic.apply_append(loaded.records, loaded.records[-1].ts)
-        report.records += len(loaded.records)
+        records = [
+            Record(node, tag, data, meta, seq, ts) for seq, ts, (node, tag, data, meta) in loaded.records
+        ]
+        topic.apply_append(records, records[-1].ts)
+        report.records += len(records)
 
 
 def replay_wal(engine: Engine, fs: FileSystem, wal_dir: Path, report: ReplayReport) -> Iterator[float]:

@@ -8,9 +8,11 @@ an empty projection and every job is claimable again — the self-healing defaul
 Expiry is lazy, with no per-job timers: a min-heap of ``(deadline, seq, lease_id)`` is popped
 whenever the queue is touched; a popped entry whose lease was since extended, released or
 acked is stale and ignored. An expired lease puts its seq on the reclaim freelist, which claims
-drain before fresh jobs. Delayed nacks wait in a second heap until due. Invariants (with the
-jobs log's live records): a seq is in at most one of ``leases``, ``delayed`` and the freelist;
-every seq there is a live job; ``cursor`` is the highest seq ever handed out fresh.
+drain before fresh jobs. Delayed nacks wait in a second heap until due. A poison job whose move
+to the dead-letter topic failed is *held back* (ruling 6): neither claimable nor in flight until
+the move is retried. Invariants (with the jobs log's live records): a seq is in at most one of
+``leases``, ``delayed``, ``held_back`` and the freelist; every seq there is a live job;
+``cursor`` is the highest seq ever handed out fresh.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
+
+from .storage.formats import QueueImage
 
 
 class LeaseEventKind(StrEnum):
@@ -72,6 +76,10 @@ class QueueState:
     leases: dict[int, Lease] = field(default_factory=dict)
     deliveries: dict[int, int] = field(default_factory=dict)
     delayed: dict[int, int] = field(default_factory=dict)
+    held_back: set[int] = field(default_factory=set)
+    """Poison jobs whose dead-letter move failed; the queue retries the move (not claimable)."""
+    dead_letter_failures: int = 0
+    """Failed dead-letter move attempts over this topic instance's life (for operators)."""
     cursor: int = 0
     dead_lettered: int = 0
     _expiry: list[tuple[int, int, str]] = field(default_factory=list)
@@ -159,6 +167,7 @@ class QueueState:
         """The job left the jobs log (acked, deleted, evicted, expired): forget it."""
         self.deliveries.pop(seq, None)
         self.delayed.pop(seq, None)
+        self.held_back.discard(seq)
         self._free.discard(seq)
         lease = self.leases.pop(seq, None)
         if lease is not None:
@@ -171,39 +180,54 @@ class QueueState:
         for seq in live_seqs:
             if seq > self.cursor:
                 break
-            if seq not in self.leases and seq not in self.delayed:
+            if seq not in self.leases and seq not in self.delayed and seq not in self.held_back:
                 self._push_free(seq)
 
+    def hold_back(self, seq: int) -> None:
+        """A poison job's dead-letter move failed: keep it out of circulation until a retry."""
+        self._unfree(seq)
+        self.held_back.add(seq)
+        self.dead_letter_failures += 1
+
+    def release_held(self, seq: int) -> None:
+        """A held-back job is no longer poison (the queue's config changed): claimable again."""
+        if seq in self.held_back:
+            self.held_back.discard(seq)
+            self._push_free(seq)
+
     def counters(self, live_jobs: int) -> tuple[int, int]:
-        """``(ready, in_flight)``; jobs waiting out a nack delay count in neither."""
+        """``(ready, in_flight)``; jobs waiting out a nack delay or held back after a failed
+        dead-letter move count in neither."""
         in_flight = len(self.leases)
-        return max(0, live_jobs - in_flight - len(self.delayed)), in_flight
+        return max(0, live_jobs - in_flight - len(self.delayed) - len(self.held_back)), in_flight
 
     # -- snapshots ---------------------------------------------------------------------------
 
-    def snapshot(self, with_leases: bool) -> dict[str, Any]:
+    def image(self, with_leases: bool) -> QueueImage:
         """The projection for a snapshot: the counter always; leases, deliveries, delays and
         the cursor only for ``leases_durable`` queues (otherwise a restart starts afresh)."""
-        out: dict[str, Any] = {"dead_lettered": self.dead_lettered}
-        if with_leases:
-            out["leases"] = [
+        if not with_leases:
+            return QueueImage(self.dead_lettered)
+        return QueueImage(
+            dead_lettered=self.dead_lettered,
+            leases=[
                 [seq, lease.node, lease.lease_id, lease.deadline, lease.deliveries]
                 for seq, lease in self.leases.items()
-            ]
-            out["deliveries"] = [[seq, n] for seq, n in self.deliveries.items()]
-            out["delayed"] = [[seq, at] for seq, at in self.delayed.items()]
-            out["free"] = [seq for seq in self._freelist if seq in self._free]
-            out["cursor"] = self.cursor
-        return out
+            ],
+            deliveries=[[seq, n] for seq, n in self.deliveries.items()],
+            delayed=[[seq, at] for seq, at in self.delayed.items()],
+            free=[seq for seq in self._freelist if seq in self._free],
+            cursor=self.cursor,
+        )
 
-    def restore(self, state: dict[str, Any]) -> None:
-        self.dead_lettered = state.get("dead_lettered", 0)
-        for seq, n in state.get("deliveries", []):
+    def restore(self, image: QueueImage) -> None:
+        self.dead_lettered = image.dead_lettered
+        for seq, n in image.deliveries or ():
             self.deliveries[seq] = n
-        for seq, node, lease_id, deadline, deliveries in state.get("leases", []):
+        for seq, node, lease_id, deadline, deliveries in image.leases or ():
             self.apply(LeaseEvent(LeaseEventKind.CLAIMED, seq, lease_id, node, deadline, deliveries))
-        for seq, at in state.get("delayed", []):
+        for seq, at in image.delayed or ():
             self._make_claimable(seq, at)
-        for seq in state.get("free", []):
+        for seq in image.free or ():
             self._push_free(seq)
-        self.cursor = max(self.cursor, state.get("cursor", 0))
+        self.cursor = max(self.cursor, image.cursor)

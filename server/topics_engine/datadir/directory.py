@@ -1,8 +1,7 @@
-"""The durable store's lifecycle around an :class:`Engine`: lock the data directory, recover
-(snapshot + segments + WAL tail), open the WAL and switch the engine to the WAL journal,
-checkpoint, close.
+"""The data directory's lifecycle around an :class:`Engine`: lock it, recover (snapshot +
+segments + WAL tail), open the WAL and switch the engine to WAL persistence, checkpoint, close.
 
-Layout of ``TOPICS_DATA_DIR``::
+Layout of ``TOPICS_DATA_DIR`` (files ``0600``, directories ``0700``)::
 
     LOCK                         exclusive flock: one server per data directory
     wal/<first-lsn>.wal          write-ahead log files (storage.wal, storage.frames)
@@ -17,66 +16,69 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
-
-from .checkpoint import Checkpointer, SegmentPolicy
-from .config import Durability
-from .engine import Engine
-from .journal import WalJournal
+from ..config import Durability
+from ..engine import Engine
+from ..storage.fs import FileSystem
+from ..storage.segments import SegmentStore
+from ..storage.wal import Wal
+from .checkpoint import Checkpointer
+from .persistence import WalPersistence, read_only_error
 from .recovery import ReplayReport, load_snapshot, replay_wal
-from .storage.frames import FrameType
-from .storage.fs import FileSystem
-from .storage.segments import SegmentStore
-from .storage.wal import Wal
+from .sealing import Sealer, SegmentPolicy
 
-log = logging.getLogger("topics.store")
+log = logging.getLogger("topics.datadir")
 
 
 class DataDirLocked(Exception):
     """Another process holds the data directory."""
 
 
-class Store:
+class DataDirectory:
     def __init__(
         self,
-        data_dir: Path,
+        path: Path,
         fs: FileSystem | None = None,
         *,
         wal_rotate_bytes: int = 64 << 20,
         segment_policy: SegmentPolicy | None = None,
         checkpoint_wal_bytes: int = 256 << 20,
     ) -> None:
-        self.data_dir = data_dir
+        self.path = path
         self.fs = fs or FileSystem()
         self.wal_rotate_bytes = wal_rotate_bytes
         self.segment_policy = segment_policy or SegmentPolicy()
         self.checkpoint_wal_bytes = checkpoint_wal_bytes
-        self.segments = SegmentStore(self.fs, data_dir / "segments")
+        self.segments = SegmentStore(self.fs, path / "segments")
         self.wal: Wal | None = None
         self.engine: Engine | None = None
+        self.persistence: WalPersistence | None = None
+        self.sealer: Sealer | None = None
         self.checkpointer: Checkpointer | None = None
         self.report = ReplayReport()
         self._lock_fd: int | None = None
 
     @property
     def wal_dir(self) -> Path:
-        return self.data_dir / "wal"
+        return self.path / "wal"
+
+    @property
+    def snapshot_dir(self) -> Path:
+        return self.path / "snapshots"
 
     def lock(self) -> None:
-        self.fs.makedirs(self.data_dir)
+        self.fs.makedirs(self.path)
         try:
-            self._lock_fd = self.fs.lock(self.data_dir / "LOCK")
+            self._lock_fd = self.fs.lock(self.path / "LOCK")
         except OSError:
             raise DataDirLocked(
-                f"{self.data_dir} is in use by another topics server; stop it or point "
-                "TOPICS_DATA_DIR elsewhere"
+                f"{self.path} is in use by another topics server; stop it or point TOPICS_DATA_DIR elsewhere"
             ) from None
 
     def recover(self, engine: Engine) -> Iterator[float]:
         """Load the snapshot and segments, replay the WAL tail (yielding progress)."""
-        for directory in (self.wal_dir, self.segments.directory, self.data_dir / "snapshots"):
+        for directory in (self.wal_dir, self.segments.directory, self.snapshot_dir):
             self.fs.makedirs(directory)
-        yield from load_snapshot(engine, self.fs, self.data_dir / "snapshots", self.segments, self.report)
+        yield from load_snapshot(engine, self.fs, self.snapshot_dir, self.segments, self.report)
         orphans = self.segments.remove_unlisted()
         if orphans:
             log.info("removed %d segment files sealed after the snapshot (the WAL replays them)", orphans)
@@ -91,15 +93,21 @@ class Store:
         )
 
     def open(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
+        """After recovery: start the WAL writer and the segment thread, and make the engine
+        persist through them."""
         self.engine = engine
         self.wal = Wal(
-            self.fs, self.wal_dir, loop, next_lsn=self.report.next_lsn, rotate_bytes=self.wal_rotate_bytes
+            self.fs,
+            self.wal_dir,
+            loop,
+            next_lsn=self.report.next_lsn,
+            rotate_bytes=self.wal_rotate_bytes,
+            error_for=read_only_error,
         )
-        journal = WalJournal(self.wal, self.segments)
-        self.checkpointer = journal.checkpointer = Checkpointer(
-            engine, journal, self.segments, self.segment_policy
-        )
-        engine.journal = journal
+        self.sealer = Sealer(self.wal, self.segments, self.segment_policy)
+        self.persistence = WalPersistence(self.wal, seal=self.sealer.maybe_seal)
+        self.checkpointer = Checkpointer(engine, self.persistence, self.sealer, self.snapshot_dir)
+        engine.persistence = self.persistence
 
     def checkpoint_due(self) -> bool:
         cp = self.checkpointer
@@ -112,16 +120,16 @@ class Store:
     def close(self) -> None:
         """Finish segment work, then flush and close the WAL, ending it with a ``CLEAN_STOP``
         frame that records the exact heads of ephemeral topics (their records are never logged)."""
-        if self.checkpointer is not None:
-            self.checkpointer.close()
+        if self.sealer is not None:
+            self.sealer.close()
         if self.wal is not None:
-            if not self.wal.read_only and self.engine is not None:
+            if not self.wal.read_only and self.engine is not None and self.persistence is not None:
                 heads = {
-                    str(t.id): t.reserved_seq
+                    t.id: t.reserved_seq
                     for t in self.engine.topics()
                     if t.config.durability is Durability.EPHEMERAL
                 }
-                self.wal.submit(FrameType.CLEAN_STOP, orjson.dumps({"heads": heads}))
+                self.persistence.clean_stop(heads)
             self.wal.close()
         if self._lock_fd is not None:
             self.fs.close(self._lock_fd)

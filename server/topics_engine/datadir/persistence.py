@@ -1,0 +1,182 @@
+"""Persistence through the write-ahead log: visibility and acknowledgements per durability
+class (the table in ``topics_engine.persistence``).
+
+For the classes acknowledged before durability (``ephemeral``, ``memory``, ``disk``) a
+``SEQ_RESERVE`` frame, fsynced ahead of use, records how far seqs may have been handed out, so
+a crash that loses the un-fsynced tail never leads to a seq being reused. A topic created lazily
+by a write is an exception (ruling 7): until its create frame is durable the topic itself would
+not survive a crash, so its first writes do not wait for a reservation.
+
+Topic create/configure/delete frames are written for every class, and an explicit ``PUT`` or
+``DELETE`` waits for its frame's fsync. Seq assignment and frame submission happen in the same
+synchronous call, so the WAL holds frames in seq order and recovery never reorders, skips or
+duplicates a seq.
+
+Sealed records deleted since the last checkpoint are collected here (:meth:`take_flips`): the
+checkpoint flips their on-disk delete flags in one pass per segment, and until then the durable
+``DELETE`` frame is the witness (replay re-applies it), so an ack never pays a segment fsync.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..config import Durability
+from ..errors import NotReady
+from ..leases import LeaseEvent
+from ..records import Record
+from ..results import AckWait
+from ..storage import formats
+from ..storage.frames import FrameType
+from ..storage.wal import Wal, WalFailed
+from ..topic import Topic
+
+SEQ_RESERVE_BLOCK = 1 << 16
+"""How far ahead of use a topic's seq reservation is kept (classes acked before durability)."""
+
+Seal = Callable[[Topic, int], None]
+"""Called after records became visible on a topic, at a time: seals a segment if one is due."""
+
+
+def read_only_error(error: BaseException | None) -> NotReady:
+    """What a write gets once the WAL failed: 503 ``not_ready`` with ``wal_read_only`` — it does
+    not clear until a restart, so it carries no retry hint (ruling 5)."""
+    return NotReady(
+        f"writes are refused: the write-ahead log hit an I/O error ({error}) and is read-only; "
+        "reads still work — fix the disk and restart the server",
+        {"wal_read_only": True},
+    )
+
+
+class WalPersistence:
+    def __init__(self, wal: Wal, seal: Seal) -> None:
+        self.wal = wal
+        self._seal = seal
+        self._flips: dict[int, list[int]] = {}
+        self._unapplied: dict[int, None] = {}
+        """LSNs of fsync-class frames submitted but not yet applied, in submission order."""
+
+    def checkpoint_lsn(self) -> int:
+        """The highest LSN a snapshot taken now may claim: below every unapplied frame."""
+        for lsn in self._unapplied:
+            return lsn - 1
+        return self.wal.next_lsn - 1
+
+    def check_writable(self) -> None:
+        if self.wal.read_only:
+            raise read_only_error(self.wal.failed)
+
+    def _submit(
+        self,
+        frame_type: FrameType,
+        payload: bytes,
+        *,
+        wait: bool = False,
+        on_durable: Callable[[], None] | None = None,
+    ) -> AckWait:
+        try:
+            lsn, future = self.wal.submit(frame_type, payload, wait=wait, on_durable=on_durable)
+        except WalFailed:
+            raise read_only_error(self.wal.failed) from None
+        if future is None:
+            return None
+        if on_durable is not None:
+            self._unapplied[lsn] = None
+            future.add_done_callback(lambda _: self._unapplied.pop(lsn, None))
+        return future
+
+    def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:
+        payload = formats.encode_topic_put(
+            formats.TopicPutPayload(
+                now_ms, topic.id, topic.name, topic.config.to_wire(), topic.created_ms, topic.previous_head
+            )
+        )
+        if lazy:
+            topic.creation_durable = False
+
+            def created() -> None:
+                topic.creation_durable = True
+
+            wait = self._submit(FrameType.TOPIC_PUT, payload, on_durable=created)
+        else:
+            wait = self._submit(FrameType.TOPIC_PUT, payload, wait=True)
+        if topic.config.durability is not Durability.FSYNC:
+            self._reserve(topic, topic.reserved_seq)  # so the first write need not wait for one
+        return None if lazy else wait
+
+    def topic_delete(self, topic: Topic) -> AckWait:
+        payload = formats.encode_topic_delete(topic.id, topic.name, topic.reserved_seq)
+        return self._submit(FrameType.TOPIC_DELETE, payload, wait=True)
+
+    def append(
+        self, topic: Topic, records: list[Record], key: str | None, apply: Callable[[], None]
+    ) -> AckWait:
+        durability = topic.config.durability
+        first = records[0]
+        if durability is Durability.FSYNC:
+            payload = formats.encode_append(topic.id, first.seq, first.ts, records, key)
+            return self._submit(FrameType.APPEND, payload, on_durable=apply)
+        # acked before it is durable: reserve the seqs first, so a crash that loses this write
+        # cannot hand its seqs out again
+        wait = self._reserve(topic, records[-1].seq)
+        if durability is not Durability.EPHEMERAL:
+            payload = formats.encode_append(topic.id, first.seq, first.ts, records, key)
+            self._submit(FrameType.APPEND, payload)
+        apply()
+        return wait
+
+    def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
+        durability = topic.config.durability
+        if durability is Durability.EPHEMERAL or not seqs:
+            apply()
+            return None
+        payload = formats.encode_delete(topic.id, formats.to_ranges(seqs))
+        if durability is Durability.FSYNC:
+            return self._submit(FrameType.DELETE, payload, on_durable=apply)
+        self._submit(FrameType.DELETE, payload)
+        apply()
+        return None
+
+    def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:
+        durability = topic.config.durability
+        if not events or durability is Durability.EPHEMERAL or not (always or topic.config.leases_durable):
+            return None
+        payload = formats.encode_lease(topic.id, [e.to_row() for e in events])
+        return self._submit(FrameType.LEASE, payload, wait=durability is Durability.FSYNC)
+
+    def applied(self, topic: Topic, now_ms: int) -> None:
+        self._seal(topic, now_ms)
+
+    def deleted(self, topic: Topic, seqs: list[int]) -> None:
+        sealed = [seq for seq in seqs if seq <= topic.sealed_upto]
+        if sealed and topic.config.durability is not Durability.EPHEMERAL:
+            self._flips.setdefault(topic.id, []).extend(sealed)
+
+    def take_flips(self) -> dict[int, list[int]]:
+        """The sealed deletes since the last call (topic id -> seqs), for a checkpoint."""
+        flips, self._flips = self._flips, {}
+        return flips
+
+    def clean_stop(self, heads: dict[int, int]) -> None:
+        """The last frame of a clean shutdown: the exact heads of ephemeral topics."""
+        self.wal.submit(FrameType.CLEAN_STOP, formats.encode_clean_stop(heads))
+
+    def _reserve(self, topic: Topic, last_seq: int) -> AckWait:
+        """Keep the durable seq reservation of a topic whose writes are acked before they are
+        durable a block ahead of use, so a restart resumes above every seq that may have been
+        handed out — even when the un-fsynced tail was lost. The next block is reserved when a
+        quarter of the current one is used, so it is durable long before it is needed; only a
+        batch that outruns it waits for the new reservation's fsync before it is acked."""
+        if last_seq + SEQ_RESERVE_BLOCK * 3 // 4 >= topic.seq_reserved_submitted:
+            reserved = last_seq + SEQ_RESERVE_BLOCK
+            topic.seq_reserved_submitted = reserved
+
+            def durable() -> None:
+                topic.seq_reserved_durable = max(topic.seq_reserved_durable, reserved)
+
+            payload = formats.encode_seq_reserve(topic.id, reserved)
+            topic.reservation = self._submit(FrameType.SEQ_RESERVE, payload, on_durable=durable)
+        if last_seq > topic.seq_reserved_durable and topic.creation_durable:
+            reservation: AckWait = topic.reservation
+            return reservation
+        return None

@@ -1,0 +1,96 @@
+"""The seam between engine decisions and storage: how a mutation is persisted, and when it
+becomes visible and may be acknowledged, per durability class (§0.10).
+
+The engine decides every mutation synchronously, then hands it to its :class:`Persistence`,
+which either applies it at once or defers the apply until the mutation is durable:
+
+=============  ==========================  =================================================
+class          records (append / delete)   acknowledgement
+=============  ==========================  =================================================
+``ephemeral``  never written                at once
+``memory``     logged, visible at once      at once (best effort, like ``disk``)
+``disk``       logged, visible at once      at once; group-committed shortly after
+``fsync``      logged, visible only once    after the group fsync (``fsync_ms`` real)
+               durable
+=============  ==========================  =================================================
+
+An operation returns an :data:`AckWait`: ``None`` when the acknowledgement need not wait, or a
+future resolved with the fsync milliseconds once the mutation is durable (failed with
+``NotReady`` if storage failed). Two implementations: :class:`InMemory` here (nothing is
+stored; everything is visible and acknowledged at once — unit tests and embedding without a
+data directory) and ``datadir.persistence.WalPersistence`` (the write-ahead log).
+
+This module imports nothing that imports it back: the engine depends on the protocol, storage
+implementations depend on the engine's model, never the other way round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from .leases import LeaseEvent
+from .records import Record
+from .results import AckWait
+from .topic import Topic
+
+
+class Persistence(Protocol):
+    def check_writable(self) -> None:
+        """Raise ``NotReady`` if nothing can be persisted now (a read-only write-ahead log)."""
+
+    def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:
+        """A topic was created or reconfigured. ``lazy``: created by a write, whose ack follows
+        its own class (ruling 7) rather than waiting for the create to be durable."""
+
+    def topic_delete(self, topic: Topic) -> AckWait: ...
+
+    def append(
+        self, topic: Topic, records: list[Record], key: str | None, apply: Callable[[], None]
+    ) -> AckWait:
+        """Persist planned ``records`` (seqs and ``$ts`` assigned) and run ``apply`` to make them
+        visible — now, or once durable for the ``fsync`` class."""
+
+    def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
+        """Persist the permanent delete of live ``seqs`` and run ``apply`` (now, or once durable)."""
+
+    def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:
+        """Queue lease-log events: logged for ``leases_durable`` queues (or ``always``)."""
+
+    def applied(self, topic: Topic, now_ms: int) -> None:
+        """Records just became visible on ``topic`` (a chance to seal a segment)."""
+
+    def deleted(self, topic: Topic, seqs: list[int]) -> None:
+        """``seqs`` were just deleted from ``topic`` (sealed ones get their on-disk flag)."""
+
+
+class InMemory:
+    """No storage: every change is visible and acknowledged at once."""
+
+    def check_writable(self) -> None:
+        return None
+
+    def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:
+        return None
+
+    def topic_delete(self, topic: Topic) -> AckWait:
+        return None
+
+    def append(
+        self, topic: Topic, records: list[Record], key: str | None, apply: Callable[[], None]
+    ) -> AckWait:
+        apply()
+        return None
+
+    def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
+        apply()
+        return None
+
+    def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:
+        return None
+
+    def applied(self, topic: Topic, now_ms: int) -> None:
+        return None
+
+    def deleted(self, topic: Topic, seqs: list[int]) -> None:
+        return None

@@ -1,0 +1,263 @@
+"""The one place where engine results and errors become HTTP: response bodies, statuses and the
+error envelope (§0.5).
+
+Results: each engine result dataclass has an encoder here producing the response object (a dict
+serialized once, or — for record reads — JSON object bytes assembled from the records' bytes
+encoded at append time, left open so the ``performance`` block can be appended last).
+
+Errors: every non-2xx response is ``{"error": {"code", "message", "detail"?}, "performance"}``.
+Engine and HTTP-layer errors carry a stable ``code``; :data:`STATUS_BY_CODE` gives its status.
+Framework errors (connexion problems, Starlette HTTP exceptions) are mapped to a code; anything
+else is a 500 ``internal`` with no stack trace in the body (it is logged server-side).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from connexion.exceptions import ProblemException
+from starlette.exceptions import HTTPException
+from topics_engine.errors import Internal, InvalidRequest, NotFound, TopicsError
+from topics_engine.queues import ClaimedJob, LeaseChange
+from topics_engine.results import (
+    Appended,
+    Diff,
+    QueueCounters,
+    RecordsDeleted,
+    Tombstone,
+    TopicDeleted,
+    TopicPage,
+    TopicPut,
+    TopicState,
+    TopicSummary,
+)
+
+from .errors import MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType
+
+log = logging.getLogger("topics.server")
+
+# -- errors ------------------------------------------------------------------------------------
+
+STATUS_BY_CODE: dict[str, int] = {
+    "invalid_request": 400,
+    "batch_too_large": 400,
+    "record_too_large": 400,
+    "unauthorized": 401,
+    "forbidden": 403,
+    "topic_not_found": 404,
+    "router_not_found": 404,
+    "not_found": 404,
+    "method_not_allowed": 405,
+    "not_acceptable": 406,
+    "router_cycle": 409,
+    "topic_exists_incompatible": 409,
+    "topic_not_empty": 409,
+    "not_a_queue": 409,
+    "payload_too_large": 413,
+    "unsupported_media_type": 415,
+    "topic_full": 422,
+    "throttled": 429,
+    "internal": 500,
+    "not_ready": 503,
+    "shutting_down": 503,
+}
+"""The contract's status for every ``error.code`` (§0.6)."""
+
+_FRAMEWORK_STATUS: dict[int, type[TopicsError]] = {
+    400: InvalidRequest,
+    404: NotFound,
+    405: MethodNotAllowed,
+    413: PayloadTooLarge,
+    415: UnsupportedMediaType,
+}
+
+
+def status_of(err: TopicsError) -> int:
+    return STATUS_BY_CODE[err.code]
+
+
+def to_topics_error(exc: BaseException) -> TopicsError:
+    """Map any exception to the error that describes it to a client."""
+    if isinstance(exc, TopicsError):
+        return exc
+    if isinstance(exc, ProblemException):
+        return _from_status(exc.status, str(exc.detail or exc.title or "request rejected"))
+    if isinstance(exc, HTTPException):
+        return _from_status(exc.status_code, exc.detail)
+    log.error("unhandled error", exc_info=exc)
+    return Internal("internal error; the server logged the details")
+
+
+def _from_status(status: int, message: str) -> TopicsError:
+    cls = _FRAMEWORK_STATUS.get(status, Internal)
+    return cls(message)
+
+
+def error_body(err: TopicsError) -> dict[str, Any]:
+    inner: dict[str, Any] = {"code": err.code, "message": err.message}
+    if err.detail is not None:
+        inner["detail"] = err.detail
+    return {"error": inner}
+
+
+def retry_after_s(err: TopicsError) -> int | None:
+    """``Retry-After`` seconds for a 429/503, or ``None``: a read-only WAL does not clear until
+    a restart, so it carries none (ruling 5)."""
+    if STATUS_BY_CODE[err.code] not in (429, 503):
+        return None
+    detail = err.detail or {}
+    if detail.get("wal_read_only"):
+        return None
+    retry_ms = detail.get("retry_after_ms", 1000)
+    return max(1, -(-int(retry_ms) // 1000))
+
+
+# -- topics (§1) -------------------------------------------------------------------------------
+
+
+def topic_put(r: TopicPut) -> dict[str, Any]:
+    return {"topic": r.topic, "created": r.created, "config": r.config.to_wire()}
+
+
+def queue_counters(q: QueueCounters) -> dict[str, int]:
+    return {"ready": q.ready, "in_flight": q.in_flight, "dead_lettered": q.dead_lettered}
+
+
+def topic_state(s: TopicState) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "topic": s.topic,
+        "type": s.type.value,
+        "head_seq": s.head_seq,
+        "earliest_seq": s.earliest_seq,
+        "next_seq": s.next_seq,
+        "count": s.count,
+        "bytes": s.bytes,
+        "config": s.config.to_wire(),
+        "effective_priority": s.effective_priority,
+        "last_write_ts": s.last_write_ts,
+        "last_read_ts": s.last_read_ts,
+    }
+    if s.queue is not None:
+        body["queue"] = queue_counters(s.queue)
+    return body
+
+
+def topic_summary(s: TopicSummary) -> dict[str, Any]:
+    return {
+        "topic": s.topic,
+        "type": s.type.value,
+        "head_seq": s.head_seq,
+        "earliest_seq": s.earliest_seq,
+        "count": s.count,
+        "bytes": s.bytes,
+        "durable": s.durable,
+        "durability": s.durability.value,
+        "effective_priority": s.effective_priority,
+    }
+
+
+def topic_page(p: TopicPage) -> dict[str, Any]:
+    body: dict[str, Any] = {"topics": [topic_summary(s) for s in p.topics]}
+    if p.next_cursor is not None:
+        body["next_cursor"] = p.next_cursor
+    return body
+
+
+def topic_deleted(r: TopicDeleted) -> dict[str, Any]:
+    return {"topic": r.topic, "deleted": r.deleted, "routers_removed": r.routers_removed}
+
+
+# -- records (§2–§5) ---------------------------------------------------------------------------
+
+
+def appended(r: Appended, return_seqs: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"topic": r.topic, "first_seq": r.first_seq, "last_seq": r.last_seq}
+    if return_seqs:
+        out["seqs"] = list(range(r.first_seq, r.last_seq + 1))
+    out.update(head_seq=r.head_seq, count=r.count, created=r.created, deduped=r.deduped)
+    return out
+
+
+def tombstone(t: Tombstone) -> dict[str, Any]:
+    return {
+        "gap_from": t.gap_from,
+        "gap_to": t.gap_to,
+        "reason": t.reason,
+        "missed_estimate": t.missed_estimate,
+        "earliest_seq": t.earliest_seq,
+        "head_seq": t.head_seq,
+    }
+
+
+def diff(d: Diff) -> bytes:
+    """The diff response as JSON object bytes without the closing brace (performance goes last)."""
+    stone = orjson.dumps(tombstone(d.tombstone)) if d.tombstone else b"null"
+    return b"".join(
+        (
+            b'{"topic":',
+            orjson.dumps(d.topic),
+            b',"records":[',
+            b",".join(d.records),
+            b"]",
+            b',"next_from_seq":%d,"head_seq":%d,"earliest_seq":%d'
+            % (d.next_from_seq, d.head_seq, d.earliest_seq),
+            b',"caught_up":',
+            b"true" if d.caught_up else b"false",
+            b',"tombstone":',
+            stone,
+            b',"lag":%d' % d.lag,
+        )
+    )
+
+
+def records_deleted(r: RecordsDeleted) -> dict[str, Any]:
+    return {
+        "topic": r.topic,
+        "deleted": r.deleted,
+        "earliest_seq": r.earliest_seq,
+        "head_seq": r.head_seq,
+        "count": r.count,
+        "bytes": r.bytes,
+    }
+
+
+# -- queues (§10) ------------------------------------------------------------------------------
+
+
+def claimed(topic: str, jobs: list[ClaimedJob], ready: int) -> bytes:
+    """The claim response as open JSON object bytes (jobs are joined from record bytes)."""
+    return b"".join(
+        (
+            b'{"topic":',
+            orjson.dumps(topic),
+            b',"claimed":[',
+            b",".join(j.encode() for j in jobs),
+            b'],"count":%d,"ready":%d' % (len(jobs), ready),
+        )
+    )
+
+
+def acked(r: LeaseChange, counters: QueueCounters) -> dict[str, Any]:
+    return {
+        "topic": r.topic,
+        "acked": len(r.done),
+        "skipped": r.skipped,
+        "ready": counters.ready,
+        "in_flight": counters.in_flight,
+    }
+
+
+def nacked(r: LeaseChange, counters: QueueCounters) -> dict[str, Any]:
+    return {
+        "topic": r.topic,
+        "nacked": len(r.done),
+        "skipped": r.skipped,
+        "ready": counters.ready,
+        "in_flight": counters.in_flight,
+    }
+
+
+def extended(r: LeaseChange) -> dict[str, Any]:
+    return {"topic": r.topic, "extended": len(r.done), "skipped": r.skipped, "deadlines": r.deadlines}
