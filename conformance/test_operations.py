@@ -30,10 +30,8 @@ from topics_server.spec import load_document
 from conformance.contract import positive_data_acceptance_per_contract
 from conformance.support import HYPOTHESIS_SETTINGS, SEED_SHAPES, Seeder, build_schema, seed_shape
 
-# The §0.5 code catalogue, read from the spec's Error schema (one source of truth).
-ERROR_CODES = frozenset(
-    load_document()["components"]["schemas"]["Error"]["properties"]["error"]["properties"]["code"]["enum"]
-)
+# The §0.5 code catalogue, read from the spec's ErrorCode schema (one source of truth).
+ERROR_CODES = frozenset(load_document()["components"]["schemas"]["ErrorCode"]["enum"])
 
 
 def _body(response: Response) -> Any:

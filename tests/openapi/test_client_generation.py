@@ -1,0 +1,338 @@
+"""``openapi/v0.yaml`` is fit for client generation (rulings 8 and 9).
+
+openapi-python-client (pinned, see ``GENERATOR_VERSION`` and the ``dev`` extra) generates a
+client from the document — minus the server-sent-event operations, which a generator cannot
+stream (the high-level SDK hand-writes them) — and must do so without a single warning. The
+generated package is then imported and exercised offline (an ``httpx.MockTransport``):
+
+- a model built with one field sends exactly that field (no request ``default:`` leaks into a
+  partial ``PUT``), and a query parameter the caller did not set is not sent;
+- there is one ``Error`` model, no per-status copies, and every error status parses into it;
+- responses with enum values and fields added later parse without raising (open enums,
+  open objects), while request enums stay closed.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC_PATH = ROOT / "openapi" / "v0.yaml"
+
+GENERATOR_VERSION = "0.29.1"
+PACKAGE = "topics_client"
+HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+
+# Anything the generator prints besides its "Generating <dir>" line is a finding.
+WARNING_RE = re.compile(r"warning|could not|cannot|skipping|unsupported|unable|invalid", re.IGNORECASE)
+
+# A full resolved config as the server echoes it; tests perturb copies of it.
+RESOLVED_CONFIG: dict[str, Any] = {
+    "type": "log",
+    "ttl_ms": 0,
+    "cap_records": 10,
+    "cap_bytes": 0,
+    "discard": "old",
+    "durable": False,
+    "durability": "disk",
+    "priority": None,
+    "auto_priority": True,
+    "auto_create": True,
+    "idempotency_window_ms": 120000,
+    "dedupe_node": True,
+    "lease_ms": 30000,
+    "claim_jitter_ms": 0,
+    "max_deliveries": 0,
+    "dead_letter": None,
+    "leases_durable": False,
+}
+
+
+@dataclass(frozen=True)
+class Generated:
+    root: Path  # the directory holding the generated package
+    output: str  # the generator's stdout + stderr
+    operations: dict[str, str]  # non-SSE operationId -> first tag
+    removed: set[str]  # SSE operationIds left out of the generated client
+
+
+def _is_sse(op: dict[str, Any]) -> bool:
+    content = op.get("responses", {}).get("200", {}).get("content", {})
+    return "text/event-stream" in content
+
+
+def _without_sse(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], set[str]]:
+    """A copy of the document without its SSE operations (and without emptied path items)."""
+    doc = copy.deepcopy(doc)
+    kept: dict[str, str] = {}
+    removed: set[str] = set()
+    for path in list(doc["paths"]):
+        item = doc["paths"][path]
+        for method in [m for m in item if m in HTTP_METHODS]:
+            op = item[method]
+            if _is_sse(op):
+                removed.add(op["operationId"])
+                del item[method]
+            else:
+                kept[op["operationId"]] = op["tags"][0]
+        if not any(m in item for m in HTTP_METHODS):
+            del doc["paths"][path]
+    return doc, kept, removed
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Generated]:
+    assert metadata.version("openapi-python-client") == GENERATOR_VERSION, (
+        "install the pinned generator: pip install -e '.[dev]'"
+    )
+    work = tmp_path_factory.mktemp("client")
+    with SPEC_PATH.open(encoding="utf-8") as fh:
+        doc = yaml.safe_load(fh)
+    filtered, operations, removed = _without_sse(doc)
+    spec = work / "v0.json"
+    spec.write_text(json.dumps(filtered), encoding="utf-8")
+    config = work / "config.yaml"
+    # No post hooks: the default ones run ruff, which is about formatting, not the document.
+    config.write_text(
+        f"project_name_override: {PACKAGE}\npackage_name_override: {PACKAGE}\npost_hooks: []\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "openapi_python_client",
+            "generate",
+            "--path",
+            str(spec),
+            "--meta",
+            "none",
+            "--config",
+            str(config),
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"openapi-python-client exited {proc.returncode}:\n{output}"
+    sys.path.insert(0, str(work))
+    try:
+        yield Generated(work, output, operations, removed)
+    finally:
+        sys.path.remove(str(work))
+        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+            del sys.modules[name]
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(f"{PACKAGE}.{name}")
+
+
+def _models() -> Any:
+    return _module("models")
+
+
+class _Server:
+    """An httpx transport answering every request with one canned JSON response."""
+
+    def __init__(self, status: int, body: Any) -> None:
+        self.status, self.body = status, body
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return httpx.Response(self.status, json=self.body)
+
+    def client(self) -> Any:
+        client_cls = _module("client").Client
+        return client_cls(base_url="http://topics.test", httpx_args={"transport": httpx.MockTransport(self)})
+
+
+# ----------------------------------------------------------------------------- generation
+
+
+def test_generator_emits_no_warning(generated: Generated) -> None:
+    lines = [line for line in generated.output.splitlines() if line.strip()]
+    unexpected = [line for line in lines if not line.startswith("Generating ")]
+    assert not unexpected and not WARNING_RE.search(generated.output), (
+        f"openapi-python-client printed warnings:\n{generated.output}"
+    )
+
+
+def test_only_the_sse_operations_are_left_out(generated: Generated) -> None:
+    assert generated.removed == {"work_stream"}
+    assert "put_topic" in generated.operations and not generated.removed & set(generated.operations)
+
+
+def test_every_operation_produced_a_module(generated: Generated) -> None:
+    package = generated.root / PACKAGE
+    missing = []
+    for op_id, tag in sorted(generated.operations.items()):
+        path = package / "api" / tag / f"{op_id}.py"
+        if not path.is_file():
+            missing.append(str(path.relative_to(generated.root)))
+            continue
+        module = _module(f"api.{tag}.{op_id}")
+        for attr in ("_get_kwargs", "sync_detailed", "asyncio_detailed"):
+            assert hasattr(module, attr), f"{op_id}: no {attr}"
+    assert not missing, f"operations without a generated module: {missing}\n{generated.output}"
+
+
+def test_one_error_model_and_no_per_status_copies(generated: Generated) -> None:
+    names = sorted(p.stem for p in (generated.root / PACKAGE / "models").glob("*.py"))
+    copies = [n for n in names if re.search(r"_response_(\d{3}|default)(_|$)", n)]
+    assert not copies, f"per-response model copies: {copies}"
+    error_models = [n for n in names if "error" in n]
+    assert error_models == ["error", "error_body", "error_body_detail", "error_code"], error_models
+    models = _models()
+    assert {"Error", "ErrorBody", "ErrorCode", "MatchOp", "TopicType", "Discard", "Durability"} <= set(
+        models.__all__
+    )
+
+
+# ----------------------------------------------------------------------------- requests: only what was set
+
+
+def test_topic_config_with_one_field_serializes_to_that_field(generated: Generated) -> None:
+    models = _models()
+    assert models.TopicConfig(cap_records=10).to_dict() == {"cap_records": 10}
+    assert models.TopicConfig().to_dict() == {}
+    assert models.DiffRequest().to_dict() == {}
+    assert models.DiffRequest(max_batch_bytes=0).to_dict() == {"max_batch_bytes": 0}
+    assert models.ClaimRequest(node="w1").to_dict() == {"node": "w1"}
+    assert models.NackRequest(node="w1", seqs=[3]).to_dict() == {"node": "w1", "seqs": [3]}
+    append = models.AppendRequest(records=[models.RecordIn(data=None)])
+    assert append.to_dict() == {"records": [{"data": None}]}
+
+
+def test_put_topic_sends_exactly_the_field_that_was_set(generated: Generated) -> None:
+    models = _models()
+    put_topic = _module("api.topics.put_topic")
+    body = models.TopicConfig(cap_records=10)
+
+    kwargs = put_topic._get_kwargs("jobs", body=body)
+    assert kwargs["method"] == "put" and kwargs["url"] == "/v0/topics/jobs"
+    assert kwargs["json"] == {"cap_records": 10}
+
+    reply = {"topic": "jobs", "created": True, "config": RESOLVED_CONFIG, "performance": {}}
+    server = _Server(201, reply)
+    response = put_topic.sync_detailed("jobs", client=server.client(), body=body)
+    (request,) = server.requests
+    assert request.method == "PUT" and request.url.path == "/v0/topics/jobs"
+    assert request.headers["content-type"] == "application/json"
+    assert json.loads(request.content) == {"cap_records": 10}
+    assert response.status_code == 201
+    assert isinstance(response.parsed, models.TopicPutResponse)
+    assert response.parsed.config.cap_records == 10
+
+
+def test_unset_query_parameters_are_not_sent(generated: Generated) -> None:
+    list_topics = _module("api.topics.list_topics")
+    get_topic = _module("api.topics.get_topic")
+    delete_topic = _module("api.topics.delete_topic")
+    append_records = _module("api.records.append_records")
+    models = _models()
+    assert list_topics._get_kwargs()["params"] == {}
+    assert list_topics._get_kwargs(page_size=0)["params"] == {"page_size": 0}
+    assert get_topic._get_kwargs("jobs")["params"] == {}
+    assert delete_topic._get_kwargs("jobs")["params"] == {}
+    append = append_records._get_kwargs("jobs", body=models.AppendRequest(records=[models.RecordIn(data=1)]))
+    assert append["params"] == {} and append["json"] == {"records": [{"data": 1}]}
+
+
+def test_request_enums_stay_closed(generated: Generated) -> None:
+    models = _models()
+    assert models.TopicConfig.from_dict({"discard": "reject"}).discard is models.Discard.REJECT
+    for field, value in (("type", "stream"), ("discard", "bogus"), ("durability", "future-class")):
+        with pytest.raises(ValueError):
+            models.TopicConfig.from_dict({field: value})
+
+
+# ----------------------------------------------------------------------------- responses are open
+
+
+def test_responses_with_unknown_enum_values_and_fields_parse(generated: Generated) -> None:
+    models = _models()
+    config = dict(RESOLVED_CONFIG, type="stream", discard="future-policy", durability="future-class")
+    config["added_later"] = {"x": 1}
+    state = models.TopicState.from_dict(
+        {
+            "topic": "jobs",
+            "type": "stream",
+            "head_seq": 2,
+            "earliest_seq": 1,
+            "next_seq": 3,
+            "count": 2,
+            "bytes": 10,
+            "config": config,
+            "effective_priority": 0,
+            "last_write_ts": None,
+            "last_read_ts": 5,
+            "performance": {"server_total_ms": 0.1, "new_timer_ms": 1.0},
+            "added_later": True,
+        }
+    )
+    assert state.type_ == "stream" and state.config.durability == "future-class"
+    assert state.config.discard == "future-policy" and state["added_later"] is True
+    assert state.config["added_later"] == {"x": 1}
+
+    known = models.TopicSummary.from_dict(
+        {
+            "topic": "jobs",
+            "type": "queue",
+            "head_seq": 2,
+            "earliest_seq": 1,
+            "count": 2,
+            "bytes": 10,
+            "durable": True,
+            "durability": "fsync",
+            "effective_priority": 0,
+        }
+    )
+    assert known.type_ is models.TopicType.QUEUE and known.durability is models.Durability.FSYNC
+    summary = models.TopicSummary.from_dict(known.to_dict() | {"durability": "future-class", "shard": 3})
+    assert summary.durability == "future-class" and summary["shard"] == 3
+    assert summary.to_dict()["durability"] == "future-class"
+
+    gap = {"gap_from": 1, "gap_to": 2, "missed_estimate": 2, "earliest_seq": 3, "head_seq": 9}
+    assert models.Tombstone.from_dict(gap | {"reason": "compaction"}).reason == "compaction"
+    health = models.Health.from_dict({"status": "degraded", "version": "9", "uptime_ms": 1})
+    assert health.status == "degraded"
+    ready = models.Ready.from_dict({"status": "warming", "wal_replay_complete": True, "topics": 0})
+    assert ready.status == "warming"
+
+
+def test_error_statuses_parse_into_the_one_error_model(generated: Generated) -> None:
+    models = _models()
+    claim_jobs = _module("api.queues.claim_jobs")
+    body = models.ClaimRequest(node="w1")
+    known = {"error": {"code": "not_a_queue", "message": "log", "detail": {"topic": "jobs"}}}
+    response = claim_jobs.sync_detailed("jobs", client=_Server(409, known).client(), body=body)
+    assert isinstance(response.parsed, models.Error)
+    assert response.parsed.error.code is models.ErrorCode.NOT_A_QUEUE
+    assert response.parsed.error.detail["topic"] == "jobs"
+
+    future = {"error": {"code": "quota_exceeded", "message": "later", "hint": 1}, "performance": {}}
+    response = claim_jobs.sync_detailed("jobs", client=_Server(429, future).client(), body=body)
+    assert isinstance(response.parsed, models.Error)
+    assert response.parsed.error.code == "quota_exceeded" and response.parsed.error["hint"] == 1
+
+    response = claim_jobs.sync_detailed("jobs", client=_Server(503, future).client(), body=body)
+    assert isinstance(response.parsed, models.Error)  # the `default` response
