@@ -165,3 +165,41 @@ def test_bad_node_filter_is_400(engine: Engine, node: object) -> None:
     engine.append("t", data(1))
     with raises_topics(InvalidRequest, "invalid_request"):
         engine.diff("t", node=node)
+
+
+# -- byte budget (ruling 2) -------------------------------------------------------------------
+
+
+def test_max_batch_bytes_bounds_a_page(engine: Engine) -> None:
+    """The budget counts each record's encoded bytes plus its separator."""
+    engine.append("t", [{"data": "x" * 100} for _ in range(50)])
+    sizes = [len(r) + 1 for r in engine.diff("t", limit=1000).records]
+    page = engine.diff("t", limit=1000, max_batch_bytes=sum(sizes[:10]))
+    assert seqs(page) == list(range(1, 11))
+    assert page.next_from_seq == 10 and not page.caught_up
+    budget = sum(sizes[10:20]) + sizes[20] // 2
+    nxt = engine.diff("t", from_seq=page.next_from_seq, limit=1000, max_batch_bytes=budget)
+    assert seqs(nxt) == list(range(11, 21))
+
+
+def test_max_batch_bytes_always_delivers_one_record(engine: Engine) -> None:
+    engine.append("t", [{"data": "x" * 5000}, {"data": 1}])
+    page = engine.diff("t", max_batch_bytes=10)
+    assert seqs(page) == [1] and page.next_from_seq == 1
+
+
+@pytest.mark.parametrize("budget", [0, 10**12])
+def test_max_batch_bytes_zero_means_default_and_huge_is_clamped(engine: Engine, budget: int) -> None:
+    """0 is the 1 MiB default; anything above 8 MiB is clamped to 8 MiB, never an error."""
+    engine.append("t", [{"data": "y" * 9000} for _ in range(1000)])  # ~9 MB of records
+    page = engine.diff("t", limit=1000, max_batch_bytes=budget)
+    total = sum(len(r) + 1 for r in page.records)
+    cap = (1 << 20) if budget == 0 else (8 << 20)
+    assert total <= cap < total + len(page.records[0]) + 1 + 9100
+
+
+def test_max_batch_bytes_must_be_an_integer(engine: Engine) -> None:
+    engine.append("t", data(1))
+    with raises_topics(InvalidRequest, "invalid_request"):
+        engine.diff("t", max_batch_bytes="big")
+    assert seqs(engine.diff("t", max_batch_bytes=-5)) == [1]  # clamped like limit: the default

@@ -224,6 +224,8 @@ def test_list_page_size_clamped(engine: Engine) -> None:
     assert len(rest) == 5 and cursor2 is None
     default_page, _ = _page(engine.list_topics())
     assert len(default_page) == 100
+    zero_page, _ = _page(engine.list_topics(page_size=0))  # ruling 3: 0 means the default
+    assert len(zero_page) == 100
 
 
 def test_list_cursor_survives_deletion_of_its_anchor(engine: Engine) -> None:

@@ -52,3 +52,35 @@ async def test_unexpected_exception_is_500_internal_without_trace(make_client, m
         error = assert_error(r, 500, "internal")
         assert "secret" not in r.text and "Traceback" not in r.text
         assert "detail" not in error
+
+
+async def test_large_json_responses_are_gzipped_when_asked(client: httpx.AsyncClient) -> None:
+    """Ruling 10: above a small threshold, a JSON response honours Accept-Encoding: gzip."""
+    await client.post("/v0/topics/z", json={"records": [{"data": "x" * 200} for _ in range(50)]})
+    big = await client.post("/v0/topics/z/diff", json={}, headers={"Accept-Encoding": "gzip"})
+    assert big.headers["content-encoding"] == "gzip"
+    assert int(big.headers["content-length"]) < len(big.content)  # httpx decoded it
+    assert len(big.json()["records"]) == 50
+    plain = await client.post("/v0/topics/z/diff", json={}, headers={"Accept-Encoding": "identity"})
+    assert "content-encoding" not in plain.headers and plain.json() == {
+        **big.json(),
+        "performance": plain.json()["performance"],
+    }
+    refused = await client.post("/v0/topics/z/diff", json={}, headers={"Accept-Encoding": "gzip;q=0"})
+    assert "content-encoding" not in refused.headers
+    small = await client.get("/v0/topics/z", headers={"Accept-Encoding": "gzip"})
+    assert "content-encoding" not in small.headers  # below the threshold: not worth the CPU
+
+
+async def test_page_size_zero_is_the_default(client: httpx.AsyncClient) -> None:
+    for i in range(3):
+        await client.put(f"/v0/topics/p{i}", json={})
+    r = await client.get("/v0/topics", params={"page_size": 0})
+    assert r.status_code == 200 and len(r.json()["topics"]) == 3
+    assert_error(await client.get("/v0/topics", params={"page_size": -1}), 400, "invalid_request")
+
+
+async def test_diff_accepts_max_batch_bytes(client: httpx.AsyncClient) -> None:
+    await client.post("/v0/topics/b", json={"records": [{"data": "x" * 100} for _ in range(20)]})
+    r = await client.post("/v0/topics/b/diff", json={"max_batch_bytes": 1})
+    assert r.status_code == 200 and len(r.json()["records"]) == 1 and r.json()["next_from_seq"] == 1
