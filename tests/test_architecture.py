@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                 "notifier",
                 "persistence",
                 "priority",
+                "recordlog",
                 "records",
                 "results",
                 "tags",

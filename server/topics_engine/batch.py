@@ -1,4 +1,4 @@
-"""Validation of an append batch against the §2 limits, producing encoded records.
+"""Validation of an append batch against the §2 limits, producing :class:`NewRecords`.
 
 Everything that can reject a batch is checked here, before any topic state changes, so a write
 commits whole or not at all. Each record's ``data`` and ``meta`` are serialized exactly once.
@@ -11,7 +11,7 @@ from typing import Any
 from .errors import BatchTooLarge, InvalidRequest, RecordTooLarge
 from .jsonvalues import dumps
 from .limits import Limits
-from .records import PreparedRecord
+from .records import NewRecords
 
 _RECORD_FIELDS = frozenset(("data", "tag", "node", "meta"))
 
@@ -60,8 +60,9 @@ def _invalid_record(i: int, raw: Any, limits: Limits) -> InvalidRequest:
     )
 
 
-def _prepare_one(i: int, raw: Any, batch_node: str | None, limits: Limits) -> PreparedRecord:
-    """Validate one record and encode its payload; the common case takes no error branches."""
+def _prepare_one(i: int, raw: Any, limits: Limits) -> tuple[bytes, str | None, str | None, bytes | None]:
+    """Validate one record and encode its payload; the common case takes no error branches.
+    Returns ``(data_json, tag, node, meta_json)``."""
     if type(raw) is not dict or not raw.keys() <= _RECORD_FIELDS or "data" not in raw:
         raise _invalid_record(i, raw, limits)
     tag = raw.get("tag")
@@ -81,17 +82,18 @@ def _prepare_one(i: int, raw: Any, batch_node: str | None, limits: Limits) -> Pr
                 f"records[{i}].meta is {len(meta_json)} bytes; the limit is {limits.max_meta_bytes}",
                 {"index": i, "field": "meta", "bytes": len(meta_json), "max_bytes": limits.max_meta_bytes},
             )
-    record = PreparedRecord(batch_node if node is None else node, tag, dumps(raw["data"]), meta_json)
-    if record.payload_bytes > limits.max_record_bytes:
+    data_json = dumps(raw["data"])
+    payload = len(data_json) + (len(meta_json) if meta_json is not None else 0)
+    if payload > limits.max_record_bytes:
         raise RecordTooLarge(
-            f"records[{i}] data+meta is {record.payload_bytes} bytes; the limit is "
+            f"records[{i}] data+meta is {payload} bytes; the limit is "
             f"{limits.max_record_bytes} — split the payload or raise TOPICS_MAX_RECORD_BYTES",
-            {"index": i, "bytes": record.payload_bytes, "max_bytes": limits.max_record_bytes},
+            {"index": i, "bytes": payload, "max_bytes": limits.max_record_bytes},
         )
-    return record
+    return data_json, tag, node, meta_json
 
 
-def prepare_batch(records: Any, batch_node: Any, limits: Limits) -> list[PreparedRecord]:
+def prepare_batch(records: Any, batch_node: Any, limits: Limits) -> NewRecords:
     if not isinstance(records, list) or not records:
         raise InvalidRequest("records must be a non-empty array", {"field": "records"})
     if len(records) > limits.max_batch_records:
@@ -99,5 +101,15 @@ def prepare_batch(records: Any, batch_node: Any, limits: Limits) -> list[Prepare
             f"{len(records)} records in one write; the limit is {limits.max_batch_records} — split the batch",
             {"records": len(records), "max_records": limits.max_batch_records},
         )
-    node = _check_text(batch_node, "node", limits.max_node_bytes)
-    return [_prepare_one(i, raw, node, limits) for i, raw in enumerate(records)]
+    default_node = _check_text(batch_node, "node", limits.max_node_bytes)
+    prepared = [_prepare_one(i, raw, limits) for i, raw in enumerate(records)]
+    datas = [p[0] for p in prepared]
+    tags = [p[1] for p in prepared]
+    nodes = [default_node if p[2] is None else p[2] for p in prepared]
+    metas = [p[3] for p in prepared]
+    return NewRecords(
+        datas,
+        tags if any(t is not None for t in tags) else None,
+        nodes if any(n is not None for n in nodes) else None,
+        metas if any(m is not None for m in metas) else None,
+    )

@@ -33,7 +33,7 @@ from .names import check_topic_name
 from .notifier import Notifier
 from .persistence import InMemory, Persistence
 from .priority import effective_priority
-from .records import PreparedRecord, Record
+from .records import NewRecords
 from .results import (
     Appended,
     Diff,
@@ -45,6 +45,7 @@ from .results import (
     TopicState,
     TopicSummary,
 )
+from .storage.formats import RecordBatch
 from .topic import ReadOptions, Topic
 
 MAX_PAGE_SIZE = 1000
@@ -257,7 +258,7 @@ class Engine:
     def append_prepared(
         self,
         name: str,
-        batch: list[PreparedRecord],
+        batch: NewRecords,
         *,
         idempotency_key: str | None = None,
         create: bool | None = None,
@@ -281,7 +282,7 @@ class Engine:
                 pending = topic.pending_keys.get(idempotency_key)
                 return Appended(name, seen[0], seen[1], topic.head_seq, False, True, pending)
         planned = topic.plan_append(batch, now)
-        first, last = planned[0].seq, planned[-1].seq
+        first, last = planned.first_seq, planned.last_seq
         if idempotency_key is not None:
             topic.idempotency.remember(idempotency_key, now, first, last)
         if created:
@@ -294,14 +295,15 @@ class Engine:
             wait.add_done_callback(_release_key(topic, idempotency_key))
         return Appended(name, first, last, max(topic.head_seq, last), created, False, wait)
 
-    def _applier(self, topic: Topic, planned: list[Record], now: int) -> Callable[[], None]:
+    def _applier(self, topic: Topic, planned: RecordBatch, now: int) -> Callable[[], None]:
         """The apply step of an append: run at once, or once durable (fsync class)."""
-        topic.pending_count += len(planned)
-        topic.pending_bytes += sum(r.size for r in planned)
+        count, size = planned.count, len(planned.blob) + 1
+        topic.pending_count += count
+        topic.pending_bytes += size
 
         def apply() -> None:
-            topic.pending_count -= len(planned)
-            topic.pending_bytes -= sum(r.size for r in planned)
+            topic.pending_count -= count
+            topic.pending_bytes -= size
             if self.is_current(topic):
                 topic.apply_append(planned, now)
                 self.persistence.applied(topic, now)

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from .leases import LeaseEvent
-from .records import Record
 from .results import AckWait
+from .storage.formats import RecordBatch
 from .topic import Topic
 
 
@@ -45,11 +45,9 @@ class Persistence(Protocol):
 
     def topic_delete(self, topic: Topic) -> AckWait: ...
 
-    def append(
-        self, topic: Topic, records: list[Record], key: str | None, apply: Callable[[], None]
-    ) -> AckWait:
-        """Persist planned ``records`` (seqs and ``$ts`` assigned) and run ``apply`` to make them
-        visible — now, or once durable for the ``fsync`` class."""
+    def append(self, topic: Topic, batch: RecordBatch, key: str | None, apply: Callable[[], None]) -> AckWait:
+        """Persist a planned ``batch`` (seqs and ``$ts`` assigned, records encoded) and run
+        ``apply`` to make it visible — now, or once durable for the ``fsync`` class."""
 
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         """Persist the permanent delete of live ``seqs`` and run ``apply`` (now, or once durable)."""
@@ -76,9 +74,7 @@ class InMemory:
     def topic_delete(self, topic: Topic) -> AckWait:
         return None
 
-    def append(
-        self, topic: Topic, records: list[Record], key: str | None, apply: Callable[[], None]
-    ) -> AckWait:
+    def append(self, topic: Topic, batch: RecordBatch, key: str | None, apply: Callable[[], None]) -> AckWait:
         apply()
         return None
 

@@ -32,7 +32,7 @@ from .engine import Engine
 from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicsError
 from .jsonvalues import U64_MAX, dumps, to_int
 from .leases import Lease, LeaseEvent, LeaseEventKind, QueueState
-from .records import PreparedRecord, Record
+from .records import NewRecords, Record
 from .results import AckWait, QueueCounters
 from .topic import Topic
 
@@ -53,7 +53,7 @@ class ClaimedJob:
     def encode(self, topic: str | None = None) -> bytes:
         """The claimed-job object: the record's fields plus the lease fields (and ``topic``
         first, for /work frames)."""
-        body = self.record.encode(include_tags=True, include_meta=True)
+        body = self.record.wire
         lease = b',"lease_id":"%s","deadline":%d,"deliveries":%d' % (
             self.lease.lease_id.encode(),
             self.lease.deadline,
@@ -328,8 +328,13 @@ class Queues:
                 "$dead_letter_src_seq": record.seq,
             }
         )
-        moved = PreparedRecord(record.node, record.tag, record.data_json, dumps(meta))
-        self.engine.append_prepared(topic.config.dead_letter or "", [moved])
+        moved = NewRecords(
+            [record.data_json],
+            [record.tag] if record.tag is not None else None,
+            [record.node] if record.node is not None else None,
+            [dumps(meta)],
+        )
+        self.engine.append_prepared(topic.config.dead_letter or "", moved)
         self.engine.delete_seqs(topic, [record.seq])
         q = _q(topic)
         event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, record.seq, "", deliveries=q.dead_lettered + 1)

@@ -114,10 +114,13 @@ class Tombstone:
 
 @dataclass(slots=True)
 class Diff:
-    """One read from a cursor: record JSON objects (encoded once, at append) and watermarks."""
+    """One read from a cursor: the records' JSON objects (encoded once, at append) and the
+    watermarks. ``parts`` each hold one or more whole records, ``,``-separated (a run of stored
+    records is one slice); ``count`` records in all."""
 
     topic: str
-    records: list[bytes]
+    parts: list[bytes | memoryview]
+    count: int
     next_from_seq: int
     tombstone: Tombstone | None
     scanned: int
@@ -127,6 +130,10 @@ class Diff:
     @property
     def caught_up(self) -> bool:
         return self.next_from_seq >= self.head_seq
+
+    def records_json(self) -> bytes:
+        """The records as the inside of a JSON array: ``rec,rec,...``."""
+        return b",".join(self.parts)
 
     @property
     def lag(self) -> int:

@@ -1,12 +1,11 @@
 """One topic: its records, retention, deletes, and the read (diff) scan.
 
-Storage model (in memory)
-    ``_slots[i]`` holds the record with seq ``_base + i`` or ``None`` once it is gone (evicted,
-    expired or deleted). Slots always extend to ``head_seq``. ``_live`` indexes the first live
-    slot (or ``len(_slots)`` when the topic is empty); everything before it is dead and is sliced
-    off in bulk once it makes up half the list, so front removal is amortized O(1).
+Records live in a :class:`RecordLog` (batches of pre-encoded wire bytes, see ``recordlog``);
+this module owns what they mean: counts and bytes, watermarks, caps, TTL, tombstones.
 
 Watermarks
+    ``head_seq``     — highest seq visible (records may be absent below it: deleted, evicted,
+    or skipped after a crash).
     ``earliest_seq`` — seq of the first live record, ``head_seq + 1`` when empty.
     ``evict_floor``  — one past the highest seq lost *involuntarily* (cap or TTL). Deletes never
     move it. ``evict_floor <= earliest_seq`` always. A reader whose ``from_seq + 1 <
@@ -15,13 +14,15 @@ Watermarks
 Timestamps are made monotonic per topic (``$ts = max(now, last $ts)``), so TTL-expired records are
 always a prefix of the live records and expiry pops from the front.
 
-Retention decisions (documented): cap eviction is exact and per record in memory; when the newest
-record alone exceeds ``cap_bytes`` under ``discard:"old"`` it is kept (the topic never evicts the
-record it just acknowledged down to nothing).
+Retention decisions (documented): cap eviction is exact in counts and bytes (memory is released
+a whole batch at a time); when the newest record alone exceeds ``cap_bytes`` under
+``discard:"old"`` it is kept (the topic never evicts the record it just acknowledged down to
+nothing).
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +32,10 @@ from .errors import TopicFull
 from .idempotency import IdempotencyWindow
 from .leases import QueueState
 from .matching import TagMatch
-from .records import PreparedRecord, Record
+from .recordlog import Gone, RecordLog
+from .records import NewRecords, Record, encode
 from .results import Diff, Tombstone
-from .storage.formats import TopicImage
+from .storage.formats import RecordBatch, TopicImage
 from .tags import TagIndex
 
 _MAX_LOSS_RUNS = 64
@@ -71,8 +73,6 @@ class Topic:
 
     id: int = 0
     """Interned numeric id of this incarnation; storage keys everything by it, never by name."""
-    head_seq: int = 0
-    """Highest visible seq."""
     reserved_seq: int = 0
     """Highest seq handed out: ``>= head_seq``; above it while fsync-class writes await their
     fsync, or after an ephemeral restart skipped seqs that may have been handed out."""
@@ -96,13 +96,12 @@ class Topic:
     last_write_ts: int | None = None
     last_read_ts: int | None = None
     _last_ts: int = 0
-    _base: int = 1
-    _live: int = 0
-    _slots: list[Record | None] = field(default_factory=list)
+    log: RecordLog = field(default_factory=RecordLog)
     _losses: list[LossRun] = field(default_factory=list)
     tags: TagIndex = field(default_factory=TagIndex)
     idempotency: IdempotencyWindow = field(default_factory=IdempotencyWindow)
     pending_keys: dict[str, Any] = field(default_factory=dict)
+    """Idempotency key -> durability future of a keyed write still awaiting its fsync."""
     queue: QueueState | None = None
     """The lease projection when ``type`` is ``queue``."""
 
@@ -110,91 +109,101 @@ class Topic:
         if self.config.type is TopicType.QUEUE:
             self.queue = QueueState()
 
-    """Idempotency key -> durability future of a keyed write still awaiting its fsync."""
-
     # -- watermarks ---------------------------------------------------------------------------
+
+    @property
+    def head_seq(self) -> int:
+        return self.log.head_seq
 
     @property
     def earliest_seq(self) -> int:
         if self.count == 0:
             return self.head_seq + 1
-        return self._base + self._live
+        first = self.log.first_live_seq()
+        return self.head_seq + 1 if first is None else first
 
     @property
     def next_seq(self) -> int:
         return self.reserved_seq + 1
 
     def record(self, seq: int) -> Record | None:
-        i = seq - self._base
-        if i < self._live or i >= len(self._slots):
-            return None
-        return self._slots[i]
+        return self.log.record(seq)
 
     def is_live(self, seq: int) -> bool:
-        return self.record(seq) is not None
+        return self.log.is_live(seq)
+
+    def live_seqs(self) -> Iterator[int]:
+        """Seqs of the live records, ascending."""
+        return self.log.live_seqs()
+
+    def next_live_after(self, seq: int) -> Record | None:
+        """The first live record with a seq greater than ``seq``."""
+        return self.log.next_live_after(seq)
 
     # -- writes -------------------------------------------------------------------------------
 
-    def plan_append(self, batch: list[PreparedRecord], now_ms: int) -> list[Record]:
-        """Reserve contiguous seqs for the whole batch and build its records (not yet visible).
+    def plan_append(self, new: NewRecords, now_ms: int) -> RecordBatch:
+        """Reserve contiguous seqs for the whole write and encode its records (not yet visible).
 
         Raises :class:`TopicFull` (nothing reserved) on a full ``discard:"reject"`` topic;
         records planned but not yet applied (awaiting fsync) count toward the cap.
         """
         self.expire(now_ms)
         ts = max(now_ms, self._last_ts)
-        first = self.reserved_seq + 1
-        seq = first
-        for r in batch:
-            r.seq, r.ts = seq, ts
-            seq += 1
-        records = batch
-        size = sum(r.size for r in records)
+        batch = encode(new, self.reserved_seq + 1, ts)
         if self.config.discard is Discard.REJECT:
-            self._check_room(len(records) + self.pending_count, size + self.pending_bytes)
-        self.reserved_seq = first + len(records) - 1
+            self._check_room(batch.count + self.pending_count, len(batch.blob) + 1 + self.pending_bytes)
+        self.reserved_seq = batch.last_seq
         self._last_ts = ts
-        return records
+        return batch
 
-    def apply_append(self, records: list[Record], now_ms: int) -> None:
+    def apply_append(self, batch: RecordBatch, now_ms: int) -> None:
         """Make planned, replayed or loaded records visible (ascending seqs, gaps allowed).
         Records at or below ``head_seq`` are already present and skipped, so replaying a frame
         twice is harmless."""
-        skip = max(0, self.head_seq - records[0].seq + 1)
-        if skip:
-            records = records[skip:]
-            if not records:
-                return
-        slots, tags = self._slots, self.tags
-        if self.count == 0 and not slots:
-            self._base = records[0].seq
-        if self.count == 0:
-            self._live = records[0].seq - self._base
-        added_bytes = 0
-        for r in records:
-            gap = r.seq - (self._base + len(slots))
-            if gap:  # seqs that never became records here (deleted before sealing, ephemeral)
-                slots.extend([None] * gap)
-            slots.append(r)
-            added_bytes += r.size
-            if r.tag is not None:
-                tags.add(r.tag, r.seq)
-        self.count += len(records)
-        self.bytes += added_bytes
-        if self.hot_since_ms is None:
-            self.hot_since_ms = records[0].ts
-        self.hot_bytes += added_bytes
-        self.head_seq = records[-1].seq
-        self.reserved_seq = max(self.reserved_seq, self.head_seq)
-        self._last_ts = max(self._last_ts, records[-1].ts)
-        self.last_write_ts = max(self.last_write_ts or 0, now_ms)
+        skip = max(0, self.head_seq - batch.first_seq + 1)
+        added, size = self.log.append(batch)
+        if not added:
+            return
+        self._added(batch, skip, added, size)
         if self.config.discard is Discard.OLD:
             self._evict_over_cap()
+        self.last_write_ts = max(self.last_write_ts or 0, now_ms)
 
-    def hot_records(self) -> list[Record]:
-        """Live records not yet sealed into a segment (``seq > sealed_upto``), ascending."""
-        start = max(self.sealed_upto + 1, self.earliest_seq) - self._base
-        return [r for r in self._slots[max(start, self._live) :] if r is not None]
+    def _added(self, batch: RecordBatch, skip: int, added: int, size: int) -> None:
+        self.count += added
+        self.bytes += size
+        if batch.tags is not None:
+            tags, first = self.tags, batch.first_seq
+            for i in range(skip, batch.count):
+                tag = batch.tags[i]
+                if tag is not None:
+                    tags.add(tag, first + i)
+        if self.hot_since_ms is None:
+            self.hot_since_ms = batch.ts_runs[0][1]
+        self.hot_bytes += size
+        self.reserved_seq = max(self.reserved_seq, self.head_seq)
+        self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
+
+    def load(self, batch: RecordBatch, gone: builtins.bytes) -> None:
+        """Recovery: records of a sealed segment (``gone`` flags, one per record, mark the ones
+        deleted or evicted before the segment was sealed or since)."""
+        skip = max(0, self.head_seq - batch.first_seq + 1)
+        live, size = self.log.load(batch, gone)
+        self.count += live
+        self.bytes += size
+        if batch.tags is not None:
+            for i in range(skip, batch.count):
+                tag = batch.tags[i]
+                if tag is not None and not gone[i]:
+                    self.tags.add(tag, batch.first_seq + i)
+        self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
+        self.reserved_seq = max(self.reserved_seq, self.head_seq)
+
+    def hot_batches(self) -> tuple[list[RecordBatch], builtins.bytes]:
+        """The stored batches not yet sealed into a segment (``seq > sealed_upto``) and their
+        gone-flags."""
+        return self.log.export(self.sealed_upto)
 
     def mark_sealed(self) -> None:
         self.sealed_upto = self.head_seq
@@ -226,16 +235,10 @@ class Topic:
 
     def advance_head(self, seq: int) -> None:
         """Recovery: the head moves to ``seq`` though the seqs above the last live record hold
-        nothing (deleted before sealing, or an ephemeral topic's lost records)."""
-        if seq <= self.head_seq:
-            return
-        if self.count == 0:
-            self._slots.clear()
-            self._base, self._live = seq + 1, 0
-        else:
-            self._slots.extend([None] * (seq - (self._base + len(self._slots)) + 1))
-        self.head_seq = seq
-        self.reserved_seq = max(self.reserved_seq, seq)
+        nothing (deleted before sealing, an ephemeral topic's lost records, or seqs skipped
+        after a crash). Costs nothing per skipped seq (ruling 4)."""
+        self.log.skip_to(seq)
+        self.reserved_seq = max(self.reserved_seq, self.head_seq)
 
     def restore(self, image: TopicImage) -> None:
         """Recovery: reinstate a snapshot entry after its segments' records are loaded."""
@@ -251,6 +254,8 @@ class Topic:
             self.queue.restore(image.queue)
         self.sealed_upto = self.head_seq
         self.hot_bytes = 0
+
+    # -- retention ----------------------------------------------------------------------------
 
     def _check_room(self, n: int, size: int) -> None:
         cfg = self.config
@@ -269,28 +274,23 @@ class Topic:
                 {"topic": self.name, "cap_bytes": cfg.cap_bytes, "bytes": self.bytes},
             )
 
-    def _over_cap(self) -> bool:
-        cfg = self.config
-        return bool(
-            (cfg.cap_records and self.count > cfg.cap_records)
-            or (cfg.cap_bytes and self.bytes > cfg.cap_bytes)
-        )
-
     def _evict_over_cap(self) -> None:
-        while self.count > 1 and self._over_cap():
-            self._lose_front("cap")
-        self._compact()
+        """Evict the oldest records until the caps hold, keeping at least the newest one."""
+        cfg = self.config
+        if cfg.cap_records and self.count > cfg.cap_records:
+            self._lose("cap", self._evict(records=min(self.count - cfg.cap_records, self.count - 1)))
+        if cfg.cap_bytes:
+            while self.count > 1 and self.bytes > cfg.cap_bytes:
+                self._lose("cap", self._evict(records=1))
 
     def expire(self, now_ms: int) -> None:
         """Drop the TTL-expired prefix: records *older than* ``ttl_ms`` (``now - $ts > ttl_ms``)."""
         ttl = self.config.ttl_ms
         if not ttl or self.count == 0:
             return
-        limit = now_ms - ttl
-        slots = self._slots
-        while self.count and slots[self._live].ts < limit:  # type: ignore[union-attr]
-            self._lose_front("ttl")
-        self._compact()
+        oldest = self.log.front_ts()
+        if oldest is not None and oldest < now_ms - ttl:
+            self._lose("ttl", self._evict(ts_before=now_ms - ttl))
 
     def enforce_retention(self, now_ms: int) -> None:
         """Apply the current caps and TTL now (after a config change tightened them)."""
@@ -298,60 +298,32 @@ class Topic:
         if self.config.discard is Discard.OLD:
             self._evict_over_cap()
 
-    def _lose_front(self, reason: str) -> None:
-        r = self._slots[self._live]
-        assert r is not None
-        self._kill(self._live, r)
-        self.evict_floor = r.seq + 1
+    def _evict(self, *, records: int = 0, ts_before: int | None = None) -> Gone:
+        seqs: list[int] | None = [] if self.queue is not None else None
+        gone = self.log.evict_front(records=records, ts_before=ts_before, seqs=seqs)
+        self.count -= gone.count
+        self.bytes -= gone.bytes
+        if gone.tagged:
+            self.tags.note_removed(gone.tagged, self.is_live)
+        if self.queue is not None and seqs:
+            for seq in seqs:
+                self.queue.discard(seq)
+        return gone
+
+    def _lose(self, reason: str, gone: Gone) -> None:
+        """Record an involuntary loss (cap or TTL) for tombstones."""
+        if not gone.count:
+            return
+        self.evict_floor = max(self.evict_floor, gone.last_seq + 1)
         runs = self._losses
         if runs and runs[-1].reason == reason:
-            runs[-1].last = r.seq
-            runs[-1].count += 1
+            runs[-1].last = gone.last_seq
+            runs[-1].count += gone.count
         else:
-            runs.append(LossRun(reason, r.seq, 1))
+            runs.append(LossRun(reason, gone.last_seq, gone.count))
             if len(runs) > _MAX_LOSS_RUNS:
                 merged = LossRun("mixed", runs[1].last, runs[0].count + runs[1].count)
                 runs[:2] = [merged]
-        self._skip_dead_front()
-
-    def _kill(self, index: int, r: Record) -> None:
-        self._slots[index] = None
-        self.count -= 1
-        self.bytes -= r.size
-        if r.tag is not None:
-            self.tags.note_removed(1, self.is_live)
-        if self.queue is not None:
-            self.queue.discard(r.seq)
-
-    def live_seqs(self) -> Iterator[int]:
-        """Seqs of the live records, ascending."""
-        for r in self._slots[self._live :]:
-            if r is not None:
-                yield r.seq
-
-    def next_live_after(self, seq: int) -> Record | None:
-        """The first live record with a seq greater than ``seq``."""
-        slots = self._slots
-        for i in range(max(seq + 1 - self._base, self._live), len(slots)):
-            r = slots[i]
-            if r is not None:
-                return r
-        return None
-
-    def _skip_dead_front(self) -> None:
-        slots, n = self._slots, len(self._slots)
-        i = self._live
-        while i < n and slots[i] is None:
-            i += 1
-        self._live = i
-
-    def _compact(self) -> None:
-        """Slice off the dead front once it is at least half of the slot list."""
-        dead = self._live
-        if dead > 1024 and dead * 2 >= len(self._slots):
-            del self._slots[:dead]
-            self._base += dead
-            self._live = 0
 
     # -- deletes ------------------------------------------------------------------------------
 
@@ -362,33 +334,37 @@ class Topic:
         if before_seq is not None:
             bound = min(bound, before_seq)
         if match is None:
-            candidates: list[int] | range = range(self.earliest_seq, bound)
-        elif match.exact is not None:
+            out = []
+            for seq in self.log.live_seqs():
+                if seq >= bound:
+                    break
+                out.append(seq)
+            return out
+        if match.exact is not None:
             candidates = self.tags.eq(match.exact, bound)
         else:
             candidates = sorted(self.tags.prefix(match.prefix or "", bound))
-        return [
-            seq
-            for seq in candidates
-            if (r := self.record(seq)) is not None and (match is None or match.matches(r.tag))
-        ]
+        return [seq for seq in candidates if self.log.is_live(seq)]
 
     def apply_delete(self, seqs: Iterable[int]) -> int:
         """Delete these seqs where still live; return how many were. Silent and permanent:
         never a tombstone, ``evict_floor`` untouched."""
-        deleted = 0
-        base, slots = self._base, self._slots
+        deleted = tagged = 0
+        log, queue = self.log, self.queue
         for seq in seqs:
-            i = seq - base
-            if i < self._live or i >= len(slots):
+            removed = log.delete(seq)
+            if removed is None:
                 continue
-            r = slots[i]
-            if r is None:
-                continue
-            self._kill(i, r)
+            size, tag = removed
             deleted += 1
-        self._skip_dead_front()
-        self._compact()
+            self.count -= 1
+            self.bytes -= size
+            if tag is not None:
+                tagged += 1
+            if queue is not None:
+                queue.discard(seq)
+        if tagged:
+            self.tags.note_removed(tagged, self.is_live)
         return deleted
 
     # -- reads --------------------------------------------------------------------------------
@@ -422,33 +398,23 @@ class Topic:
         """Records after ``from_seq``: expired, deleted and own-node records skipped, but the
         cursor advances past them (``next_from_seq`` = seq of the last examined slot). Stops at
         ``limit`` records, at the byte budget (never before the first record) or at the scan
-        bound."""
+        bound; a run of seqs that never held records is crossed at no cost."""
         tombstone = self.tombstone_for(from_seq)
         if tombstone is not None and tombstone.reason == "recreated":
             from_seq = 0
-        cursor = min(max(from_seq, self.earliest_seq - 1), self.head_seq)
-        slots = self._slots
-        i = cursor + 1 - self._base
-        end = len(slots)
-        stop = min(end, i + opts.max_scan)
+        earliest = self.earliest_seq
+        cursor = min(max(from_seq, earliest - 1), self.head_seq)
         nodes = opts.nodes if self.config.dedupe_node else None
-        limit, budget = opts.limit, opts.max_bytes
-        tags, meta, data = opts.include_tags, opts.include_meta, opts.include_data
-        out: list[bytes] = []
-        size = 0
-        start = i
-        while i < stop:
-            r = slots[i]
-            if r is None or (nodes is not None and r.node in nodes):
-                i += 1
-                continue
-            encoded = r.encode(tags, meta, data)
-            size += len(encoded) + 1
-            if size > budget and out:
-                break
-            out.append(encoded)
-            i += 1
-            if len(out) >= limit:
-                break
-        next_from_seq = self._base + i - 1 if i > start else cursor
-        return Diff(self.name, out, next_from_seq, tombstone, i - start, self.head_seq, self.earliest_seq)
+        scan = self.log.scan(
+            cursor,
+            limit=opts.limit,
+            max_bytes=opts.max_bytes,
+            max_scan=opts.max_scan,
+            nodes=nodes,
+            include_tags=opts.include_tags,
+            include_meta=opts.include_meta,
+            include_data=opts.include_data,
+        )
+        return Diff(
+            self.name, scan.parts, scan.count, scan.last_seq, tombstone, scan.scanned, self.head_seq, earliest
+        )

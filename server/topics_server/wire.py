@@ -199,7 +199,7 @@ def diff(d: Diff) -> bytes:
             b'{"topic":',
             orjson.dumps(d.topic),
             b',"records":[',
-            b",".join(d.records),
+            d.records_json(),
             b"]",
             b',"next_from_seq":%d,"head_seq":%d,"earliest_seq":%d'
             % (d.next_from_seq, d.head_seq, d.earliest_seq),

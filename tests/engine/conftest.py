@@ -77,7 +77,40 @@ def fields(result: Any) -> dict[str, Any]:
 
 def recs(result: Diff) -> list[dict[str, Any]]:
     """The decoded record objects of a diff, in wire order."""
-    return [orjson.loads(b) for b in result.records]
+    out: list[dict[str, Any]] = orjson.loads(b"[" + result.records_json() + b"]")
+    assert len(out) == result.count
+    return out
+
+
+def split_records(joined: bytes) -> list[bytes]:
+    """``rec,rec,...`` (top-level JSON objects joined by commas) -> each record's exact bytes."""
+    out: list[bytes] = []
+    depth, in_string, escaped, start = 0, False, False, 0
+    for i, c in enumerate(joined):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == 0x5C:  # backslash
+                escaped = True
+            elif c == 0x22:
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in (0x7B, 0x5B):
+            depth += 1
+        elif c in (0x7D, 0x5D):
+            depth -= 1
+            if depth == 0:
+                out.append(joined[start : i + 1])
+                start = i + 2  # past the separating comma
+    return out
+
+
+def record_bytes(result: Diff) -> list[bytes]:
+    """Each record of a diff as the exact bytes served."""
+    out = split_records(result.records_json())
+    assert len(out) == result.count
+    return out
 
 
 def seqs(result: Diff) -> list[int]:

@@ -6,7 +6,7 @@ import pytest
 from topics_engine import Engine, Limits, ManualClock
 from topics_engine.errors import InvalidRequest, TopicNotFound
 
-from .conftest import data, raises_topics, read_all, recs, seqs
+from .conftest import data, raises_topics, read_all, record_bytes, recs, seqs
 
 
 def test_diff_never_autocreates(engine: Engine) -> None:
@@ -173,7 +173,7 @@ def test_bad_node_filter_is_400(engine: Engine, node: object) -> None:
 def test_max_batch_bytes_bounds_a_page(engine: Engine) -> None:
     """The budget counts each record's encoded bytes plus its separator."""
     engine.append("t", [{"data": "x" * 100} for _ in range(50)])
-    sizes = [len(r) + 1 for r in engine.diff("t", limit=1000).records]
+    sizes = [len(r) + 1 for r in record_bytes(engine.diff("t", limit=1000))]
     page = engine.diff("t", limit=1000, max_batch_bytes=sum(sizes[:10]))
     assert seqs(page) == list(range(1, 11))
     assert page.next_from_seq == 10 and not page.caught_up
@@ -193,9 +193,10 @@ def test_max_batch_bytes_zero_means_default_and_huge_is_clamped(engine: Engine, 
     """0 is the 1 MiB default; anything above 8 MiB is clamped to 8 MiB, never an error."""
     engine.append("t", [{"data": "y" * 9000} for _ in range(1000)])  # ~9 MB of records
     page = engine.diff("t", limit=1000, max_batch_bytes=budget)
-    total = sum(len(r) + 1 for r in page.records)
+    sizes = [len(r) + 1 for r in record_bytes(page)]
+    total = sum(sizes)
     cap = (1 << 20) if budget == 0 else (8 << 20)
-    assert total <= cap < total + len(page.records[0]) + 1 + 9100
+    assert total <= cap < total + sizes[0] + 9100
 
 
 def test_max_batch_bytes_must_be_an_integer(engine: Engine) -> None:

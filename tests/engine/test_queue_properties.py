@@ -230,8 +230,8 @@ class QueueMachine(RuleBasedStateMachine):
             "dead_lettered": len(self.dead),
         }
         if self.dead:
-            dlq = self.engine.diff("dlq", limit=1000, touch=False).records
-            assert len(dlq) == len(self.dead)
+            dlq = self.engine.diff("dlq", limit=1000, touch=False)
+            assert dlq.count == len(self.dead)
 
 
 QueueMachine.TestCase.settings = settings(

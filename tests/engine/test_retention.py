@@ -14,8 +14,9 @@ def _topic(engine: Engine, name: str) -> Topic:
 
 
 def _sizes(engine: Engine, name: str) -> list[int]:
-    """Each live record's retained size (records.py: payload + tag + node + framing)."""
-    return [r.size for r in _topic(engine, name)._slots if r is not None]
+    """Each live record's retained size (records.py: its wire length plus a separator)."""
+    topic = _topic(engine, name)
+    return [r.size for seq in topic.live_seqs() if (r := topic.record(seq)) is not None]
 
 
 # -- cap_records -------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import orjson
 import pytest
 from topics_engine import Engine, ManualClock
 from topics_engine.errors import InvalidRequest, TopicExistsIncompatible, TopicNotEmpty, TopicNotFound
-from topics_engine.records import FRAMING_BYTES
 from topics_engine.results import TopicPage, TopicSummary
 
 from .conftest import T0, data, raises_topics, read_all, recs, seqs
@@ -126,11 +125,15 @@ def test_state_never_autocreates(engine: Engine) -> None:
     assert engine.topic_count == 0
 
 
-def test_state_bytes_counts_payload_tag_node_and_framing(engine: Engine) -> None:
-    """records.py: size = data + meta (as serialized) + tag + node + a fixed framing allowance."""
+def test_state_bytes_counts_each_records_wire_object(engine: Engine) -> None:
+    """records.py: a record's size is its wire object's length plus one separator byte."""
     engine.append("t", [{"data": {"a": 1}, "tag": "x", "node": "n", "meta": {"k": "v"}}, {"data": None}])
-    expected = (len(b'{"a":1}') + len(b'{"k":"v"}') + 1 + 1 + FRAMING_BYTES) + (len(b"null") + FRAMING_BYTES)
-    assert engine.topic_state("t").bytes == expected
+    wire = [
+        b'{"$seq":1,"$ts":%d,"$node":"n","$tag":"x","data":{"a":1},"meta":{"k":"v"}}' % T0,
+        b'{"$seq":2,"$ts":%d,"data":null}' % T0,
+    ]
+    assert engine.topic_state("t").bytes == sum(len(w) + 1 for w in wire)
+    assert engine.diff("t", include_tags=True).records_json() == b",".join(wire)
 
 
 def test_effective_priority_manual_wins(engine: Engine, clock: ManualClock) -> None:

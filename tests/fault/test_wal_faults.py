@@ -17,7 +17,7 @@ import httpx
 import pytest
 from topics_engine import ManualClock
 from topics_engine.errors import NotReady
-from topics_engine.records import PreparedRecord
+from topics_engine.records import NewRecords, encode
 from topics_engine.storage.formats import encode_append
 from topics_engine.storage.frames import BODY_HEADER, FRAME_HEADER, FrameType, scan
 from topics_engine.storage.fs import FileSystem
@@ -63,8 +63,8 @@ async def blocked_in_sync(fs: FaultyFileSystem) -> None:
 def append_frame_size(
     topic_id: int, first_seq: int, ts: int, data: list[bytes], key: str | None = None
 ) -> int:
-    batch = [PreparedRecord(None, None, d, None) for d in data]
-    return FRAME_HEADER.size + BODY_HEADER.size + len(encode_append(topic_id, first_seq, ts, batch, key))
+    batch = encode(NewRecords(data), first_seq, ts)
+    return FRAME_HEADER.size + BODY_HEADER.size + len(encode_append(topic_id, batch, key))
 
 
 # -- (a) / (b) EIO on write or fdatasync: no false ack, WAL read-only, reads keep working -------

@@ -20,6 +20,8 @@ from topics_server.app import create_app
 from topics_server.context import ServerContext
 from topics_server.settings import load_settings
 
+from ..engine.conftest import record_bytes
+
 T0 = 1_700_000_000_000
 
 
@@ -62,7 +64,7 @@ def diff_bytes(engine: Engine, topic: str, from_seq: int = 0, **kw: Any) -> list
     cursor = from_seq
     for _ in range(100_000):
         page = engine.diff(topic, from_seq=cursor, limit=1000, touch=False, **kw)
-        out.extend(page.records)
+        out.extend(record_bytes(page))
         if page.caught_up:
             return out
         cursor = page.next_from_seq

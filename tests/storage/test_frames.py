@@ -6,10 +6,13 @@ import asyncio
 import zlib
 from pathlib import Path
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from topics_engine.records import PreparedRecord
+from topics_engine.recordlog import merge_batches, slice_batch
+from topics_engine.records import NewRecords, Record, encode, record_bytes
 from topics_engine.storage.formats import (
+    RecordBatch,
     decode_append,
     decode_delete,
     decode_seq_reserve,
@@ -20,43 +23,144 @@ from topics_engine.storage.formats import (
 )
 from topics_engine.storage.frames import FRAME_HEADER, FrameType, encode_frame, scan
 from topics_engine.storage.fs import FileSystem
+from topics_engine.storage.segments import decode_segment, encode_segment
 from topics_engine.storage.wal import Wal, wal_file_name, wal_files
 
 U64 = st.integers(0, 2**64 - 1)
 texts = st.text(max_size=40)  # unicode, including astral-plane characters
 opt_text = st.none() | texts
-json_bytes = st.binary(max_size=200)
-records = st.builds(PreparedRecord, opt_text, opt_text, json_bytes, st.none() | json_bytes)
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=10,
+)
+record_fields = st.tuples(
+    json_values, opt_text, opt_text, st.none() | st.dictionaries(texts, json_values, max_size=3)
+)
 
 
-def fields(r: PreparedRecord | tuple[object, ...]) -> tuple[object, ...]:
-    if isinstance(r, tuple):
-        node, tag, data, meta = r
-        return (node, tag, bytes(data), None if meta is None else bytes(meta))  # type: ignore[arg-type]
-    return (r.node, r.tag, bytes(r.data_json), None if r.meta_json is None else bytes(r.meta_json))
+def new_records(rows: list[tuple[object, str | None, str | None, object]]) -> NewRecords:
+    datas = [orjson.dumps(d) for d, _, _, _ in rows]
+    tags = [t for _, t, _, _ in rows]
+    nodes = [n for _, _, n, _ in rows]
+    metas = [None if m is None else orjson.dumps(m) for _, _, _, m in rows]
+    return NewRecords(
+        datas,
+        tags if any(t is not None for t in tags) else None,
+        nodes if any(n is not None for n in nodes) else None,
+        metas if any(m is not None for m in metas) else None,
+    )
+
+
+def served(batch: RecordBatch) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = orjson.loads(b"[" + batch.blob + b"]")
+    return out
+
+
+def same(a: RecordBatch, b: RecordBatch) -> bool:
+    return (
+        a.first_seq == b.first_seq
+        and a.blob == b.blob
+        and list(a.ends) == list(b.ends)
+        and list(a.data_at) == list(b.data_at)
+        and [tuple(r) for r in a.ts_runs] == [tuple(r) for r in b.ts_runs]
+        and (a.tag_at is None) == (b.tag_at is None)
+        and (a.tag_at is None or list(a.tag_at) == list(b.tag_at))  # type: ignore[arg-type]
+        and a.tags == b.tags
+        and a.nodes == b.nodes
+        and (a.meta_at is None or list(a.meta_at) == list(b.meta_at))  # type: ignore[arg-type]
+    )
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     topic_id=U64,
-    first_seq=U64,
-    ts=st.integers(-(2**63), 2**63 - 1),
-    batch=st.lists(records, min_size=1, max_size=8),
+    first_seq=st.integers(1, 2**63),
+    ts=st.integers(0, 2**62),
+    rows=st.lists(record_fields, min_size=1, max_size=8),
     key=opt_text,
 )
-def test_append_payload_round_trips(
-    topic_id: int, first_seq: int, ts: int, batch: list[PreparedRecord], key: str | None
+def test_record_batches_encode_the_wire_form_and_round_trip(
+    topic_id: int,
+    first_seq: int,
+    ts: int,
+    rows: list[tuple[object, str | None, str | None, object]],
+    key: str | None,
 ) -> None:
-    decoded = decode_append(memoryview(encode_append(topic_id, first_seq, ts, batch, key)))
-    assert (decoded.topic_id, decoded.first_seq, decoded.ts, decoded.key) == (topic_id, first_seq, ts, key)
-    assert [fields(r) for r in decoded.records] == [fields(r) for r in batch]
+    batch = encode(new_records(rows), first_seq, ts)
+    # the blob is the records exactly as served, key order $seq, $ts, $node, $tag, data, meta
+    expected = []
+    for i, (data, tag, node, meta) in enumerate(rows):
+        obj: dict[str, object] = {"$seq": first_seq + i, "$ts": ts}
+        if node is not None:
+            obj["$node"] = node
+        if tag is not None:
+            obj["$tag"] = tag
+        obj["data"] = data
+        if meta is not None:
+            obj["meta"] = meta
+        expected.append(obj)
+    assert served(batch) == expected
+    assert [list(o) for o in served(batch)] == [list(o) for o in expected]
+    # every variant a reader can ask for is a slice of the stored bytes
+    for i in range(batch.count):
+        for tags_ in (False, True):
+            for meta_ in (False, True):
+                for data_ in (False, True):
+                    got = orjson.loads(record_bytes(batch, i, tags_, meta_, data_))
+                    want = {
+                        k: v
+                        for k, v in expected[i].items()
+                        if (k != "$tag" or tags_) and (k != "meta" or meta_) and (k != "data" or data_)
+                    }
+                    assert got == want
+        r = Record(batch, i)
+        assert (r.seq, r.ts, r.node, r.tag) == (first_seq + i, ts, rows[i][2], rows[i][1])
+        assert orjson.loads(r.data_json) == rows[i][0]
+        assert (r.meta_json is None) == (rows[i][3] is None)
+    decoded = decode_append(memoryview(encode_append(topic_id, batch, key)))
+    assert (decoded.topic_id, decoded.key) == (topic_id, key)
+    assert same(decoded.batch, batch)
 
 
-def test_append_payload_keeps_empty_strings_distinct_from_none() -> None:
-    batch = [PreparedRecord("", "", b"null", b""), PreparedRecord(None, None, b"1", None)]
-    decoded = decode_append(memoryview(encode_append(1, 1, 0, batch, "")))
-    assert decoded.key == ""
-    assert [fields(r) for r in decoded.records] == [fields(r) for r in batch]
+@settings(max_examples=100, deadline=None)
+@given(
+    a=st.lists(record_fields, min_size=1, max_size=5),
+    b=st.lists(record_fields, min_size=1, max_size=5),
+    cut=st.integers(0, 9),
+)
+def test_merge_and_slice_keep_every_record_intact(
+    a: list[tuple[object, str | None, str | None, object]],
+    b: list[tuple[object, str | None, str | None, object]],
+    cut: int,
+) -> None:
+    x = encode(new_records(a), 1, 100)
+    y = encode(new_records(b), 1 + len(a), 200)
+    merged = merge_batches(x, y)
+    assert served(merged) == served(x) + served(y)
+    assert merged.ts_runs == [(0, 100), (len(a), 200)]
+    assert [Record(merged, i).ts for i in range(merged.count)] == [100] * len(a) + [200] * len(b)
+    cut %= merged.count
+    tail = slice_batch(merged, cut)
+    assert served(tail) == served(merged)[cut:]
+    assert [Record(tail, i).ts for i in range(tail.count)] == [
+        Record(merged, i).ts for i in range(cut, merged.count)
+    ]
+    assert [record_bytes(tail, i, True, True) for i in range(tail.count)] == [
+        record_bytes(merged, i, True, True) for i in range(cut, merged.count)
+    ]
+
+
+def test_segments_hold_batches_and_flags() -> None:
+    x = encode(new_records([(1, "t", None, None), (2, None, "n", {"k": 1})]), 10, 5)
+    y = encode(new_records([(3, None, None, None)]), 20, 6)
+    loaded = decode_segment(encode_segment(7, [x, y], b"\x00\x01\x00"))
+    assert loaded.topic_id == 7 and loaded.dead == b"\x00\x01\x00"
+    assert [same(p, q) for p, q in zip(loaded.batches, [x, y], strict=True)] == [True, True]
 
 
 @given(st.lists(st.tuples(st.sampled_from(list(FrameType)), st.binary(max_size=64)), max_size=20), U64)

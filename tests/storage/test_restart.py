@@ -20,14 +20,14 @@ import orjson
 import pytest
 from topics_engine import Engine, ManualClock
 
-from ..engine.conftest import fields
+from ..engine.conftest import fields, record_bytes
 from .harness import T0, Harness, app_client, diff_bytes, diff_data, diff_seqs
 
 
 def read_at(engine: Engine, topic: str, cursor: int, **kw: Any) -> tuple[list[bytes], int, Any]:
     page = engine.diff(topic, from_seq=cursor, limit=1000, touch=False, **kw)
     tomb = fields(page.tombstone) if page.tombstone else None
-    return page.records, page.next_from_seq, tomb
+    return record_bytes(page), page.next_from_seq, tomb
 
 
 def observe(engine: Engine, topic: str) -> dict[str, Any]:
@@ -182,7 +182,7 @@ async def test_reader_catches_up_after_restart_when_the_newest_record_was_delete
     e.delete_records("t", match="drop")
     e = await h.restart()
     page = e.diff("t", from_seq=0, touch=False)
-    assert [orjson.loads(b)["data"] for b in page.records] == [1, 2]
+    assert [orjson.loads(b)["data"] for b in record_bytes(page)] == [1, 2]
     assert page.head_seq == 3
     assert page.next_from_seq == 3 and page.caught_up, "reader is stuck below head_seq"
     assert e.append("t", [{"data": 4}]).first_seq == 4

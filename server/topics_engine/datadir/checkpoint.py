@@ -16,14 +16,13 @@ covers are harmless. Ephemeral topics contribute metadata only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..config import Durability
 from ..engine import Engine
-from ..storage.formats import SnapshotImage, TopicImage
+from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.snapshot import write_snapshot
 from .persistence import WalPersistence
-from .sealing import Sealer
+from .sealing import Sealer, segment_groups
 
 
 class Checkpointer:
@@ -47,12 +46,14 @@ class Checkpointer:
         the heads, so the next start resumes exactly where this one stopped."""
         lsn = self.persistence.checkpoint_lsn()
         self.last_checkpoint_bytes = self.wal.stats.bytes_written_total
-        seals: list[tuple[int, list[Any]]] = []
+        seals: list[tuple[int, list[RecordBatch], bytes]] = []
         topics: list[TopicImage] = []
         earliest: dict[int, int] = {}
         for topic in self.engine.topics():
             if topic.config.durability is not Durability.EPHEMERAL:
-                seals.append((topic.id, topic.hot_records()))
+                batches, flags = topic.hot_batches()
+                if batches:
+                    seals.append((topic.id, batches, flags))
             topic.mark_sealed()
             earliest[topic.id] = topic.earliest_seq
             topics.append(topic.image([], final))
@@ -62,9 +63,9 @@ class Checkpointer:
         flips = self.persistence.take_flips()
 
         def files() -> None:
-            for topic_id, records in seals:
-                for start in range(0, len(records), chunk):
-                    segments.seal(topic_id, records[start : start + chunk])
+            for topic_id, batches, flags in seals:
+                for group, group_flags in segment_groups(batches, flags, chunk):
+                    segments.seal(topic_id, group, group_flags)
             for topic_id, seqs in flips.items():
                 segments.flip_deleted(topic_id, sorted(seqs))
             keep = {tid: segments.live_segments(tid, floor) for tid, floor in earliest.items()}

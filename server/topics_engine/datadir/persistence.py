@@ -3,9 +3,14 @@ class (the table in ``topics_engine.persistence``).
 
 For the classes acknowledged before durability (``ephemeral``, ``memory``, ``disk``) a
 ``SEQ_RESERVE`` frame, fsynced ahead of use, records how far seqs may have been handed out, so
-a crash that loses the un-fsynced tail never leads to a seq being reused. A topic created lazily
-by a write is an exception (ruling 7): until its create frame is durable the topic itself would
-not survive a crash, so its first writes do not wait for a reservation.
+a crash that loses the un-fsynced tail never leads to a seq being reused: after a crash the
+topic resumes above its reservation (ruling 4). The reservation is kept as small as the ack path
+allows — enough for what the topic hands out in :data:`RESERVE_HORIZON_S` (a fsync takes
+milliseconds), between :data:`RESERVE_MIN` and :data:`RESERVE_MAX` seqs — so a quiet topic
+jumps by about a thousand seqs after a crash, a busy one by what it writes in a tenth of a
+second. A topic created lazily by a write is an exception (ruling 7): until its create frame is
+durable the topic itself would not survive a crash, so its first writes do not wait for a
+reservation.
 
 Topic create/configure/delete frames are written for every class, and an explicit ``PUT`` or
 ``DELETE`` waits for its frame's fsync. Seq assignment and frame submission happen in the same
@@ -19,20 +24,32 @@ checkpoint flips their on-disk delete flags in one pass per segment, and until t
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..config import Durability
 from ..errors import NotReady
 from ..leases import LeaseEvent
-from ..records import Record
 from ..results import AckWait
 from ..storage import formats
+from ..storage.formats import RecordBatch
 from ..storage.frames import FrameType
 from ..storage.wal import Wal, WalFailed
 from ..topic import Topic
 
-SEQ_RESERVE_BLOCK = 1 << 16
-"""How far ahead of use a topic's seq reservation is kept (classes acked before durability)."""
+RESERVE_MIN = 1 << 10
+RESERVE_MAX = 1 << 16
+RESERVE_HORIZON_S = 0.1
+"""A reservation covers what the topic handed out in this long (at its recent rate)."""
+
+
+@dataclass(slots=True)
+class _ReserveRate:
+    block: int = RESERVE_MIN
+    since_seq: int = 0
+    since_s: float = 0.0
+
 
 Seal = Callable[[Topic, int], None]
 """Called after records became visible on a topic, at a time: seals a segment if one is due."""
@@ -53,6 +70,7 @@ class WalPersistence:
         self.wal = wal
         self._seal = seal
         self._flips: dict[int, list[int]] = {}
+        self._rates: dict[int, _ReserveRate] = {}
         self._unapplied: dict[int, None] = {}
         """LSNs of fsync-class frames submitted but not yet applied, in submission order."""
 
@@ -105,23 +123,20 @@ class WalPersistence:
         return None if lazy else wait
 
     def topic_delete(self, topic: Topic) -> AckWait:
+        self._rates.pop(topic.id, None)
         payload = formats.encode_topic_delete(topic.id, topic.name, topic.reserved_seq)
         return self._submit(FrameType.TOPIC_DELETE, payload, wait=True)
 
-    def append(
-        self, topic: Topic, records: list[Record], key: str | None, apply: Callable[[], None]
-    ) -> AckWait:
+    def append(self, topic: Topic, batch: RecordBatch, key: str | None, apply: Callable[[], None]) -> AckWait:
         durability = topic.config.durability
-        first = records[0]
         if durability is Durability.FSYNC:
-            payload = formats.encode_append(topic.id, first.seq, first.ts, records, key)
+            payload = formats.encode_append(topic.id, batch, key)
             return self._submit(FrameType.APPEND, payload, on_durable=apply)
         # acked before it is durable: reserve the seqs first, so a crash that loses this write
         # cannot hand its seqs out again
-        wait = self._reserve(topic, records[-1].seq)
+        wait = self._reserve(topic, batch.last_seq)
         if durability is not Durability.EPHEMERAL:
-            payload = formats.encode_append(topic.id, first.seq, first.ts, records, key)
-            self._submit(FrameType.APPEND, payload)
+            self._submit(FrameType.APPEND, formats.encode_append(topic.id, batch, key))
         apply()
         return wait
 
@@ -163,12 +178,16 @@ class WalPersistence:
 
     def _reserve(self, topic: Topic, last_seq: int) -> AckWait:
         """Keep the durable seq reservation of a topic whose writes are acked before they are
-        durable a block ahead of use, so a restart resumes above every seq that may have been
-        handed out — even when the un-fsynced tail was lost. The next block is reserved when a
+        durable ahead of use, so a restart resumes above every seq that may have been handed
+        out — even when the un-fsynced tail was lost. The next reservation is submitted when a
         quarter of the current one is used, so it is durable long before it is needed; only a
         batch that outruns it waits for the new reservation's fsync before it is acked."""
-        if last_seq + SEQ_RESERVE_BLOCK * 3 // 4 >= topic.seq_reserved_submitted:
-            reserved = last_seq + SEQ_RESERVE_BLOCK
+        rate = self._rates.get(topic.id)
+        if rate is None:
+            rate = self._rates[topic.id] = _ReserveRate(since_seq=last_seq, since_s=time.monotonic())
+        if last_seq + rate.block * 3 // 4 >= topic.seq_reserved_submitted:
+            rate.block = self._next_block(rate, last_seq)
+            reserved = last_seq + rate.block
             topic.seq_reserved_submitted = reserved
 
             def durable() -> None:
@@ -180,3 +199,16 @@ class WalPersistence:
             reservation: AckWait = topic.reservation
             return reservation
         return None
+
+    @staticmethod
+    def _next_block(rate: _ReserveRate, last_seq: int) -> int:
+        """Size a reservation for the seqs the topic hands out in ``RESERVE_HORIZON_S``."""
+        now = time.monotonic()
+        elapsed = now - rate.since_s
+        used = last_seq - rate.since_seq
+        rate.since_seq, rate.since_s = last_seq, now
+        wanted = used / elapsed * RESERVE_HORIZON_S if elapsed > 0 else RESERVE_MAX
+        block = RESERVE_MIN
+        while block < wanted and block < RESERVE_MAX:
+            block <<= 1
+        return block

@@ -26,11 +26,10 @@ from pathlib import Path
 from ..config import Durability, resolve_config
 from ..engine import Engine
 from ..leases import LeaseEvent, LeaseEventKind
-from ..records import Record
 from ..storage import formats
 from ..storage.frames import Frame, FrameType, scan
 from ..storage.fs import FileSystem
-from ..storage.segments import CorruptSegment, Segment, SegmentStore, decode_segment
+from ..storage.segments import CorruptSegment, SegmentStore, decode_segment
 from ..storage.snapshot import read_latest_snapshot
 from ..storage.wal import wal_files
 from ..topic import Topic
@@ -97,14 +96,12 @@ class Replayer:
         topic = self.engine.topic_by_id(a.topic_id)
         if topic is None:
             return
-        records = [
-            Record(node, tag, data, meta, a.first_seq + i, a.ts)
-            for i, (node, tag, data, meta) in enumerate(a.records)
-        ]
-        topic.apply_append(records, a.ts)
+        batch = a.batch
+        ts = batch.ts_runs[-1][1]
+        topic.apply_append(batch, ts)
         if a.key is not None:
-            topic.idempotency.remember(a.key, a.ts, records[0].seq, records[-1].seq)
-        self.records += len(records)
+            topic.idempotency.remember(a.key, ts, batch.first_seq, batch.last_seq)
+        self.records += batch.count
 
     def _delete(self, frame: Frame) -> None:
         topic_id, ranges = formats.decode_delete(frame.payload)
@@ -171,20 +168,21 @@ def _load_segment(
     topic: Topic, segments: SegmentStore, path: Path, evict_floor: int, fs: FileSystem, report: ReplayReport
 ) -> None:
     try:
-        loaded = decode_segment(fs.read_bytes(path), evict_floor)
+        loaded = decode_segment(fs.read_bytes(path))
     except (OSError, CorruptSegment) as err:
         log.error("segment %s of topic %r is unreadable (%s); its records are lost", path, topic.name, err)
         report.corrupt_segments += 1
         return
-    segments.add_loaded(
-        topic.id, Segment(path, loaded.first_seq, loaded.last_seq, loaded.seqs, loaded.deleted)
-    )
-    if loaded.records:
-        records = [
-            Record(node, tag, data, meta, seq, ts) for seq, ts, (node, tag, data, meta) in loaded.records
-        ]
-        topic.apply_append(records, records[-1].ts)
-        report.records += len(records)
+    segments.add_loaded(topic.id, path, loaded)
+    pos = 0
+    for batch in loaded.batches:
+        gone = loaded.dead[pos : pos + batch.count]
+        pos += batch.count
+        if batch.first_seq < evict_floor:  # evicted since the segment was sealed
+            cut = min(batch.count, evict_floor - batch.first_seq)
+            gone = b"\x01" * cut + gone[cut:]
+        topic.load(batch, gone)
+        report.records += gone.count(0)
 
 
 def replay_wal(engine: Engine, fs: FileSystem, wal_dir: Path, report: ReplayReport) -> Iterator[float]:

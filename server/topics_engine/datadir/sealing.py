@@ -11,11 +11,12 @@ state is unknown after it).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..config import Durability
+from ..storage.formats import RecordBatch
 from ..storage.segments import SegmentStore
 from ..storage.wal import Wal
 from ..topic import Topic
@@ -66,14 +67,32 @@ class Sealer:
             self.seal(topic)
 
     def seal(self, topic: Topic) -> asyncio.Future[None] | None:
-        records = topic.hot_records()
+        batches, flags = topic.hot_batches()
         topic.mark_sealed()
-        if not records:
+        if not batches:
             return None
-        segments, topic_id, chunk = self.segments, topic.id, self.policy.max_events
+        segments, topic_id, max_events = self.segments, topic.id, self.policy.max_events
 
         def task() -> None:
-            for start in range(0, len(records), chunk):
-                segments.seal(topic_id, records[start : start + chunk])
+            for group, group_flags in segment_groups(batches, flags, max_events):
+                segments.seal(topic_id, group, group_flags)
 
         return self.run(task)
+
+
+def segment_groups(
+    batches: list[RecordBatch], flags: bytes, max_events: int
+) -> Iterator[tuple[list[RecordBatch], bytes]]:
+    """Split a topic's hot batches into segments of about ``max_events`` records (whole
+    batches: a batch is never split across segments), each with its records' gone-flags."""
+    group: list[RecordBatch] = []
+    count = pos = 0
+    for batch in batches:
+        group.append(batch)
+        count += batch.count
+        if count >= max_events:
+            yield group, flags[pos : pos + count]
+            pos += count
+            group, count = [], 0
+    if group:
+        yield group, flags[pos : pos + count]

@@ -7,8 +7,9 @@ nothing of topics' semantics. All integers are little-endian.
 
 Payloads by frame type (``<`` struct formats; ``NONE16``/``NONE32`` mark an absent field):
 
-- ``APPEND``: ``QQqI`` topic_id, first_seq, ts, count; ``H`` idempotency-key length + key; then
-  the records as a columnar batch (below).
+- ``APPEND``: ``QH`` topic_id, idempotency-key length + key; then the write's records as one
+  record batch (:class:`RecordBatch`, :func:`encode_batch`) — the same bytes the engine keeps
+  in memory and serves, so recovery copies them back without re-encoding a record.
 - ``DELETE``: ``QI`` topic_id, n; then n × ``QQ`` inclusive seq ranges actually deleted (the
   effect, not the request, so replay never depends on state).
 - ``SEQ_RESERVE``: ``QQ`` topic_id, reserved head (seqs up to it may have been handed out, so
@@ -20,12 +21,7 @@ Payloads by frame type (``<`` struct formats; ``NONE16``/``NONE32`` mark an abse
   clean shutdown (nothing after it was lost, so seq reservations need not be skipped over).
 - ``ROUTER``: reserved.
 
-Columnar record batch (``n`` records)::
-
-    u16[n] node_len | u16[n] tag_len | u32[n] data_len | u32[n] meta_len | blob
-
-The blob concatenates each record's node, tag, data and meta bytes in order; data and meta are
-the record's JSON exactly as served. Lengths are read with ``array.frombytes`` (C speed).
+Integer columns are read with ``array.frombytes`` (C speed).
 """
 
 from __future__ import annotations
@@ -35,7 +31,7 @@ import sys
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 
@@ -43,8 +39,7 @@ NONE16 = 0xFFFF
 NONE32 = 0xFFFFFFFF
 _LITTLE = sys.byteorder == "little"
 
-APPEND_HEADER = struct.Struct("<QQqI")
-KEY_LEN = struct.Struct("<H")
+_APPEND_HEADER = struct.Struct("<QH")
 DELETE_HEADER = struct.Struct("<QI")
 RANGE = struct.Struct("<QQ")
 PAIR = struct.Struct("<QQ")
@@ -70,92 +65,156 @@ def load_column(typecode: str, buf: bytes | memoryview, pos: int, n: int) -> tup
     return a, end
 
 
-# -- columnar record batches -------------------------------------------------------------------
+# -- record batches ----------------------------------------------------------------------------
 
 
-class RecordFields(Protocol):
-    """What a batch stores of a record (its seq and ``$ts`` are stored beside the batch)."""
+@dataclass(slots=True)
+class RecordBatch:
+    """Consecutive records — seqs ``first_seq .. first_seq + count - 1`` — in their wire form.
 
-    node: str | None
-    tag: str | None
-    data_json: bytes
-    meta_json: bytes | None
+    ``blob`` holds each record's JSON object exactly as served (``{"$seq":..,"$ts":..[,"$node":
+    ..][,"$tag":..],"data":..[,"meta":..]}``), joined by ``,``: a run of records is one slice
+    of it. Per record, ``ends[i]`` is the exclusive end of record ``i`` in ``blob`` (record
+    ``i + 1`` starts at ``ends[i] + 1``); ``data_at[i]`` the offset of ``,"data":`` in the
+    record; ``tag_at[i]``/``meta_at[i]`` the offsets of ``,"$tag":``/``,"meta":`` (0 = absent;
+    the arrays are ``None`` when no record has one). ``tags``/``nodes`` hold the raw strings
+    (``None`` lists when no record has one). ``ts_runs`` are ``(ordinal, $ts)`` pairs: record
+    ``i`` has the ``$ts`` of the last run starting at or before ``i``.
+
+    Immutable once built: the WAL writer, the segment thread and readers share it freely.
+    """
+
+    first_seq: int
+    blob: bytes
+    ends: array[int]
+    data_at: array[int]
+    ts_runs: list[tuple[int, int]]
+    tag_at: array[int] | None = None
+    tags: list[str | None] | None = None
+    nodes: list[str | None] | None = None
+    meta_at: array[int] | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.ends)
+
+    @property
+    def last_seq(self) -> int:
+        return self.first_seq + len(self.ends) - 1
+
+    def start(self, i: int) -> int:
+        """Offset of record ``i`` in ``blob``."""
+        return self.ends[i - 1] + 1 if i else 0
+
+    def ts_of(self, i: int) -> int:
+        runs = self.ts_runs
+        k = len(runs) - 1
+        while runs[k][0] > i:
+            k -= 1
+        return runs[k][1]
 
 
-RecordTuple = tuple[str | None, str | None, bytes, bytes | None]
-"""A decoded record: ``(node, tag, data_json, meta_json)``."""
+_BATCH_HEADER = struct.Struct("<QIIBH")
+_TS_RUN = struct.Struct("<Iq")
+_HAS_TAGS, _HAS_NODES, _HAS_META = 1, 2, 4
 
 
-def encode_records(records: Sequence[RecordFields]) -> bytes:
-    node_lens, tag_lens = array("H"), array("H")
-    data_lens, meta_lens = array("I"), array("I")
-    blob: list[bytes] = []
-    for r in records:
-        if r.node is None:
-            node_lens.append(NONE16)
+def _encode_strings(values: Sequence[str | None]) -> list[bytes]:
+    lens = array("H")
+    encoded: list[bytes] = []
+    for v in values:
+        if v is None:
+            lens.append(NONE16)
         else:
-            node = r.node.encode()
-            node_lens.append(len(node))
-            blob.append(node)
-        if r.tag is None:
-            tag_lens.append(NONE16)
-        else:
-            tag = r.tag.encode()
-            tag_lens.append(len(tag))
-            blob.append(tag)
-        data_lens.append(len(r.data_json))
-        blob.append(r.data_json)
-        if r.meta_json is None:
-            meta_lens.append(NONE32)
-        else:
-            meta_lens.append(len(r.meta_json))
-            blob.append(r.meta_json)
-    return b"".join(
-        (le_bytes(node_lens), le_bytes(tag_lens), le_bytes(data_lens), le_bytes(meta_lens), *blob)
-    )
+            b = v.encode()
+            lens.append(len(b))
+            encoded.append(b)
+    return [le_bytes(lens), *encoded]
 
 
-def decode_records(
-    buf: bytes, pos: int, n: int, keep: Sequence[bool] | None = None
-) -> tuple[list[RecordTuple | None], int]:
-    """The ``n`` records at ``buf[pos:]``; ``keep[i]`` false yields ``None`` for record ``i``
-    (still consumed). Returns the records and the end offset."""
-    node_lens, pos = load_column("H", buf, pos, n)
-    tag_lens, pos = load_column("H", buf, pos, n)
-    data_lens, pos = load_column("I", buf, pos, n)
-    meta_lens, pos = load_column("I", buf, pos, n)
-    out: list[RecordTuple | None] = []
-    append = out.append
-    for i, (nl, tl, dl, ml) in enumerate(zip(node_lens, tag_lens, data_lens, meta_lens, strict=True)):
-        node = tag = meta = None
-        if nl != NONE16:
-            node = buf[pos : pos + nl].decode()
-            pos += nl
-        if tl != NONE16:
-            tag = buf[pos : pos + tl].decode()
-            pos += tl
-        data = buf[pos : pos + dl]
-        pos += dl
-        if ml != NONE32:
-            meta = buf[pos : pos + ml]
-            pos += ml
-        append((node, tag, data, meta) if keep is None or keep[i] else None)
+def _decode_strings(buf: bytes | memoryview, pos: int, n: int) -> tuple[list[str | None], int]:
+    lens, pos = load_column("H", buf, pos, n)
+    out: list[str | None] = []
+    for length in lens:
+        if length == NONE16:
+            out.append(None)
+        else:
+            out.append(bytes(buf[pos : pos + length]).decode())
+            pos += length
     return out, pos
+
+
+def encode_batch(batch: RecordBatch) -> bytes:
+    """A record batch as bytes (the body of an ``APPEND`` frame after its header, and of each
+    chunk of a segment)::
+
+        u64 first_seq | u32 count | u32 blob_len | u8 flags | u16 ts_run_count
+        ts_run_count × (u32 ordinal | i64 ts)
+        u32[count] ends | u16[count] data_at
+        [flags & 1: u16[count] tag_at | u16[count] tag_len + tag bytes]   (0xFFFF = no tag)
+        [flags & 2: u16[count] node_len + node bytes]                     (0xFFFF = no node)
+        [flags & 4: u32[count] meta_at]
+        blob
+    """
+    flags = (
+        (_HAS_TAGS if batch.tag_at is not None else 0)
+        | (_HAS_NODES if batch.nodes is not None else 0)
+        | (_HAS_META if batch.meta_at is not None else 0)
+    )
+    parts = [
+        _BATCH_HEADER.pack(batch.first_seq, batch.count, len(batch.blob), flags, len(batch.ts_runs)),
+        *(_TS_RUN.pack(i, ts) for i, ts in batch.ts_runs),
+        le_bytes(batch.ends),
+        le_bytes(batch.data_at),
+    ]
+    if batch.tag_at is not None:
+        assert batch.tags is not None
+        parts.append(le_bytes(batch.tag_at))
+        parts.extend(_encode_strings(batch.tags))
+    if batch.nodes is not None:
+        parts.extend(_encode_strings(batch.nodes))
+    if batch.meta_at is not None:
+        parts.append(le_bytes(batch.meta_at))
+    parts.append(batch.blob)
+    return b"".join(parts)
+
+
+def decode_batch(buf: bytes | memoryview, pos: int = 0) -> tuple[RecordBatch, int]:
+    """The batch at ``buf[pos:]`` and the offset just past it."""
+    first_seq, n, blob_len, flags, n_runs = _BATCH_HEADER.unpack_from(buf, pos)
+    pos += _BATCH_HEADER.size
+    runs = []
+    for _ in range(n_runs):
+        runs.append(_TS_RUN.unpack_from(buf, pos))
+        pos += _TS_RUN.size
+    ends, pos = load_column("I", buf, pos, n)
+    data_at, pos = load_column("H", buf, pos, n)
+    tag_at = tags = nodes = meta_at = None
+    if flags & _HAS_TAGS:
+        tag_at, pos = load_column("H", buf, pos, n)
+        tags, pos = _decode_strings(buf, pos, n)
+    if flags & _HAS_NODES:
+        nodes, pos = _decode_strings(buf, pos, n)
+    if flags & _HAS_META:
+        meta_at, pos = load_column("I", buf, pos, n)
+    blob = bytes(buf[pos : pos + blob_len])
+    if len(blob) != blob_len:
+        raise ValueError("record batch truncated")
+    return RecordBatch(first_seq, blob, ends, data_at, runs, tag_at, tags, nodes, meta_at), pos + blob_len
 
 
 # -- APPEND ------------------------------------------------------------------------------------
 
 
-def encode_append(
-    topic_id: int, first_seq: int, ts: int, records: Sequence[RecordFields], key: str | None
-) -> bytes:
+def encode_append(topic_id: int, batch: RecordBatch, key: str | None) -> bytes:
+    """``APPEND``: ``Q`` topic_id | ``H`` idempotency-key length (0xFFFF = none) + key | the
+    record batch (:func:`encode_batch`). One frame per write, whatever its size."""
     key_bytes = b"" if key is None else key.encode()
     return b"".join(
         (
-            APPEND_HEADER.pack(topic_id, first_seq, ts, len(records)),
-            KEY_LEN.pack(NONE16 if key is None else len(key_bytes)),
+            _APPEND_HEADER.pack(topic_id, NONE16 if key is None else len(key_bytes)),
             key_bytes,
-            encode_records(records),
+            encode_batch(batch),
         )
     )
 
@@ -163,24 +222,19 @@ def encode_append(
 @dataclass(slots=True)
 class AppendPayload:
     topic_id: int
-    first_seq: int
-    ts: int
     key: str | None
-    records: list[RecordTuple]
+    batch: RecordBatch
 
 
-def decode_append(payload: memoryview) -> AppendPayload:
-    buf = bytes(payload)
-    topic_id, first_seq, ts, count = APPEND_HEADER.unpack_from(buf)
-    pos = APPEND_HEADER.size
-    (key_len,) = KEY_LEN.unpack_from(buf, pos)
-    pos += KEY_LEN.size
+def decode_append(payload: bytes | memoryview) -> AppendPayload:
+    topic_id, key_len = _APPEND_HEADER.unpack_from(payload)
+    pos = _APPEND_HEADER.size
     key = None
     if key_len != NONE16:
-        key = buf[pos : pos + key_len].decode()
+        key = bytes(payload[pos : pos + key_len]).decode()
         pos += key_len
-    records, _ = decode_records(buf, pos, count)
-    return AppendPayload(topic_id, first_seq, ts, key, records)  # type: ignore[arg-type]
+    batch, _ = decode_batch(payload, pos)
+    return AppendPayload(topic_id, key, batch)
 
 
 # -- DELETE / SEQ_RESERVE ----------------------------------------------------------------------

@@ -3,19 +3,21 @@
 File ``segments/<topic-id>/<first-seq:020d>.seg``::
 
     header  b"TSEG" | u8 version | u64 topic_id | u64 first_seq | u64 last_seq | u32 count
-            | u32 crc32(body)
-    flags   u8[count]         1 = deleted
-    body    u64[count] seqs | i64[count] $ts | columnar records (``formats``)
+            | u32 chunk_count | u32 crc32(body)
+    flags   u8[count]         1 = deleted (records in seq order across the chunks)
+    body    chunk_count × record batch (``formats.encode_batch``)
 
-A segment is written once (temp file, fsync, rename, fsync of the directory) and its body never
-changes. Deleting a sealed record flips its flag byte in place and fsyncs: one byte, so a crash
-mid-flip leaves the old or the new value, never torn framing; the CRC covers the body only, so
-either flag value reads back cleanly. The flag is an independent witness of the delete that
-survives WAL trimming. A segment whose records are all gone is dropped whole at the next
-checkpoint (after the snapshot that stops listing it is durable).
+The body is the engine's in-memory record batches as they were: loading a segment copies each
+batch back without re-encoding a record. Seqs inside a chunk are consecutive; there may be gaps
+between chunks. A segment is written once (temp file, fsync, rename, fsync of the directory)
+and its body never changes. Deleting a sealed record flips its flag byte in place and fsyncs:
+one byte, so a crash mid-flip leaves the old or the new value, never torn framing; the CRC
+covers the body only, so either flag value reads back cleanly. The flag is an independent
+witness of the delete that survives WAL trimming. A segment whose records are all gone is
+dropped whole at the next checkpoint (after the snapshot that stops listing it is durable).
 
-:class:`SegmentStore` is owned by the WAL writer thread: the event loop only reaches it through
-ordered writer tasks, so a flip always follows the durable WAL ``DELETE`` frame it witnesses.
+:class:`SegmentStore` is owned by the segment thread: the event loop reaches it only through
+ordered tasks, so a flip always follows the durable WAL ``DELETE`` frame it witnesses.
 """
 
 from __future__ import annotations
@@ -23,18 +25,16 @@ from __future__ import annotations
 import bisect
 import struct
 import zlib
-from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
-from .formats import RecordFields, RecordTuple, decode_records, encode_records, le_bytes, load_column
+from .formats import RecordBatch, decode_batch, encode_batch
 from .fs import FileSystem
 
 MAGIC = b"TSEG"
-VERSION = 2
-HEADER = struct.Struct("<4sBQQQII")
+VERSION = 3
+HEADER = struct.Struct("<4sBQQQIII")
 
 
 class CorruptSegment(Exception):
@@ -47,69 +47,92 @@ def segment_name(first_seq: int) -> str:
 
 @dataclass
 class Segment:
+    """Where a sealed segment's records are: per chunk, its first seq, size and the ordinal of
+    its first record among the segment's flags."""
+
     path: Path
     first_seq: int
     last_seq: int
-    seqs: array[int] = field(default_factory=lambda: array("Q"))
+    chunk_firsts: list[int] = field(default_factory=list)
+    chunk_counts: list[int] = field(default_factory=list)
+    chunk_ordinals: list[int] = field(default_factory=list)
     deleted: int = 0
 
     @property
     def size(self) -> int:
-        return len(self.seqs)
+        return sum(self.chunk_counts)
 
     def flag_offset(self, seq: int) -> int | None:
-        i = bisect.bisect_left(self.seqs, seq)
-        if i < len(self.seqs) and self.seqs[i] == seq:
-            return HEADER.size + i
-        return None
+        k = bisect.bisect_right(self.chunk_firsts, seq) - 1
+        if k < 0 or seq >= self.chunk_firsts[k] + self.chunk_counts[k]:
+            return None
+        return HEADER.size + self.chunk_ordinals[k] + seq - self.chunk_firsts[k]
 
 
-class SealedRecord(RecordFields, Protocol):
-    seq: int
-    ts: int
+def _index(path: Path, batches: Sequence[RecordBatch], deleted: int = 0) -> Segment:
+    segment = Segment(path, batches[0].first_seq, batches[-1].last_seq, deleted=deleted)
+    ordinal = 0
+    for b in batches:
+        segment.chunk_firsts.append(b.first_seq)
+        segment.chunk_counts.append(b.count)
+        segment.chunk_ordinals.append(ordinal)
+        ordinal += b.count
+    return segment
 
 
-def encode_segment(topic_id: int, records: Sequence[SealedRecord]) -> tuple[bytes, array[int]]:
-    """The file bytes for ``records`` (ascending seqs), and their seqs."""
-    seqs = array("Q", (r.seq for r in records))
-    body = b"".join((le_bytes(seqs), le_bytes(array("q", (r.ts for r in records))), encode_records(records)))
-    header = HEADER.pack(MAGIC, VERSION, topic_id, seqs[0], seqs[-1], len(seqs), zlib.crc32(body))
-    return b"".join((header, bytes(len(seqs)), body)), seqs
+def encode_segment(topic_id: int, batches: Sequence[RecordBatch], dead: bytes) -> bytes:
+    """The file bytes for ``batches`` (ascending seqs) with their delete flags."""
+    body = b"".join(encode_batch(b) for b in batches)
+    count = sum(b.count for b in batches)
+    assert len(dead) == count
+    header = HEADER.pack(
+        MAGIC,
+        VERSION,
+        topic_id,
+        batches[0].first_seq,
+        batches[-1].last_seq,
+        count,
+        len(batches),
+        zlib.crc32(body),
+    )
+    return b"".join((header, dead, body))
 
 
 @dataclass(slots=True)
 class LoadedSegment:
     topic_id: int
-    first_seq: int
-    last_seq: int
-    seqs: array[int]
-    deleted: int
-    records: list[tuple[int, int, RecordTuple]]
-    """Live records as ``(seq, ts, record)``: not flagged deleted and at or above the floor."""
+    batches: list[RecordBatch]
+    dead: bytes
+    """One flag per record, in seq order across the batches (1 = deleted)."""
 
 
-def decode_segment(buf: bytes, floor: int = 0) -> LoadedSegment:
-    """Parse a segment file, keeping records not flagged deleted with ``seq >= floor``;
-    raises :class:`CorruptSegment`."""
+def decode_segment(buf: bytes) -> LoadedSegment:
+    """Parse a segment file; raises :class:`CorruptSegment`."""
     if len(buf) < HEADER.size:
         raise CorruptSegment("truncated header")
-    magic, version, topic_id, first, last, count, crc = HEADER.unpack_from(buf)
+    magic, version, topic_id, _first, _last, count, n_chunks, crc = HEADER.unpack_from(buf)
     if magic != MAGIC or version != VERSION:
         raise CorruptSegment("bad magic or version")
-    flags = buf[HEADER.size : HEADER.size + count]
     body_start = HEADER.size + count
-    if len(flags) != count or zlib.crc32(memoryview(buf)[body_start:]) != crc:
+    dead = buf[HEADER.size : body_start]
+    if len(dead) != count or zlib.crc32(memoryview(buf)[body_start:]) != crc:
         raise CorruptSegment("checksum mismatch")
-    seqs, pos = load_column("Q", buf, body_start, count)
-    stamps, pos = load_column("q", buf, pos, count)
-    keep = [not flag and seq >= floor for flag, seq in zip(flags, seqs, strict=True)]
-    decoded, _ = decode_records(buf, pos, count, keep)
-    records = [(seq, ts, r) for seq, ts, r in zip(seqs, stamps, decoded, strict=True) if r is not None]
-    return LoadedSegment(topic_id, first, last, seqs, sum(1 for f in flags if f), records)
+    batches = []
+    pos = body_start
+    view = memoryview(buf)
+    try:
+        for _ in range(n_chunks):
+            batch, pos = decode_batch(view, pos)
+            batches.append(batch)
+    except (ValueError, struct.error) as err:
+        raise CorruptSegment(f"bad record batch: {err}") from None
+    if sum(b.count for b in batches) != count:
+        raise CorruptSegment("record count mismatch")
+    return LoadedSegment(topic_id, batches, bytes(dead))
 
 
 class SegmentStore:
-    """Writer-thread-owned index of every sealed segment: topic id -> segments by seq."""
+    """Segment-thread-owned index of every sealed segment: topic id -> segments by seq."""
 
     def __init__(self, fs: FileSystem, directory: Path) -> None:
         self.fs = fs
@@ -119,19 +142,20 @@ class SegmentStore:
     def topic_dir(self, topic_id: int) -> Path:
         return self.directory / str(topic_id)
 
-    def add_loaded(self, topic_id: int, segment: Segment) -> None:
+    def add_loaded(self, topic_id: int, path: Path, loaded: LoadedSegment) -> None:
+        segment = _index(path, loaded.batches, loaded.dead.count(1))
         self.by_topic.setdefault(topic_id, []).append(segment)
 
-    def seal(self, topic_id: int, records: Sequence[SealedRecord]) -> Segment:
-        """Write ``records`` as a new sealed segment (atomically) and index it."""
-        data, seqs = encode_segment(topic_id, records)
+    def seal(self, topic_id: int, batches: Sequence[RecordBatch], dead: bytes) -> Segment:
+        """Write ``batches`` as a new sealed segment (atomically) and index it."""
+        data = encode_segment(topic_id, batches, dead)
         directory = self.topic_dir(topic_id)
         if not self.fs.exists(directory):
             self.fs.makedirs(directory)
             self.fs.fsync_dir(self.directory)
-        path = directory / segment_name(records[0].seq)
+        path = directory / segment_name(batches[0].first_seq)
         self.fs.write_atomic(path, data)
-        segment = Segment(path, records[0].seq, records[-1].seq, seqs)
+        segment = _index(path, batches, dead.count(1))
         self.by_topic.setdefault(topic_id, []).append(segment)
         return segment
 

@@ -46,7 +46,7 @@ async def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     }
     result = engine.diff(name, **options)
     wait_ms = engine.clamp_wait_ms(body.get("wait_ms", 0))
-    if wait_ms and not result.records and result.tombstone is None:
+    if wait_ms and not result.count and result.tombstone is None:
         result = await _long_poll(engine, name, options, result, wait_ms)
     return Reply(200, wire.diff(result), {"records_scanned": result.scanned})
 
@@ -58,7 +58,7 @@ async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result:
     advancing past them between wake-ups so nothing is scanned twice.
     """
     deadline = time.monotonic() + wait_ms / 1000
-    while not result.records and result.caught_up:
+    while not result.count and result.caught_up:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not await engine.notifier.wait(name, remaining):
             break

@@ -1,0 +1,525 @@
+"""A topic's stored records: a list of chunks, each an immutable :class:`RecordBatch` of
+consecutive seqs plus the flags of its records that were deleted since.
+
+Layout
+    ``_chunks[k]`` holds seqs ``first_seq .. first_seq + count - 1``; chunks ascend by seq and
+    may leave gaps between them — seqs that never held a record here (skipped after a crash,
+    an ephemeral topic's lost records, records deleted before they were sealed). A gap costs
+    nothing: no memory per skipped seq, and a read crosses it by stepping to the next chunk
+    (ruling 4). ``_firsts`` mirrors the chunks' first seqs for bisection.
+
+Liveness
+    Record ``i`` of a chunk is live iff ``i >= chunk.front`` (records below ``front`` were
+    evicted from the front of the topic: cap or TTL) and its delete flag is clear. Eviction
+    only ever takes the oldest live records, so everything below the first live record is
+    gone; chunks wholly gone are dropped, which is how memory is released (eviction is
+    chunk-granular in memory, exact in counts).
+
+Appends
+    A write becomes one chunk; a small write following a small chunk with the next seq is
+    merged into it (a new merged batch replaces the old one, never mutated), so single-record
+    writes do not cost a chunk each.
+
+Every record here has ``seq <= head_seq``; ``head_seq`` may exceed the last stored seq.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .records import Record, record_bytes
+from .storage.formats import RecordBatch
+
+MERGE_MAX_BYTES = 8 << 10
+"""A write is merged into the previous chunk while both together stay below this size."""
+
+
+class _Chunk:
+    __slots__ = ("batch", "first_seq", "count", "front", "dead", "live", "live_bytes")
+
+    def __init__(self, batch: RecordBatch) -> None:
+        self.batch = batch
+        self.first_seq = batch.first_seq
+        self.count = batch.count
+        self.front = 0
+        self.dead: bytearray | None = None
+        self.live = batch.count
+        self.live_bytes = len(batch.blob) + 1
+
+    def size(self, i: int) -> int:
+        b = self.batch
+        return b.ends[i] - b.start(i) + 1
+
+    def is_live(self, i: int) -> bool:
+        return i >= self.front and (self.dead is None or not self.dead[i])
+
+    def next_live(self, i: int) -> int:
+        """The first live ordinal at or after ``i`` (``count`` if none)."""
+        i = max(i, self.front)
+        if self.dead is None or i >= self.count:
+            return min(i, self.count)
+        j = self.dead.find(0, i)
+        return self.count if j < 0 else j
+
+    def dead_flags(self) -> bytes:
+        """One byte per record: 1 if gone (evicted or deleted)."""
+        flags = bytearray(self.dead) if self.dead is not None else bytearray(self.count)
+        flags[: self.front] = b"\x01" * self.front
+        return bytes(flags)
+
+
+@dataclass(slots=True)
+class Gone:
+    """Records removed from the front (eviction) or by delete: how many, their bytes, the
+    highest seq removed, and their tags (for the tag index) when tagged."""
+
+    count: int = 0
+    bytes: int = 0
+    last_seq: int = 0
+    tagged: int = 0
+
+
+@dataclass(slots=True)
+class Scan:
+    """A read: ``parts`` are byte strings each holding one or more whole record objects
+    (``,``-separated), ``count`` records in all; ``last_seq`` is the last seq examined."""
+
+    parts: list[bytes | memoryview]
+    count: int
+    last_seq: int
+    scanned: int
+
+
+class RecordLog:
+    def __init__(self) -> None:
+        self._chunks: list[_Chunk] = []
+        self._firsts: list[int] = []
+        self.head_seq = 0
+        """Highest seq stored (or skipped to): the next record's seq is above it."""
+
+    # -- lookup -----------------------------------------------------------------------------------
+
+    def _find(self, seq: int) -> tuple[int, int]:
+        """``(k, i)``: the chunk and ordinal of the first stored seq ``>= seq`` (``k`` may be
+        ``len(chunks)``: nothing at or after ``seq``)."""
+        k = bisect.bisect_right(self._firsts, seq) - 1
+        if k < 0:
+            return 0, 0
+        ch = self._chunks[k]
+        i = seq - ch.first_seq
+        if i < ch.count:
+            return k, i
+        return k + 1, 0
+
+    def _at(self, seq: int) -> tuple[_Chunk, int] | None:
+        k, i = self._find(seq)
+        if k < len(self._chunks):
+            ch = self._chunks[k]
+            if ch.first_seq + i == seq:
+                return ch, i
+        return None
+
+    def is_live(self, seq: int) -> bool:
+        at = self._at(seq)
+        return at is not None and at[0].is_live(at[1])
+
+    def record(self, seq: int) -> Record | None:
+        """The live record ``seq``, materialized (``None`` if gone or never stored)."""
+        at = self._at(seq)
+        if at is None or not at[0].is_live(at[1]):
+            return None
+        return Record(at[0].batch, at[1])
+
+    def first_live(self) -> tuple[_Chunk, int] | None:
+        for ch in self._chunks:
+            i = ch.next_live(ch.front)
+            if i < ch.count:
+                return ch, i
+        return None
+
+    def first_live_seq(self) -> int | None:
+        at = self.first_live()
+        return None if at is None else at[0].first_seq + at[1]
+
+    def next_live_after(self, seq: int) -> Record | None:
+        """The first live record with a seq greater than ``seq``."""
+        k, i = self._find(seq + 1)
+        chunks = self._chunks
+        while k < len(chunks):
+            ch = chunks[k]
+            i = ch.next_live(i)
+            if i < ch.count:
+                return Record(ch.batch, i)
+            k, i = k + 1, 0
+        return None
+
+    def live_seqs(self) -> Iterator[int]:
+        for ch in self._chunks:
+            i = ch.next_live(ch.front)
+            while i < ch.count:
+                yield ch.first_seq + i
+                i = ch.next_live(i + 1)
+
+    # -- appends ----------------------------------------------------------------------------------
+
+    def append(self, batch: RecordBatch) -> tuple[int, int]:
+        """Store a batch; records at or below ``head_seq`` are already here and skipped (replay
+        is idempotent). Returns ``(records, bytes)`` added."""
+        if batch.last_seq <= self.head_seq:
+            return 0, 0
+        if batch.first_seq <= self.head_seq:
+            batch = slice_batch(batch, self.head_seq + 1 - batch.first_seq)
+        self.head_seq = batch.last_seq
+        size = len(batch.blob) + 1
+        last = self._chunks[-1] if self._chunks else None
+        if (
+            last is not None
+            and last.first_seq + last.count == batch.first_seq
+            and len(last.batch.blob) + size <= MERGE_MAX_BYTES
+        ):
+            merged = _Chunk(merge_batches(last.batch, batch))
+            merged.front, merged.live, merged.live_bytes = last.front, last.live, last.live_bytes
+            if last.dead is not None:
+                merged.dead = last.dead + bytearray(batch.count)
+            merged.live += batch.count
+            merged.live_bytes += size
+            self._chunks[-1] = merged
+        else:
+            self._chunks.append(_Chunk(batch))
+            self._firsts.append(batch.first_seq)
+        return batch.count, size
+
+    def skip_to(self, seq: int) -> None:
+        """The head moves to ``seq`` without records (recovery: seqs that may have been handed
+        out before a crash are never handed out again). Costs nothing per skipped seq."""
+        self.head_seq = max(self.head_seq, seq)
+
+    # -- removals ---------------------------------------------------------------------------------
+
+    def delete(self, seq: int) -> tuple[int, str | None] | None:
+        """Mark live record ``seq`` deleted; returns its size and tag, ``None`` if not live."""
+        at = self._at(seq)
+        if at is None:
+            return None
+        ch, i = at
+        if not ch.is_live(i):
+            return None
+        if ch.dead is None:
+            ch.dead = bytearray(ch.count)
+        ch.dead[i] = 1
+        size = ch.size(i)
+        ch.live -= 1
+        ch.live_bytes -= size
+        tags = ch.batch.tags
+        self._drop_dead_front()
+        return size, tags[i] if tags is not None else None
+
+    def front_ts(self) -> int | None:
+        """``$ts`` of the oldest live record."""
+        at = self.first_live()
+        return None if at is None else at[0].batch.ts_of(at[1])
+
+    def evict_front(
+        self, *, records: int = 0, ts_before: int | None = None, seqs: list[int] | None = None
+    ) -> Gone:
+        """Evict the oldest live records: ``records`` of them, or all with ``$ts < ts_before``.
+        Whole chunks go at once; ``seqs`` (if given) collects every evicted seq."""
+        gone = Gone()
+        while self._chunks and (records > gone.count or ts_before is not None):
+            ch = self._chunks[0]
+            start = ch.next_live(ch.front)
+            if start >= ch.count:
+                self._drop_first()
+                continue
+            end = ch.count
+            if ts_before is not None:
+                end = _first_at_or_after(ch.batch, start, ts_before)
+                if end == start:
+                    break
+            if records:
+                end = min(end, self._ordinal_after_live(ch, start, records - gone.count))
+            self._evict_range(ch, start, end, gone, seqs)
+            if end < ch.count:
+                ch.front = end
+                break  # the n-th record or the first young one is inside this chunk
+            self._drop_first()
+        self._drop_dead_front()
+        return gone
+
+    def _ordinal_after_live(self, ch: _Chunk, start: int, n: int) -> int:
+        """The ordinal just past the ``n``-th live record of ``ch`` from ``start`` (or count)."""
+        if ch.dead is None:
+            return min(ch.count, start + n)
+        i = start
+        while n and i < ch.count:
+            if not ch.dead[i]:
+                n -= 1
+            i += 1
+        return i
+
+    def _evict_range(self, ch: _Chunk, start: int, end: int, gone: Gone, seqs: list[int] | None) -> None:
+        b = ch.batch
+        dead, tags = ch.dead, b.tags
+        if dead is None and tags is None and seqs is None:
+            n = end - start
+            size = b.ends[end - 1] - b.start(start) + 1
+            gone.count += n
+            gone.bytes += size
+            gone.last_seq = ch.first_seq + end - 1
+            ch.live -= n
+            ch.live_bytes -= size
+            return
+        for i in range(start, end):
+            if dead is not None and dead[i]:
+                continue
+            size = ch.size(i)
+            gone.count += 1
+            gone.bytes += size
+            gone.last_seq = ch.first_seq + i
+            if tags is not None and tags[i] is not None:
+                gone.tagged += 1
+            if seqs is not None:
+                seqs.append(ch.first_seq + i)
+            ch.live -= 1
+            ch.live_bytes -= size
+
+    def _drop_first(self) -> None:
+        del self._chunks[0]
+        del self._firsts[0]
+
+    def _drop_dead_front(self) -> None:
+        """Release chunks at the front that hold no live record any more."""
+        while self._chunks and self._chunks[0].live == 0:
+            self._drop_first()
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def scan(
+        self,
+        after: int,
+        *,
+        limit: int,
+        max_bytes: int,
+        max_scan: int,
+        nodes: frozenset[str] | None = None,
+        include_tags: bool = False,
+        include_meta: bool = True,
+        include_data: bool = True,
+    ) -> Scan:
+        """Live records with seq > ``after``, ascending: at most ``limit`` records, at most
+        ``max_bytes`` of them (never fewer than one when one is available), examining at most
+        ``max_scan`` slots. Records whose ``$node`` is in ``nodes`` are skipped. Runs of records
+        that need no per-record change are single slices of their batch."""
+        out = Scan([], 0, after, 0)
+        budget = [max_bytes]
+        chunks = self._chunks
+        k, i = self._find(after + 1)
+        while k < len(chunks) and out.count < limit and out.scanned < max_scan:
+            more = self._scan_chunk(
+                chunks[k], i, out, limit, budget, max_scan, nodes, include_tags, include_meta, include_data
+            )
+            if not more:
+                return out
+            k, i = k + 1, 0
+        if k >= len(chunks):
+            out.last_seq = max(out.last_seq, self.head_seq)  # everything up to the head examined
+        return out
+
+    def _scan_chunk(
+        self,
+        ch: _Chunk,
+        i: int,
+        out: Scan,
+        limit: int,
+        budget: list[int],
+        max_scan: int,
+        nodes: frozenset[str] | None,
+        include_tags: bool,
+        include_meta: bool,
+        include_data: bool,
+    ) -> bool:
+        """Scan one chunk from ordinal ``i``; False when the read is complete."""
+        b = ch.batch
+        n = ch.count
+        first = ch.first_seq
+        node_of = b.nodes if nodes else None
+        whole = (
+            include_data
+            and (include_tags or b.tag_at is None)
+            and (include_meta or b.meta_at is None)
+            and node_of is None
+        )
+        if i < ch.front:
+            out.scanned += ch.front - i
+            out.last_seq = first + ch.front - 1
+            i = ch.front
+        ends, dead = b.ends, ch.dead
+        while i < n:
+            if out.count >= limit or out.scanned >= max_scan:
+                return False
+            if dead is not None and dead[i]:
+                j = dead.find(0, i)
+                j = n if j < 0 else j
+                j = min(j, i + max_scan - out.scanned)
+                out.scanned += j - i
+                out.last_seq = first + j - 1
+                i = j
+                continue
+            if not whole:
+                if node_of is not None and node_of[i] in nodes:  # type: ignore[operator]
+                    out.scanned += 1
+                    out.last_seq = first + i
+                    i += 1
+                    continue
+                rec = record_bytes(b, i, include_tags, include_meta, include_data)
+                if len(rec) + 1 > budget[0] and out.count:
+                    return False
+                out.parts.append(rec)
+                budget[0] -= len(rec) + 1
+                out.count += 1
+                out.scanned += 1
+                out.last_seq = first + i
+                i += 1
+                continue
+            stop = n
+            if dead is not None:
+                d = dead.find(1, i)
+                if d >= 0:
+                    stop = d
+            stop = min(stop, i + limit - out.count, i + max_scan - out.scanned)
+            start = b.start(i)
+            if ends[stop - 1] - start + 1 > budget[0]:
+                fit = bisect.bisect_right(ends, start - 1 + budget[0], i, stop)
+                if fit == i:
+                    if out.count:
+                        return False
+                    fit = i + 1  # a response always holds at least one record
+                stop = fit
+                full = True
+            else:
+                full = False
+            out.parts.append(memoryview(b.blob)[start : ends[stop - 1]])
+            budget[0] -= ends[stop - 1] - start + 1
+            out.count += stop - i
+            out.scanned += stop - i
+            out.last_seq = first + stop - 1
+            i = stop
+            if full:
+                return False
+        return True
+
+    # -- sealing ----------------------------------------------------------------------------------
+
+    def export(self, after: int) -> tuple[list[RecordBatch], bytes]:
+        """The stored batches holding seqs > ``after`` (a partly covered first batch is cut),
+        and one gone-flag per record of them — what a segment seals."""
+        k, i = self._find(after + 1)
+        batches: list[RecordBatch] = []
+        flags: list[bytes] = []
+        for ch in self._chunks[k:]:
+            batch, f = ch.batch, ch.dead_flags()
+            if i:
+                batch, f = slice_batch(batch, i), f[i:]
+                i = 0
+            batches.append(batch)
+            flags.append(f)
+        return batches, b"".join(flags)
+
+    def load(self, batch: RecordBatch, gone: bytes) -> tuple[int, int]:
+        """Recovery: store a sealed batch whose records flagged in ``gone`` (one byte per
+        record) are dead. Returns ``(live records, live bytes)`` added."""
+        added, size = self.append(batch)
+        if not added:
+            return 0, 0
+        skip = batch.count - added
+        ch = self._chunks[-1]
+        offset = ch.count - added  # the batch may have been merged into the previous chunk
+        live = added
+        i = gone.find(1, skip)
+        while i >= 0:
+            if ch.dead is None:
+                ch.dead = bytearray(ch.count)
+            j = offset + i - skip
+            ch.dead[j] = 1
+            s = ch.size(j)
+            ch.live -= 1
+            ch.live_bytes -= s
+            live -= 1
+            size -= s
+            i = gone.find(1, i + 1)
+        self._drop_dead_front()
+        return live, size
+
+
+def _first_at_or_after(batch: RecordBatch, start: int, ts: int) -> int:
+    """The first ordinal ``>= start`` whose ``$ts >= ts`` (``count`` if none); ``$ts`` never
+    decreases along a topic."""
+    for at, run_ts in batch.ts_runs:
+        if run_ts >= ts:
+            return max(start, at)
+    return batch.count
+
+
+def slice_batch(batch: RecordBatch, i: int) -> RecordBatch:
+    """Records ``i ..`` of ``batch`` as a batch of their own (rare: replay overlaps, sealing a
+    partly sealed chunk)."""
+    cut = batch.start(i)
+    ends = array("I", (e - cut for e in batch.ends[i:]))
+    runs = [(max(0, at - i), ts) for at, ts in batch.ts_runs]
+    runs = [r for k, r in enumerate(runs) if k + 1 == len(runs) or runs[k + 1][0] > 0]
+    return RecordBatch(
+        batch.first_seq + i,
+        batch.blob[cut:],
+        ends,
+        batch.data_at[i:],
+        runs,
+        batch.tag_at[i:] if batch.tag_at is not None else None,
+        batch.tags[i:] if batch.tags is not None else None,
+        batch.nodes[i:] if batch.nodes is not None else None,
+        batch.meta_at[i:] if batch.meta_at is not None else None,
+    )
+
+
+def merge_batches(a: RecordBatch, b: RecordBatch) -> RecordBatch:
+    """``b`` appended to ``a`` (consecutive seqs) as one batch."""
+    shift = len(a.blob) + 1
+    ends = array("I", a.ends)
+    ends.extend(e + shift for e in b.ends)
+    runs = list(a.ts_runs)
+    for at, ts in b.ts_runs:
+        if ts != runs[-1][1]:
+            runs.append((at + a.count, ts))
+    return RecordBatch(
+        a.first_seq,
+        a.blob + b"," + b.blob,
+        ends,
+        a.data_at + b.data_at,
+        runs,
+        _concat_arrays(a.tag_at, b.tag_at, a.count, b.count, "H"),
+        _concat_lists(a.tags, b.tags, a.count, b.count),
+        _concat_lists(a.nodes, b.nodes, a.count, b.count),
+        _concat_arrays(a.meta_at, b.meta_at, a.count, b.count, "I"),
+    )
+
+
+def _concat_arrays(
+    x: array[int] | None, y: array[int] | None, nx: int, ny: int, typecode: str
+) -> array[int] | None:
+    if x is None and y is None:
+        return None
+    return (x if x is not None else array(typecode, bytes(nx * array(typecode).itemsize))) + (
+        y if y is not None else array(typecode, bytes(ny * array(typecode).itemsize))
+    )
+
+
+def _concat_lists(
+    x: list[str | None] | None, y: list[str | None] | None, nx: int, ny: int
+) -> list[str | None] | None:
+    if x is None and y is None:
+        return None
+    out: list[str | None] = list(x) if x is not None else [None] * nx
+    out.extend(y if y is not None else [None] * ny)
+    return out
