@@ -31,7 +31,7 @@ from schemathesis.config import HealthCheck, SchemathesisConfig
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 from topics_engine import Engine, SystemClock
 from topics_engine.limits import Limits
-from topics_server.app import create_app
+from topics_server.asgi import create_app
 from topics_server.settings import load_settings
 from topics_server.spec import load_document
 

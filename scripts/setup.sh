@@ -8,7 +8,12 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.topics-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+# reinstall when the project's metadata or its C extension changed (the editable install builds it)
+stale=0
+for f in pyproject.toml setup.py server/topics_engine/*.c; do
+  [ "$f" -nt "$stamp" ] && stale=1
+done
+if [ ! -f "$stamp" ] || [ "$stale" = 1 ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -e ".[dev]"
   touch "$stamp"

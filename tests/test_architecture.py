@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         {
             f"topics_engine.{m}"
             for m in [
+                "_codec",
                 "batch",
                 "clock",
                 "config",
@@ -53,6 +54,7 @@ LAYERS: list[tuple[str, set[str]]] = [
 
 
 def _module_name(path: Path) -> str:
+    """``server/a/b.py`` -> ``a.b`` (a ``.pyi`` stub names a C extension module)."""
     parts = list(path.relative_to(SOURCE).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -62,7 +64,7 @@ def _module_name(path: Path) -> str:
 def _import_graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports (type-checking-only imports included: a cycle
     through type imports is still a cycle in the design)."""
-    modules = {_module_name(p): p for p in SOURCE.rglob("*.py")}
+    modules = {_module_name(p): p for p in [*SOURCE.rglob("*.py"), *SOURCE.rglob("*.pyi")]}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -78,7 +80,8 @@ def _import_graph() -> dict[str, set[str]]:
                     mod = f"{prefix}.{node.module}" if node.module else prefix
                 else:
                     mod = node.module or ""
-                targets = [mod] + [f"{mod}.{alias.name}" for alias in node.names]
+                submodules = [f"{mod}.{alias.name}" for alias in node.names]
+                targets = [t for t in submodules if t in modules] or [mod]
             for target in targets:
                 if target in modules and target != name:
                     graph[name].add(target)

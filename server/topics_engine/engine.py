@@ -21,7 +21,7 @@ import bisect
 from collections.abc import Callable
 from typing import Any
 
-from .batch import prepare_batch
+from .batch import check_batch_size, prepare_batch
 from .clock import Clock
 from .config import TopicConfig, resolve_config
 from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound
@@ -246,9 +246,19 @@ class Engine:
         config: dict[str, Any] | None = None,
     ) -> Appended:
         """Append a batch atomically. Seqs are reserved and the WAL frame submitted in this one
-        synchronous call; visibility and the ack follow the topic's durability class."""
+        synchronous call; visibility and the ack follow the topic's durability class.
+
+        ``records`` are JSON values (``[{"data": ..., "tag": ...}, ...]``, validated here) or
+        :class:`NewRecords` columns a caller decoded itself (the HTTP layer: ``node`` is then
+        already applied to them)."""
         check_topic_name(name)
-        batch = prepare_batch(records, node, self.limits)
+        if isinstance(records, NewRecords):
+            if not records.count:
+                raise InvalidRequest("records must be a non-empty array", {"field": "records"})
+            check_batch_size(records.count, self.limits)
+            batch = records
+        else:
+            batch = prepare_batch(records, node, self.limits)
         if idempotency_key is not None:
             self._check_idempotency_key(idempotency_key)
         return self.append_prepared(
@@ -281,7 +291,7 @@ class Engine:
                 # a retry of a write still awaiting its fsync is acked only when that one is
                 pending = topic.pending_keys.get(idempotency_key)
                 return Appended(name, seen[0], seen[1], topic.head_seq, False, True, pending)
-        planned = topic.plan_append(batch, now)
+        planned = topic.plan_append(batch, now, self.limits.record_limits)
         first, last = planned.first_seq, planned.last_seq
         if idempotency_key is not None:
             topic.idempotency.remember(idempotency_key, now, first, last)

@@ -24,3 +24,8 @@ class Limits:
     max_wait_ms: int = 30_000
     max_idempotency_key_chars: int = 256
     max_scan_per_read: int = 100_000
+
+    @property
+    def record_limits(self) -> tuple[int, int, int, int]:
+        """What the record codec checks: data+meta, meta, tag and node bytes."""
+        return (self.max_record_bytes, self.max_meta_bytes, self.max_tag_bytes, self.max_node_bytes)

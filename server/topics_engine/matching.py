@@ -32,6 +32,8 @@ def _bad(message: str, value: Any) -> InvalidRequest:
 def parse_match(value: Any) -> TagMatch:
     if isinstance(value, str):
         return TagMatch(exact=value, prefix=None)
+    if isinstance(value, tuple):
+        value = list(value)
     if not isinstance(value, list) or len(value) != 3:
         raise _bad('expected a tag string or a tuple ["tag", "Eq"|"Glob", "<value>"]', value)
     field, op, operand = value

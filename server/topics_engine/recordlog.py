@@ -16,9 +16,11 @@ Liveness
     chunk-granular in memory, exact in counts).
 
 Appends
-    A write becomes one chunk; a small write following a small chunk with the next seq is
-    merged into it (a new merged batch replaces the old one, never mutated), so single-record
-    writes do not cost a chunk each.
+    A write becomes one chunk. Small chunks at the tail merge like a binary counter: while the
+    last chunk holds at least as many records as the one before it (consecutive seqs, nothing
+    deleted), is small and both fit in :data:`MERGE_MAX_BYTES`, they become one new batch (the old ones are
+    never mutated — readers and the segment thread may hold them). Single-record writes thus end
+    up in chunks of hundreds of records, each record copied O(log n) times.
 
 Every record here has ``seq <= head_seq``; ``head_seq`` may exceed the last stored seq.
 """
@@ -33,8 +35,10 @@ from dataclasses import dataclass
 from .records import Record, record_bytes
 from .storage.formats import RecordBatch
 
-MERGE_MAX_BYTES = 8 << 10
-"""A write is merged into the previous chunk while both together stay below this size."""
+MERGE_MAX_BYTES = 16 << 10
+"""Tail chunks merge while the result stays below this size ..."""
+MERGE_SMALL_BYTES = 4 << 10
+"""... and only when the newest one is smaller than this (large writes are chunks already)."""
 
 
 class _Chunk:
@@ -173,24 +177,29 @@ class RecordLog:
         if batch.first_seq <= self.head_seq:
             batch = slice_batch(batch, self.head_seq + 1 - batch.first_seq)
         self.head_seq = batch.last_seq
-        size = len(batch.blob) + 1
-        last = self._chunks[-1] if self._chunks else None
-        if (
-            last is not None
-            and last.first_seq + last.count == batch.first_seq
-            and len(last.batch.blob) + size <= MERGE_MAX_BYTES
-        ):
-            merged = _Chunk(merge_batches(last.batch, batch))
-            merged.front, merged.live, merged.live_bytes = last.front, last.live, last.live_bytes
-            if last.dead is not None:
-                merged.dead = last.dead + bytearray(batch.count)
-            merged.live += batch.count
-            merged.live_bytes += size
-            self._chunks[-1] = merged
-        else:
-            self._chunks.append(_Chunk(batch))
-            self._firsts.append(batch.first_seq)
-        return batch.count, size
+        self._chunks.append(_Chunk(batch))
+        self._firsts.append(batch.first_seq)
+        self._merge_tail()
+        return batch.count, len(batch.blob) + 1
+
+    def _merge_tail(self) -> None:
+        chunks = self._chunks
+        while len(chunks) >= 2:
+            a, b = chunks[-2], chunks[-1]
+            if (
+                b.count < a.count
+                or len(b.batch.blob) >= MERGE_SMALL_BYTES
+                or a.first_seq + a.count != b.first_seq
+                or len(a.batch.blob) + len(b.batch.blob) >= MERGE_MAX_BYTES
+                or a.dead is not None
+                or b.dead is not None
+                or a.front
+                or b.front
+            ):
+                return
+            merged = _Chunk(merge_batches(a.batch, b.batch))
+            chunks[-2:] = [merged]
+            del self._firsts[-1]
 
     def skip_to(self, seq: int) -> None:
         """The head moves to ``seq`` without records (recovery: seqs that may have been handed
@@ -436,7 +445,7 @@ class RecordLog:
             return 0, 0
         skip = batch.count - added
         ch = self._chunks[-1]
-        offset = ch.count - added  # the batch may have been merged into the previous chunk
+        offset = ch.count - added  # the batch may have been merged into earlier chunks
         live = added
         i = gone.find(1, skip)
         while i >= 0:

@@ -3,9 +3,10 @@
 A write's records become one :class:`RecordBatch` (``storage.formats``): each record's JSON
 object ``{"$seq":..,"$ts":..[,"$node":..][,"$tag":..],"data":..[,"meta":..]}`` (key order as on
 the wire, absent keys omitted) joined by ``,`` in one ``bytes`` blob, plus integer columns of
-offsets. The same bytes go into the WAL frame, the topic's record log, segments, and every
-response: a run of records is one slice of the blob; a variant without ``$tag`` or ``meta`` is
-two or three slices of one record (:func:`record_bytes`).
+offsets; the encoding loop is C (``_codec.c``, built by the project's set-up). The same bytes
+go into the WAL frame, the topic's record log, segments, and every response: a run of records
+is one slice of the blob; a variant without ``$tag`` or ``meta`` is two or three slices of one
+record (:func:`record_bytes`).
 
 A record's ``size`` — behind ``bytes`` and ``cap_bytes`` — is its wire length plus one byte
 of separator.
@@ -14,16 +15,15 @@ of separator.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-import orjson
-
+from . import _codec
+from .errors import InvalidRequest, RecordTooLarge, TopicsError
 from .storage.formats import RecordBatch
 
-DATA_KEY = b',"data":'
-TAG_KEY = b',"$tag":'
-META_KEY = b',"meta":'
-_KEY_LEN = 8  # each of the three keys above
+_KEY_LEN = 8  # each of ',"data":', ',"$tag":', ',"meta":'
 
 
 @dataclass(slots=True)
@@ -40,83 +40,66 @@ class NewRecords:
     def count(self) -> int:
         return len(self.datas)
 
-
-def encode(new: NewRecords, first_seq: int, ts: int) -> RecordBatch:
-    """Number ``new`` from ``first_seq`` with commit time ``ts`` and encode it once."""
-    if new.tags is None and new.nodes is None and new.metas is None:
-        return _encode_plain(new.datas, first_seq, ts)
-    return _encode_general(new, first_seq, ts)
-
-
-def _encode_plain(datas: list[bytes], first_seq: int, ts: int) -> RecordBatch:
-    """The common case — records with data only — in one tight loop."""
-    ends, data_at = array("I"), array("H")
-    parts: list[bytes] = []
-    append = parts.append
-    pos, seq = 0, first_seq
-    for data in datas:
-        head = b'{"$seq":%d,"$ts":%d,"data":' % (seq, ts)
-        append(head)
-        append(data)
-        append(b"},")
-        pos += len(head) + len(data) + 1
-        ends.append(pos)
-        data_at.append(len(head) - _KEY_LEN)
-        pos += 1
-        seq += 1
-    parts[-1] = b"}"
-    return RecordBatch(first_seq, b"".join(parts), ends, data_at, [(0, ts)])
+    @classmethod
+    def from_objects(
+        cls, records: list[Any], batch_node: str | None, absent: object, encode_meta: Callable[[Any], bytes]
+    ) -> NewRecords:
+        """Columns from decoded record objects (attributes ``data``, ``tag``, ``node``,
+        ``meta``; ``absent`` marks an unset field), split in C. ``data`` values must already be
+        JSON bytes (e.g. ``msgspec.Raw``); ``meta`` objects are encoded by ``encode_meta``."""
+        return cls(*_codec.columns(records, batch_node, absent, encode_meta))
 
 
-def _encode_general(new: NewRecords, first_seq: int, ts: int) -> RecordBatch:
-    n = new.count
-    tags = new.tags or [None] * n
-    nodes = new.nodes or [None] * n
-    metas = new.metas or [None] * n
-    ends, data_at = array("I"), array("H")
-    tag_at = array("H") if new.tags is not None else None
-    meta_at = array("I") if new.metas is not None else None
-    parts: list[bytes] = []
-    pos = 0
-    for i, data in enumerate(new.datas):
-        head = b'{"$seq":%d,"$ts":%d' % (first_seq + i, ts)
-        node, tag, meta = nodes[i], tags[i], metas[i]
-        if node is not None:
-            head += b',"$node":' + orjson.dumps(node)
-        record = [head]
-        at = len(head)
-        if tag_at is not None:
-            tag_at.append(at if tag is not None else 0)
-        if tag is not None:
-            tag_part = TAG_KEY + orjson.dumps(tag)
-            record.append(tag_part)
-            at += len(tag_part)
-        data_at.append(at)
-        record.append(DATA_KEY)
-        record.append(data)
-        at += _KEY_LEN + len(data)
-        if meta_at is not None:
-            meta_at.append(at if meta is not None else 0)
-        if meta is not None:
-            record.append(META_KEY)
-            record.append(meta)
-            at += _KEY_LEN + len(meta)
-        record.append(b"},")
-        parts.extend(record)
-        pos += at + 1
-        ends.append(pos)
-        pos += 1
-    parts[-1] = b"}"
+RecordLimits = tuple[int, int, int, int]
+"""``(max_record_bytes, max_meta_bytes, max_tag_bytes, max_node_bytes)``: data+meta, meta, tag
+and node (UTF-8 bytes) per record (§2)."""
+
+NO_LIMITS: RecordLimits = (1 << 62, 1 << 62, 1 << 62, 1 << 62)
+
+
+def encode(new: NewRecords, first_seq: int, ts: int, limits: RecordLimits = NO_LIMITS) -> RecordBatch:
+    """Number ``new`` from ``first_seq`` with commit time ``ts`` and encode it once (in C:
+    ``_codec.encode_records``). Raises :class:`RecordTooLarge` / :class:`InvalidRequest` — and
+    encodes nothing — if a record exceeds ``limits``."""
+    out = _codec.encode_records(first_seq, ts, new.datas, new.tags, new.nodes, new.metas, limits)
+    if len(out) == 4:
+        raise _over_limit(*out)
+    blob, ends_raw, data_at_raw, tag_at_raw, meta_at_raw = out
     return RecordBatch(
         first_seq,
-        b"".join(parts),
-        ends,
-        data_at,
+        blob,
+        _column("I", ends_raw),
+        _column("H", data_at_raw),
         [(0, ts)],
-        tag_at,
-        new.tags if tag_at is not None else None,
+        _column("H", tag_at_raw) if tag_at_raw is not None else None,
+        new.tags,
         new.nodes,
-        meta_at,
+        _column("I", meta_at_raw) if meta_at_raw is not None else None,
+    )
+
+
+def _column(typecode: str, raw: bytes) -> array[int]:
+    column = array(typecode)
+    column.frombytes(raw)  # native order: the codec wrote native integers
+    return column
+
+
+def _over_limit(i: int, field: str, size: int, limit: int) -> TopicsError:
+    where = f"records[{i}]"
+    if field == "record":
+        return RecordTooLarge(
+            f"{where} data+meta is {size} bytes; the limit is {limit} — split the payload or raise "
+            "TOPICS_MAX_RECORD_BYTES",
+            {"index": i, "bytes": size, "max_bytes": limit},
+        )
+    if field == "meta":
+        return RecordTooLarge(
+            f"{where}.meta is {size} bytes; the limit is {limit}",
+            {"index": i, "field": "meta", "bytes": size, "max_bytes": limit},
+        )
+    return InvalidRequest(
+        f"{where}.{field} is {size} bytes; at most {limit} are allowed",
+        {"field": f"{where}.{field}", "max_bytes": limit},
     )
 
 

@@ -33,7 +33,7 @@ from .idempotency import IdempotencyWindow
 from .leases import QueueState
 from .matching import TagMatch
 from .recordlog import Gone, RecordLog
-from .records import NewRecords, Record, encode
+from .records import NO_LIMITS, NewRecords, Record, RecordLimits, encode
 from .results import Diff, Tombstone
 from .storage.formats import RecordBatch, TopicImage
 from .tags import TagIndex
@@ -142,15 +142,16 @@ class Topic:
 
     # -- writes -------------------------------------------------------------------------------
 
-    def plan_append(self, new: NewRecords, now_ms: int) -> RecordBatch:
+    def plan_append(self, new: NewRecords, now_ms: int, limits: RecordLimits = NO_LIMITS) -> RecordBatch:
         """Reserve contiguous seqs for the whole write and encode its records (not yet visible).
 
         Raises :class:`TopicFull` (nothing reserved) on a full ``discard:"reject"`` topic;
-        records planned but not yet applied (awaiting fsync) count toward the cap.
+        records planned but not yet applied (awaiting fsync) count toward the cap. A record over
+        ``limits`` raises before anything changes.
         """
         self.expire(now_ms)
         ts = max(now_ms, self._last_ts)
-        batch = encode(new, self.reserved_seq + 1, ts)
+        batch = encode(new, self.reserved_seq + 1, ts, limits)
         if self.config.discard is Discard.REJECT:
             self._check_room(batch.count + self.pending_count, len(batch.blob) + 1 + self.pending_bytes)
         self.reserved_seq = batch.last_seq

@@ -1,129 +1,102 @@
-"""The ASGI application: connexion routing + spec validation around the dispatcher.
+"""The application: one dispatcher compiled from the OpenAPI document, behind either transport.
 
-Stack (outermost first) — deliberately lean; each layer is one concept:
+:class:`TopicsApp` turns a :class:`Request` into a :class:`Response` (or a stream): match the
+route (``routes``, built by connexion from the spec), refuse data operations while recovering
+(503), bind and validate the request lazily (``validation``), call the handler, render its
+:class:`Reply` (``responses``) — and turn any failure into the §0.5 envelope (``wire``). A
+handler returns its reply directly when it has nothing to wait for (a ``disk`` append, a read),
+or an awaitable when it must wait (an fsync, a long-poll, a coalescing window): the common paths
+never create a task.
 
-1. :class:`ErrorEnvelopeMiddleware` — stamps the request start time and turns every exception
-   (engine, connexion, Starlette, unexpected) into the §0.5 envelope. Replaces connexion's
-   ServerError/Exception middlewares, which render problem+json.
-2. connexion ``RoutingMiddleware`` — matches the path/method against the spec, records the
-   operationId (unknown path → falls through → 404; wrong method → 405).
-3. :class:`SpecValidationMiddleware` — validators compiled once from the spec.
-4. connexion ``LifespanMiddleware`` — startup/shutdown hooks.
-5. :class:`Dispatcher` — calls the handler.
-
-connexion's SwaggerUI, Security (no auth in this build), per-request Draft-4 validation,
-response validation and context middlewares are left out of the serving stack: they cost more
-per request than the whole handler. Response conformance is checked by the schemathesis suite.
+Transports: ``http`` (the native HTTP/1.1 server ``topics serve`` runs) and ``asgi`` (an ASGI
+app, for in-process tests and ASGI servers: ``asgi.create_app``).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import logging
+from collections.abc import Awaitable
 from typing import Any
 
-import orjson
-from connexion import ConnexionMiddleware
-from connexion.middleware.lifespan import LifespanMiddleware
-from connexion.middleware.main import API
-from connexion.middleware.routing import RoutingMiddleware
-from connexion.resolver import Resolver
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from topics_engine import Engine, SystemClock
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
+from topics_engine.errors import NotReady
+from topics_engine.jsonvalues import dumps
 
 from . import wire
 from .context import ServerContext
-from .dispatch import Dispatcher, resolve_handler
+from .dispatch import HANDLERS, PROBES
 from .errors import MethodNotAllowed
-from .responses import accepts_gzip, performance_block, send_json
+from .request import Request
+from .responses import Reply, Response, json_response, performance_block, render
+from .routes import RouteTable
 from .settings import Settings
-from .spec import allowed_methods, load_specification
-from .validation import SpecValidationMiddleware
+from .spec import load_specification
+from .sse import StreamReply
+
+log = logging.getLogger("topics.server")
+
+Outcome = Response | StreamReply
 
 
-class ErrorEnvelopeMiddleware:
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+class TopicsApp:
+    def __init__(self, ctx: ServerContext, max_body_bytes: int) -> None:
+        self.ctx = ctx
+        self.max_body_bytes = max_body_bytes
+        self.routes = RouteTable(load_specification(), handlers=HANDLERS, max_body_bytes=max_body_bytes)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = scope["topics.started"] = time.perf_counter()
-        response_started = False
-
-        async def tracking_send(message: Message) -> None:
-            nonlocal response_started
-            if message["type"] == "http.response.start":
-                response_started = True
-            await send(message)
-
+    def handle(self, request: Request) -> Outcome | Awaitable[Outcome]:
+        """The response to ``request``: at once, or an awaitable when the handler waits."""
         try:
-            await self.app(scope, receive, tracking_send)
-        except Exception as exc:  # noqa: BLE001 — this is the one catch-all
-            if response_started:
-                raise
-            await send_error(scope, send, exc, started)
+            match = self.routes.match(request.method, request.path)
+            operation = match.operation
+            if not self.ctx.ready and operation.operation_id not in PROBES:
+                raise NotReady(
+                    "replaying the write-ahead log; retry shortly",
+                    {"replay_progress": round(self.ctx.replay_progress, 4), "retry_after_ms": 1000},
+                )
+            req = operation.validator.bind(request, match.path_params)
+            out = operation.handler(req, self.ctx)
+        except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
+            return self.error(request, exc)
+        if isinstance(out, Reply):
+            return render(out, request.started, request.accepts_gzip)
+        if isinstance(out, StreamReply):
+            return out
+        return self._finish(out, request)
+
+    async def _finish(self, pending: Awaitable[Reply | StreamReply], request: Request) -> Outcome:
+        try:
+            out = await pending
+        except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
+            return self.error(request, exc)
+        if isinstance(out, StreamReply):
+            return out
+        return render(out, request.started, request.accepts_gzip)
+
+    def error(self, request: Request, exc: BaseException) -> Response:
+        """The §0.5 envelope for any failure (with ``Allow`` on a 405, ``Retry-After`` on a
+        429/503 that can clear)."""
+        err = wire.to_topics_error(exc)
+        headers: list[tuple[bytes, bytes]] = []
+        if isinstance(err, MethodNotAllowed) and err.detail:
+            headers.append((b"allow", ", ".join(err.detail["allowed"]).encode()))
+        retry_after = wire.retry_after_s(err)
+        if retry_after is not None:
+            headers.append((b"retry-after", str(retry_after).encode()))
+        body: dict[str, Any] = wire.error_body(err)
+        body["performance"] = performance_block(request.started, {})
+        return json_response(wire.status_of(err), dumps(body), headers, request.accepts_gzip)
 
 
-async def send_error(scope: Scope, send: Send, exc: BaseException, started: float) -> None:
-    err = wire.to_topics_error(exc)
-    headers: list[tuple[bytes, bytes]] = []
-    if isinstance(err, MethodNotAllowed):
-        allowed = allowed_methods(scope["path"])
-        err = MethodNotAllowed(
-            f"{scope['method']} is not allowed on {scope['path']}; use {', '.join(allowed)}",
-            {"method": scope["method"], "allowed": list(allowed)},
-        )
-        headers.append((b"allow", ", ".join(allowed).encode()))
-    retry_after = wire.retry_after_s(err)
-    if retry_after is not None:
-        headers.append((b"retry-after", str(retry_after).encode()))
-    body = wire.error_body(err)
-    body["performance"] = performance_block(started, {})
-    await send_json(send, wire.status_of(err), orjson.dumps(body), headers, accepts_gzip(scope["headers"]))
-
-
-class TopicsMiddleware(ConnexionMiddleware):
-    """connexion's middleware with the lean stack and the 3.1-validated specification."""
-
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int, **kwargs: Any) -> None:
-        super().__init__(
-            app,
-            middlewares=[
-                ErrorEnvelopeMiddleware,
-                RoutingMiddleware,
-                SpecValidationMiddleware,
-                LifespanMiddleware,
-            ],
-            resolver=Resolver(function_resolver=resolve_handler),
-            **kwargs,
-        )
-        options = self.options.replace()
-        self.apis.append(
-            API(
-                load_specification(),
-                base_path="",
-                name=None,
-                **options.__dict__,
-                max_body_bytes=max_body_bytes,
-            )
-        )
-
-
-def create_app(
+def build(
     settings: Settings, engine: Engine | None = None, datadir: DataDirectory | None = None
-) -> tuple[TopicsMiddleware, ServerContext]:
-    """Build the ASGI app and its context.
-
-    By default the engine is durable: a :class:`DataDirectory` on ``settings.data_dir``,
-    recovered at startup (the ASGI lifespan). Tests may pass their own engine (e.g. on a manual
-    clock) with or without a data directory; an engine without one is in-memory and ready at
-    once.
-    """
+) -> tuple[TopicsApp, ServerContext]:
+    """The app and its context. By default the engine is durable: a :class:`DataDirectory` on
+    ``settings.data_dir``, recovered when the context starts. Tests may pass their own engine
+    (e.g. on a manual clock) with or without a data directory; an engine without one is
+    in-memory and ready at once."""
     if engine is None:
         engine = Engine(SystemClock(), settings.limits)
         datadir = datadir or DataDirectory(
@@ -134,14 +107,4 @@ def create_app(
             checkpoint_wal_bytes=settings.checkpoint_wal_bytes,
         )
     ctx = ServerContext(engine, datadir, ready=datadir is None)
-
-    @asynccontextmanager
-    async def lifespan(_app: Any) -> AsyncIterator[None]:
-        await ctx.start()
-        try:
-            yield
-        finally:
-            await ctx.stop()
-
-    app = TopicsMiddleware(Dispatcher(ctx), max_body_bytes=settings.max_body_bytes, lifespan=lifespan)
-    return app, ctx
+    return TopicsApp(ctx, settings.max_body_bytes), ctx

@@ -1,54 +1,46 @@
-"""The ``topics`` command. ``topics serve`` runs the server (uvicorn, uvloop, httptools).
+"""The ``topics`` command. ``topics serve`` runs the server: the native HTTP/1.1 server
+(``http``) on uvloop, one process, one event loop.
 
 Configuration comes only from the environment (see :mod:`topics_server.settings`); bad
 configuration prints how to fix it and exits with status 2 without binding anything.
-SIGINT/SIGTERM stop accepting connections, let in-flight requests finish, and exit 0.
+SIGINT/SIGTERM: readiness turns ``shutting_down``, the server stops accepting connections, lets
+requests in flight finish (at most :data:`DRAIN_S`), checkpoints and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
+import signal
 import sys
 
-import uvicorn
+import uvloop
+from topics_engine.datadir.directory import DataDirLocked
 
-from .app import create_app
-from .context import VERSION, ServerContext
+from .app import build
+from .context import VERSION
+from .http import HttpServer
 from .settings import ConfigError, Settings, load_settings
 
 log = logging.getLogger("topics.server")
+DRAIN_S = 10.0
 
 
-class _Server(uvicorn.Server):
-    """uvicorn's server, flipping readiness to ``shutting_down`` as soon as a signal arrives."""
-
-    def __init__(self, config: uvicorn.Config, ctx: ServerContext) -> None:
-        super().__init__(config)
-        self.ctx = ctx
-
-    def handle_exit(self, sig: int, frame: object) -> None:
-        self.ctx.shutting_down = True
-        super().handle_exit(sig, frame)  # type: ignore[arg-type]
-        # uvicorn re-raises captured signals after its graceful shutdown, which would make a
-        # clean SIGTERM exit with -15; a drained, orderly stop exits 0.
-        self._captured_signals.clear()
-
-
-def serve(settings: Settings) -> int:
-    app, ctx = create_app(settings)
-    config = uvicorn.Config(
-        app,
-        host=settings.host,
-        port=settings.port,
-        loop="uvloop",
-        http="httptools",
-        lifespan="on",
-        log_level=settings.log_level,
-        access_log=False,
-        server_header=False,
-        timeout_graceful_shutdown=10,
-    )
+async def run(settings: Settings) -> int:
+    app, ctx = build(settings)
+    try:
+        await ctx.start()  # locks the data directory; recovery runs in the background
+    except DataDirLocked as err:
+        log.error("%s", err)
+        return 1
+    server = HttpServer(app)
+    try:
+        await server.start(settings.host, settings.port)
+    except OSError as err:
+        log.error("cannot listen on %s:%d: %s", settings.host, settings.port, err)
+        await ctx.stop()
+        return 1
     log.warning(
         "topics %s listening on http://%s:%d, data in %s (authentication disabled: no API keys)",
         VERSION,
@@ -56,8 +48,22 @@ def serve(settings: Settings) -> int:
         settings.port,
         settings.data_dir,
     )
-    _Server(config, ctx).run()
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping.set)
+    await stopping.wait()
+    ctx.shutting_down = True
+    log.info("shutting down: draining requests in flight")
+    await server.shutdown(DRAIN_S)
+    await ctx.stop()
+    log.info("stopped")
     return 0
+
+
+def serve(settings: Settings) -> int:
+    logging.getLogger().setLevel(settings.log_level.upper())
+    return uvloop.run(run(settings))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,10 @@
-"""JSON responses with the ``performance`` block (§0.9), written straight to ASGI ``send``.
+"""JSON responses with the ``performance`` block (§0.9).
 
 A handler returns a :class:`Reply`: a status, and either a dict (serialized once with orjson) or
 pre-encoded JSON object bytes *without* their closing brace (record reads, which join record
-bytes encoded at append time). ``performance`` is appended last, so ``server_total_ms`` covers
-everything up to serialization.
+bytes encoded at append time). :func:`render` turns it into a :class:`Response` — status,
+headers, body bytes — that either transport writes as is; ``performance`` is appended last, so
+``server_total_ms`` covers everything up to serialization.
 
 Compression (ruling 10): a JSON response larger than :data:`GZIP_MIN_BYTES` is gzip-encoded
 when the request's ``Accept-Encoding`` allows gzip (fast level 1: the server's CPU, not the
@@ -14,14 +15,13 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from starlette.types import Send
 
-JSON_HEADERS = [(b"content-type", b"application/json")]
+JSON_CONTENT_TYPE = (b"content-type", b"application/json")
 GZIP_MIN_BYTES = 1400
 """Smaller responses fit one packet; compressing them only costs CPU."""
 GZIP_LEVEL = 1
@@ -35,6 +35,15 @@ class Reply:
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class Response:
+    """A complete response: what a transport writes (it adds framing headers itself)."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+
+
 async def await_ack(wait: Awaitable[float] | None) -> dict[str, Any]:
     """Wait until a mutation may be acknowledged (its fsync, for the ``fsync`` class); returns
     the ``performance`` fields that wait contributes."""
@@ -43,6 +52,30 @@ async def await_ack(wait: Awaitable[float] | None) -> dict[str, Any]:
     started = time.perf_counter()
     fsync_ms = await wait
     return {"fsync_ms": fsync_ms, "wal_append_ms": round((time.perf_counter() - started) * 1000, 3)}
+
+
+Body = dict[str, Any] | bytes
+
+
+def after_ack(
+    wait: Awaitable[float] | None,
+    status: int,
+    body: Body | Callable[[], Body],
+    performance: dict[str, Any] | None = None,
+) -> Reply | Awaitable[Reply]:
+    """The reply once the mutation may be acknowledged: at once when nothing is to wait for,
+    else an awaitable (``body`` may be a callable, read only after the wait — e.g. counters an
+    fsync-class delete fills in when it is applied)."""
+    if wait is None:
+        return Reply(status, body() if callable(body) else body, dict(performance or {}))
+    return _reply_after(wait, status, body, performance)
+
+
+async def _reply_after(
+    wait: Awaitable[float], status: int, body: Body | Callable[[], Body], performance: dict[str, Any] | None
+) -> Reply:
+    extra = await await_ack(wait)
+    return Reply(status, body() if callable(body) else body, {**(performance or {}), **extra})
 
 
 def performance_block(started: float, extra: dict[str, Any]) -> dict[str, Any]:
@@ -65,39 +98,20 @@ def encode_reply(reply: Reply, started: float) -> bytes:
     return orjson.dumps(body)
 
 
-def accepts_gzip(headers: list[tuple[bytes, bytes]]) -> bool:
-    """Whether ``Accept-Encoding`` allows gzip (``gzip`` or ``*`` listed without ``q=0``)."""
-    for key, value in headers:
-        if key == b"accept-encoding":
-            for item in value.lower().split(b","):
-                coding, _, params = item.strip().partition(b";")
-                if coding.strip() in (b"gzip", b"*"):
-                    q = params.strip()
-                    return not (q.startswith(b"q=") and float(q[2:] or b"0") == 0)
-    return False
-
-
 def gzip_bytes(payload: bytes) -> bytes:
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
     return compressor.compress(payload) + compressor.flush()
 
 
-async def send_json(
-    send: Send,
-    status: int,
-    payload: bytes,
-    headers: list[tuple[bytes, bytes]] | None = None,
-    gzip_ok: bool = False,
-) -> None:
-    extra = list(headers or ())
+def json_response(
+    status: int, payload: bytes, headers: list[tuple[bytes, bytes]] | None, gzip_ok: bool
+) -> Response:
+    out = [JSON_CONTENT_TYPE, *(headers or ())]
     if gzip_ok and len(payload) > GZIP_MIN_BYTES:
         payload = gzip_bytes(payload)
-        extra += [(b"content-encoding", b"gzip"), (b"vary", b"accept-encoding")]
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [*JSON_HEADERS, (b"content-length", str(len(payload)).encode()), *extra],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+        out += [(b"content-encoding", b"gzip"), (b"vary", b"accept-encoding")]
+    return Response(status, out, payload)
+
+
+def render(reply: Reply, started: float, gzip_ok: bool) -> Response:
+    return json_response(reply.status, encode_reply(reply, started), reply.headers, gzip_ok)

@@ -7,8 +7,7 @@ encoded at append time, left open so the ``performance`` block can be appended l
 
 Errors: every non-2xx response is ``{"error": {"code", "message", "detail"?}, "performance"}``.
 Engine and HTTP-layer errors carry a stable ``code``; :data:`STATUS_BY_CODE` gives its status.
-Framework errors (connexion problems, Starlette HTTP exceptions) are mapped to a code; anything
-else is a 500 ``internal`` with no stack trace in the body (it is logged server-side).
+Anything else is a 500 ``internal`` with no stack trace in the body (it is logged server-side).
 """
 
 from __future__ import annotations
@@ -17,9 +16,7 @@ import logging
 from typing import Any
 
 import orjson
-from connexion.exceptions import ProblemException
-from starlette.exceptions import HTTPException
-from topics_engine.errors import Internal, InvalidRequest, NotFound, TopicsError
+from topics_engine.errors import Internal, TopicsError
 from topics_engine.queues import ClaimedJob, LeaseChange
 from topics_engine.results import (
     Appended,
@@ -33,8 +30,6 @@ from topics_engine.results import (
     TopicState,
     TopicSummary,
 )
-
-from .errors import MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType
 
 log = logging.getLogger("topics.server")
 
@@ -65,14 +60,6 @@ STATUS_BY_CODE: dict[str, int] = {
 }
 """The contract's status for every ``error.code`` (§0.6)."""
 
-_FRAMEWORK_STATUS: dict[int, type[TopicsError]] = {
-    400: InvalidRequest,
-    404: NotFound,
-    405: MethodNotAllowed,
-    413: PayloadTooLarge,
-    415: UnsupportedMediaType,
-}
-
 
 def status_of(err: TopicsError) -> int:
     return STATUS_BY_CODE[err.code]
@@ -82,17 +69,8 @@ def to_topics_error(exc: BaseException) -> TopicsError:
     """Map any exception to the error that describes it to a client."""
     if isinstance(exc, TopicsError):
         return exc
-    if isinstance(exc, ProblemException):
-        return _from_status(exc.status, str(exc.detail or exc.title or "request rejected"))
-    if isinstance(exc, HTTPException):
-        return _from_status(exc.status_code, exc.detail)
     log.error("unhandled error", exc_info=exc)
     return Internal("internal error; the server logged the details")
-
-
-def _from_status(status: int, message: str) -> TopicsError:
-    cls = _FRAMEWORK_STATUS.get(status, Internal)
-    return cls(message)
 
 
 def error_body(err: TopicsError) -> dict[str, Any]:

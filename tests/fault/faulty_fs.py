@@ -154,6 +154,9 @@ class FaultyFileSystem(FileSystem):
                 raise _eio(f"write (torn after {keep} bytes)")
             super().write(fd, data)
 
+    def writev(self, fd: int, parts: list[bytes]) -> None:
+        self.write(fd, b"".join(parts))  # one write: the faults apply to the whole group
+
     def pwrite(self, fd: int, data: bytes, offset: int) -> None:
         with self._lock:
             self._check_alive("pwrite")

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 from topics_engine import Engine, Limits, ManualClock
-from topics_server.app import create_app
+from topics_server.asgi import create_app
 from topics_server.settings import load_settings
 
 

@@ -16,7 +16,7 @@ import orjson
 from topics_engine import Engine, Limits, ManualClock
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.storage.fs import FileSystem
-from topics_server.app import create_app
+from topics_server.asgi import create_app
 from topics_server.context import ServerContext
 from topics_server.settings import load_settings
 

@@ -122,7 +122,7 @@ def test_record_batches_encode_the_wire_form_and_round_trip(
         assert (r.seq, r.ts, r.node, r.tag) == (first_seq + i, ts, rows[i][2], rows[i][1])
         assert orjson.loads(r.data_json) == rows[i][0]
         assert (r.meta_json is None) == (rows[i][3] is None)
-    decoded = decode_append(memoryview(encode_append(topic_id, batch, key)))
+    decoded = decode_append(memoryview(b"".join(encode_append(topic_id, batch, key))))
     assert (decoded.topic_id, decoded.key) == (topic_id, key)
     assert same(decoded.batch, batch)
 

@@ -78,4 +78,4 @@ class Checkpointer:
         wal = self.wal
         await wal.run_task(lambda: None)  # the frames the flips witness are durable
         await self.sealer.run(files)
-        await wal.run_task(lambda: wal.trim(lsn))
+        await wal.trim(lsn)

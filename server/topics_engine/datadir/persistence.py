@@ -87,7 +87,7 @@ class WalPersistence:
     def _submit(
         self,
         frame_type: FrameType,
-        payload: bytes,
+        payload: bytes | list[bytes],
         *,
         wait: bool = False,
         on_durable: Callable[[], None] | None = None,

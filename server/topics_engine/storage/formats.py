@@ -145,6 +145,10 @@ def _decode_strings(buf: bytes | memoryview, pos: int, n: int) -> tuple[list[str
 
 
 def encode_batch(batch: RecordBatch) -> bytes:
+    return b"".join(batch_parts(batch))
+
+
+def batch_parts(batch: RecordBatch) -> list[bytes]:
     """A record batch as bytes (the body of an ``APPEND`` frame after its header, and of each
     chunk of a segment)::
 
@@ -176,7 +180,7 @@ def encode_batch(batch: RecordBatch) -> bytes:
     if batch.meta_at is not None:
         parts.append(le_bytes(batch.meta_at))
     parts.append(batch.blob)
-    return b"".join(parts)
+    return parts
 
 
 def decode_batch(buf: bytes | memoryview, pos: int = 0) -> tuple[RecordBatch, int]:
@@ -206,17 +210,15 @@ def decode_batch(buf: bytes | memoryview, pos: int = 0) -> tuple[RecordBatch, in
 # -- APPEND ------------------------------------------------------------------------------------
 
 
-def encode_append(topic_id: int, batch: RecordBatch, key: str | None) -> bytes:
+def encode_append(topic_id: int, batch: RecordBatch, key: str | None) -> list[bytes]:
     """``APPEND``: ``Q`` topic_id | ``H`` idempotency-key length (0xFFFF = none) + key | the
-    record batch (:func:`encode_batch`). One frame per write, whatever its size."""
+    record batch (:func:`encode_batch`). One frame per write, whatever its size. Returned as
+    buffers: the records' blob is written to the WAL without being copied."""
     key_bytes = b"" if key is None else key.encode()
-    return b"".join(
-        (
-            _APPEND_HEADER.pack(topic_id, NONE16 if key is None else len(key_bytes)),
-            key_bytes,
-            encode_batch(batch),
-        )
-    )
+    return [
+        _APPEND_HEADER.pack(topic_id, NONE16 if key is None else len(key_bytes)) + key_bytes,
+        *batch_parts(batch),
+    ]
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -39,8 +39,19 @@ MAX_BODY = 1 << 31
 
 
 def encode_frame(frame_type: FrameType, lsn: int, payload: bytes) -> bytes:
-    body = BODY_HEADER.pack(frame_type, lsn) + payload
-    return FRAME_HEADER.pack(len(body), zlib.crc32(body)) + body
+    return b"".join(frame_parts(frame_type, lsn, (payload,)))
+
+
+def frame_parts(frame_type: FrameType, lsn: int, payload: Sequence[bytes]) -> list[bytes]:
+    """The frame as buffers to write in order (its payload's parts are not copied: a large
+    record blob goes to the file as is)."""
+    body_header = BODY_HEADER.pack(frame_type, lsn)
+    crc = zlib.crc32(body_header)
+    length = len(body_header)
+    for part in payload:
+        crc = zlib.crc32(part, crc)
+        length += len(part)
+    return [FRAME_HEADER.pack(length, crc) + body_header, *payload]
 
 
 @dataclass(slots=True)

@@ -55,6 +55,19 @@ class FileSystem:
             written = os.write(fd, view)
             view = view[written:]
 
+    def writev(self, fd: int, parts: list[bytes]) -> None:
+        """Write ``parts`` in order, as if joined (partial writes continue where they stopped)."""
+        limit = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
+        i = 0
+        while i < len(parts):
+            chunk = parts[i : i + limit]
+            written = os.writev(fd, chunk)
+            total = sum(len(p) for p in chunk)
+            if written < total:
+                rest = b"".join(chunk)[written:]
+                self.write(fd, rest)
+            i += limit
+
     def pwrite(self, fd: int, data: bytes, offset: int) -> None:
         if os.pwrite(fd, data, offset) != len(data):
             raise OSError(f"short pwrite of {len(data)} bytes at {offset}")

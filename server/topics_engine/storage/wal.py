@@ -1,43 +1,49 @@
-"""The write-ahead log: one writer thread, group commit.
+"""The write-ahead log: writes on the event loop, group-committed by one sync thread.
 
 Callers (the engine, on the event-loop thread) :meth:`Wal.submit` encoded frames. Submission
-assigns the LSN and enqueues in one step, so frames reach the file in exactly the order the
-engine decided them (seq assignment happens in the same synchronous engine call).
+assigns the LSN and queues the frame in one step, so frames reach the file in exactly the order
+the engine decided them (seq assignment happens in the same synchronous engine call). Once per
+event-loop iteration everything queued is written with one ``write`` — into the page cache, a
+few microseconds — on the loop thread itself: no thread handoff per frame (Redis writes its AOF
+the same way).
 
-The writer thread drains everything queued, writes it with one ``write``, ``fdatasync``s once,
-and then — back on the event loop, in LSN order — runs each frame's ``on_durable`` callback and
-resolves its future with the group's fsync time. That is group commit: one fsync amortized over
-every frame that arrived while the previous one ran. A group nobody waits on (``disk`` and
-``memory`` frames, acked on enqueue) is written at once and fsynced within ``SYNC_DELAY_S`` —
-by the next waited-for group, or when the queue stays idle that long. Ordered writer-thread
-*tasks* (segment and snapshot writes) run between groups, after every frame submitted before
-them is durable.
+Durability is the sync thread's job: it ``fdatasync``s the log and then — back on the event
+loop, in LSN order — runs each frame's ``on_durable`` callback and resolves its future with the
+sync's milliseconds. A sync covers every frame written before it started, so one fsync is
+amortized over every frame that arrived meanwhile (group commit). A written frame somebody waits
+for (``fsync`` class, control-plane changes) asks for a sync at once; frames nobody waits for
+(``disk`` and ``memory``, acked on enqueue) are synced within :data:`SYNC_DELAY_S`.
 
-Failure: if a write or fsync fails, the WAL turns read-only. Every frame of that group and every
-later submission fails (futures get :class:`WalFailed`); nothing is ever acknowledged as durable
-that was not fsynced. Whether bytes of the failed group reached the disk is unknown, which is
-why the log must not continue after it: recovery truncates at the first torn frame, and frames
-written after a hole would be lost with it.
+Failure: if a write or a sync fails, the WAL turns read-only. Every frame not yet durable and
+every later submission fails (futures get ``error_for(error)``); nothing is ever acknowledged as
+durable that was not fsynced. Whether bytes of a failed write reached the disk is unknown, which
+is why the log must not continue after it: recovery truncates at the first torn frame, and
+frames written after a hole would be lost with it.
 
-Files: ``wal/<first-lsn:020d>.wal``, rotated after ``rotate_bytes``; :meth:`trim` removes files
-whose frames all precede a checkpoint.
+Files: ``wal/<first-lsn:020d>.wal``, rotated after ``rotate_bytes`` (the new file's directory
+entry is fsynced before any frame in it counts as durable); :meth:`trim` removes files whose
+frames all precede a checkpoint. :meth:`run_task` runs file work on the sync thread once every
+frame submitted before it is durable.
 """
 
 from __future__ import annotations
 
 import asyncio
-import queue
+import contextlib
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .frames import FrameType, encode_frame
+from .frames import FrameType, frame_parts
 from .fs import FileSystem
 
 WAL_SUFFIX = ".wal"
+SYNC_DELAY_S = 0.002
+"""Longest a written but unwaited-for frame (disk/memory class) stays un-fsynced."""
 
 
 class WalFailed(Exception):
@@ -58,12 +64,17 @@ def wal_files(fs: FileSystem, directory: Path) -> list[tuple[int, Path]]:
 
 
 @dataclass(slots=True)
-class _Item:
-    frame: bytes | None
+class _Waiter:
     lsn: int
-    future: asyncio.Future[float] | None = None
-    on_durable: Callable[[], None] | None = None
-    task: Callable[[], Any] | None = None
+    future: asyncio.Future[float] | None
+    on_durable: Callable[[], None] | None
+
+
+@dataclass(slots=True)
+class _Task:
+    lsn: int
+    task: Callable[[], Any]
+    future: asyncio.Future[float]
 
 
 @dataclass
@@ -82,11 +93,6 @@ class WalStats:
             self.fsync_us.append(micros)
 
 
-_STOP = object()
-SYNC_DELAY_S = 0.002
-"""Longest a written but unwaited-for group (disk/memory class) stays un-fsynced."""
-
-
 class Wal:
     def __init__(
         self,
@@ -103,7 +109,10 @@ class Wal:
         self.loop = loop
         self.rotate_bytes = rotate_bytes
         self.next_lsn = next_lsn
-        self.durable_lsn = next_lsn - 1
+        self._durable_lsn = next_lsn - 1
+        """Highest durable LSN as the loop learnt it (syncs nobody waits on are not reported)."""
+        self._synced_lsn = next_lsn - 1
+        """Highest LSN the sync thread made durable (written only by that thread)."""
         self.failed: BaseException | None = None
         self.error_for: Callable[[BaseException], BaseException] = error_for or (
             lambda err: WalFailed(f"write-ahead log I/O error: {err}")
@@ -111,22 +120,42 @@ class Wal:
         """What a waiting future fails with after an I/O error (the caller's own error type, so
         no per-write future has to be wrapped)."""
         self.stats = WalStats()
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._depth = 0
         fs.makedirs(directory)
         existing = wal_files(fs, directory)
         self._file_first_lsn = existing[-1][0] if existing else next_lsn
         path = existing[-1][1] if existing else directory / wal_file_name(next_lsn)
         self._fd = fs.open_append(path)
         self._file_size = fs.size(path)
-        self._written_lsn = next_lsn - 1
-        self._dirty = False
         if not existing:
             fs.fsync_dir(directory)
-        self._thread = threading.Thread(target=self._run, name="topics-wal", daemon=True)
+        # loop-thread state
+        self._frames: list[bytes] = []
+        """Buffers of the frames submitted and not yet written, in order."""
+        self._frame_count = 0
+        self._frames_last_lsn = next_lsn - 1
+        self._waiters: deque[_Waiter] = deque()
+        self._flush_scheduled = False
+        self._sync_timer: asyncio.TimerHandle | None = None
+        self._closing = False
+        # shared with the sync thread (under _cond)
+        self._cond = threading.Condition()
+        self._written_lsn = next_lsn - 1
+        self._first_waiter_lsn = 1 << 64
+        """LSN of the oldest frame somebody waits for (a sync below it resolves nothing)."""
+        self._sync_requested = False
+        self._rotated: list[int] = []
+        """fds rotated out, still to be synced and closed by the sync thread."""
+        self._dir_dirty = False
+        self._tasks: deque[_Task] = deque()
+        self._stop = False
+        self._thread = threading.Thread(target=self._sync_loop, name="topics-wal-sync", daemon=True)
         self._thread.start()
 
     # -- loop thread ------------------------------------------------------------------------------
+
+    @property
+    def durable_lsn(self) -> int:
+        return max(self._durable_lsn, self._synced_lsn)
 
     @property
     def read_only(self) -> bool:
@@ -134,7 +163,7 @@ class Wal:
 
     @property
     def queue_depth(self) -> int:
-        return self._depth
+        return self._frame_count + len(self._waiters)
 
     def fail(self, error: BaseException) -> None:
         """Storage beside the log failed (a segment or snapshot write): stop accepting writes."""
@@ -144,172 +173,250 @@ class Wal:
     def submit(
         self,
         frame_type: FrameType,
-        payload: bytes,
+        payload: bytes | list[bytes],
         *,
         wait: bool = False,
         on_durable: Callable[[], None] | None = None,
     ) -> tuple[int, asyncio.Future[float] | None]:
-        """Assign the next LSN and enqueue the frame. With ``wait`` (or an ``on_durable``
-        callback) a future resolves with the group's fsync milliseconds once it is durable."""
+        """Assign the next LSN and queue the frame (written at the end of this event-loop
+        iteration). With ``wait`` (or an ``on_durable`` callback) a future resolves with the
+        sync's milliseconds once the frame is durable. ``payload`` may be a list of buffers
+        (written in order without being joined)."""
         if self.failed is not None:
             raise WalFailed(f"the write-ahead log is read-only after an I/O error: {self.failed}")
         lsn = self.next_lsn
         self.next_lsn += 1
-        future = self.loop.create_future() if (wait or on_durable) else None
-        self._put(_Item(encode_frame(frame_type, lsn, payload), lsn, future, on_durable))
+        parts = frame_parts(frame_type, lsn, [payload] if isinstance(payload, bytes) else payload)
+        self._frames.extend(parts)
+        self._frame_count += 1
+        self._frames_last_lsn = lsn
+        future = None
+        if wait or on_durable is not None:
+            future = self.loop.create_future()
+            if not self._waiters:
+                self._first_waiter_lsn = lsn  # the sync thread reports back only when needed
+            self._waiters.append(_Waiter(lsn, future, on_durable))
+        depth = self._frame_count
+        if depth > self.stats.queue_depth_peak:
+            self.stats.queue_depth_peak = depth
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            self.loop.call_soon(self.flush)
         return lsn, future
 
-    def run_task(self, task: Callable[[], Any]) -> asyncio.Future[float]:
-        """Run ``task`` on the writer thread after every frame submitted so far is durable."""
-        future: asyncio.Future[float] = self.loop.create_future()
-        self._put(_Item(None, self.next_lsn - 1, future, None, task))
-        return future
-
-    def _put(self, item: _Item) -> None:
-        self._depth += 1
-        if self._depth > self.stats.queue_depth_peak:
-            self.stats.queue_depth_peak = self._depth
-        self._queue.put(item)
-
-    def close(self) -> None:
-        """Flush everything queued, stop the writer thread, close the file."""
-        if self._thread.is_alive():
-            self._queue.put(_STOP)
-            self._thread.join()
-
-    def _complete(self, items: list[_Item], fsync_ms: float, error: BaseException | None) -> None:
-        self._depth -= len(items)
-        for item in items:
-            if error is None:
-                if item.frame is not None:
-                    self.durable_lsn = item.lsn  # written; durable within SYNC_DELAY_S
-                if item.on_durable is not None:
-                    item.on_durable()
-            if item.future is not None and not item.future.done():
-                if error is None:
-                    item.future.set_result(fsync_ms)
-                else:
-                    item.future.set_exception(self.error_for(error))
-
-    # -- writer thread ----------------------------------------------------------------------------
-
-    def _run(self) -> None:
-        while True:
-            try:
-                first = self._queue.get(timeout=SYNC_DELAY_S) if self._dirty else self._queue.get()
-            except queue.Empty:
-                self._sync_quietly()
-                continue
-            batch = [first]
-            while True:
-                try:
-                    batch.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            stop = any(item is _STOP for item in batch)
-            items: list[_Item] = [item for item in batch if item is not _STOP]
-            self._process(items)
-            if stop:
-                self._sync_quietly()
-                self.fs.close(self._fd)
-                return
-
-    def _process(self, items: list[_Item]) -> None:
-        group: list[_Item] = []
-        for item in items:
-            if item.task is None:
-                group.append(item)
-                continue
-            self._flush(group)
-            group = []
-            self._sync_quietly()  # a task runs only after every earlier frame is durable
-            self._run_task(item)
-        self._flush(group)
-
-    def _flush(self, group: list[_Item]) -> None:
-        """Write a group; fdatasync now if anyone waits on it, else within ``SYNC_DELAY_S``
-        (``disk``/``memory`` frames: acked on enqueue, group-committed shortly after)."""
-        if not group:
+    def flush(self) -> None:
+        """Write every queued frame (one ``write``); ask for a sync now if anyone waits on one
+        of them, else within ``SYNC_DELAY_S``."""
+        self._flush_scheduled = False
+        if not self._frames:
             return
+        parts, self._frames = self._frames, []
+        count, self._frame_count = self._frame_count, 0
+        upto = self._frames_last_lsn
         if self.failed is not None:
-            self.loop.call_soon_threadsafe(self._complete, group, 0.0, self.failed)
+            self._fail_waiters(self.failed, after_lsn=upto - count)
             return
-        data = b"".join(item.frame for item in group if item.frame is not None)
-        waited = any(item.future is not None or item.on_durable is not None for item in group)
         try:
-            self.fs.write(self._fd, data)
-            self._dirty = True
-            fsync_ms = self._sync() if waited else 0.0
+            self.fs.writev(self._fd, parts)
         except OSError as err:
-            self.failed = err
-            self.loop.call_soon_threadsafe(self._complete, group, 0.0, err)
+            # frames written before this one may still be synced (and acked) by a sync already
+            # asked for; these and every later one fail
+            self._fail(err, after_lsn=upto - count)
             return
+        size = sum(map(len, parts))
         stats = self.stats
-        stats.frames_total += len(group)
+        stats.frames_total += count
         stats.batches_total += 1
-        stats.bytes_written_total += len(data)
-        self._file_size += len(data)
-        self._written_lsn = group[-1].lsn
-        self.loop.call_soon_threadsafe(self._complete, group, fsync_ms, None)
+        stats.bytes_written_total += size
+        self._file_size += size
+        with self._cond:
+            self._written_lsn = upto
         if self._file_size >= self.rotate_bytes:
-            self._sync_quietly()
-            self._rotate(group[-1].lsn + 1)
+            self._rotate(upto + 1)
+        waited = bool(self._waiters) and self._waiters[0].lsn <= upto
+        if waited:
+            self._request_sync()
+        elif self._sync_timer is None:
+            self._sync_timer = self.loop.call_later(SYNC_DELAY_S, self._request_sync)
 
-    def _sync(self) -> float:
-        """fdatasync the current file; returns milliseconds. Raises OSError."""
-        started = time.perf_counter()
-        self.fs.fdatasync(self._fd)
-        elapsed = time.perf_counter() - started
-        self._dirty = False
-        self.stats.record_fsync(int(elapsed * 1e6))
-        return round(elapsed * 1000, 3)
-
-    def _sync_quietly(self) -> None:
-        """Sync pending unacknowledged writes; an error turns the WAL read-only."""
-        if not self._dirty or self.failed is not None:
-            return
-        try:
-            self._sync()
-        except OSError as err:
-            self.failed = err
+    def _request_sync(self) -> None:
+        if self._sync_timer is not None:
+            self._sync_timer.cancel()
+            self._sync_timer = None
+        with self._cond:
+            self._sync_requested = True
+            self._cond.notify()
 
     def _rotate(self, first_lsn: int) -> None:
+        """Continue in a new file; the old one is synced and closed by the sync thread."""
         try:
-            self.fs.close(self._fd)
-            path = self.directory / wal_file_name(first_lsn)
-            self._fd = self.fs.open_append(path)
-            self.fs.fsync_dir(self.directory)
+            fd = self.fs.open_append(self.directory / wal_file_name(first_lsn))
         except OSError as err:
-            self.failed = err
+            self._fail(err)
             return
+        with self._cond:
+            self._rotated.append(self._fd)
+            self._fd = fd
+            self._dir_dirty = True
         self._file_first_lsn = first_lsn
         self._file_size = 0
         self.stats.rotations_total += 1
 
-    def _run_task(self, item: _Item) -> None:
-        assert item.task is not None
-        error: BaseException | None = self.failed
+    def _fail(self, error: BaseException, after_lsn: int | None = None) -> None:
+        if self.failed is None:
+            self.failed = error
+        self._fail_waiters(error, after_lsn)
+
+    def _fail_waiters(self, error: BaseException, after_lsn: int | None = None) -> None:
+        """Fail the waiters of frames that are not durable (all, or only those after
+        ``after_lsn``, whose earlier frames were written intact and may still be synced)."""
+        keep: deque[_Waiter] = deque()
+        for w in self._waiters:
+            if after_lsn is not None and w.lsn <= after_lsn:
+                keep.append(w)
+            elif w.future is not None and not w.future.done():
+                w.future.set_exception(self.error_for(error))
+        self._waiters = keep
+        with self._cond:
+            tasks, self._tasks = self._tasks, deque()
+        for t in tasks:
+            if not t.future.done():
+                t.future.set_exception(self.error_for(error))
+
+    def _synced(self, upto: int, fsync_ms: float, error: BaseException | None) -> None:
+        """Back on the loop after a sync: everything up to ``upto`` is durable, in LSN order."""
+        if error is not None:
+            self._fail(error)
+            return
+        self._durable_lsn = max(self._durable_lsn, upto)
+        waiters = self._waiters
+        while waiters and waiters[0].lsn <= upto:
+            w = waiters.popleft()
+            if w.on_durable is not None:
+                w.on_durable()
+            if w.future is not None and not w.future.done():
+                w.future.set_result(fsync_ms)
+        self._first_waiter_lsn = waiters[0].lsn if waiters else 1 << 64
+
+    def run_task(self, task: Callable[[], Any]) -> asyncio.Future[float]:
+        """Run ``task`` on the sync thread once every frame submitted so far is durable (file
+        work that must follow those frames: segment flag flips, removing trimmed files)."""
+        future: asyncio.Future[float] = self.loop.create_future()
+        if self.failed is not None:
+            future.set_exception(self.error_for(self.failed))
+            return future
+        self.flush()
+        with self._cond:
+            self._tasks.append(_Task(self.next_lsn - 1, task, future))
+        self._request_sync()
+        return future
+
+    async def trim(self, checkpoint_lsn: int) -> int:
+        """Start a new file, then delete the files whose frames are all ``<= checkpoint_lsn``
+        (once everything before is durable). Returns how many files were removed."""
+        self.flush()
+        if self._file_size > 0:
+            self._rotate(self.next_lsn)
+        current = self._file_first_lsn
+        removed: list[int] = []
+
+        def remove() -> None:
+            files = wal_files(self.fs, self.directory)
+            for (first, path), (next_first, _) in zip(files, files[1:], strict=False):
+                if next_first - 1 <= checkpoint_lsn and first != current:
+                    self.fs.remove(path)
+                    removed.append(first)
+            if removed:
+                self.fs.fsync_dir(self.directory)
+
+        await self.run_task(remove)
+        return len(removed)
+
+    def close(self) -> None:
+        """Write and sync everything queued, stop the sync thread, close the file."""
+        if not self._thread.is_alive():
+            return
+        self.flush()
+        if self._sync_timer is not None:
+            self._sync_timer.cancel()
+            self._sync_timer = None
+        with self._cond:
+            self._stop = True
+            self._sync_requested = True
+            self._cond.notify()
+        self._thread.join()
+        with contextlib.suppress(OSError):
+            self.fs.close(self._fd)
+
+    # -- sync thread ------------------------------------------------------------------------------
+
+    def _sync_loop(self) -> None:
+        while True:
+            with self._cond:
+                while not self._sync_requested:
+                    self._cond.wait()
+                self._sync_requested = False
+                upto = self._written_lsn
+                fds = [*self._rotated, self._fd]
+                rotated, self._rotated = self._rotated, []
+                dir_dirty, self._dir_dirty = self._dir_dirty, False
+                tasks = [t for t in self._tasks if t.lsn <= upto]
+                for _ in tasks:
+                    self._tasks.popleft()
+                stop = self._stop
+            fsync_ms, error = self._sync(fds, dir_dirty)
+            for fd in rotated:
+                with contextlib.suppress(OSError):
+                    self.fs.close(fd)
+            if error is None:
+                self._synced_lsn = max(self._synced_lsn, upto)
+            if error is not None or upto >= self._first_waiter_lsn:
+                self._post(self._synced, upto, fsync_ms, error)
+            # else nobody waits on these frames: no need to wake the event loop
+            for t in tasks:
+                self._run_task(t, error)
+            if stop:
+                return
+
+    def _sync(self, fds: list[int], dir_dirty: bool) -> tuple[float, BaseException | None]:
+        started = time.perf_counter()
+        try:
+            for fd in fds:
+                self.fs.fdatasync(fd)
+            if dir_dirty:
+                self.fs.fsync_dir(self.directory)
+        except OSError as err:
+            return 0.0, err
+        elapsed = time.perf_counter() - started
+        self.stats.record_fsync(int(elapsed * 1e6))
+        return round(elapsed * 1000, 3), None
+
+    def _run_task(self, t: _Task, error: BaseException | None) -> None:
         if error is None:
             try:
-                item.task()
+                t.task()
             except OSError as err:
-                # storage state is unknown after a failed segment/snapshot write: stop writing
-                error = self.failed = err
-        self.loop.call_soon_threadsafe(self._complete, [item], 0.0, error)
+                # storage state is unknown after a failed file operation: stop writing
+                self._post(self._task_failed, err)
+                error = err
+        self._post(_settle, t.future, error, self.error_for)
 
-    def trim(self, checkpoint_lsn: int) -> int:
-        """Writer-thread only (via :meth:`run_task`): start a new file, then delete WAL files
-        whose frames are all ``<= checkpoint_lsn``. Returns how many files were removed."""
-        if self._file_size > 0:
-            self._rotate(self._written_lsn + 1)
-            if self.failed is not None:
-                raise self.failed
-        files = wal_files(self.fs, self.directory)
-        removed = 0
-        for (first, path), (next_first, _) in zip(files, files[1:], strict=False):
-            if next_first - 1 <= checkpoint_lsn and first != self._file_first_lsn:
-                self.fs.remove(path)
-                removed += 1
-        if removed:
-            self.fs.fsync_dir(self.directory)
-        return removed
+    def _task_failed(self, error: BaseException) -> None:
+        self._fail(error)
+
+    def _post(self, callback: Callable[..., None], *args: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # a closed loop (shutdown): nobody waits any more
+            self.loop.call_soon_threadsafe(callback, *args)
+
+
+def _settle(
+    future: asyncio.Future[float],
+    error: BaseException | None,
+    error_for: Callable[[BaseException], BaseException],
+) -> None:
+    if future.done():
+        return
+    if error is None:
+        future.set_result(0.0)
+    else:
+        future.set_exception(error_for(error))

@@ -9,11 +9,11 @@ from ..responses import Reply
 from ..validation import ValidatedRequest
 
 
-async def health(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+def health(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     return Reply(200, {"status": "ok", "version": VERSION, "uptime_ms": ctx.uptime_ms})
 
 
-async def ready(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+def ready(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     """200 once the WAL is replayed; 503 ``not_ready`` (with progress) during replay, 503
     ``shutting_down`` while draining, and 503 ``not_ready`` with ``wal_read_only`` once the WAL
     turned read-only after an I/O error — so load balancers stop routing writes here; reads

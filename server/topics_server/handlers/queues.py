@@ -9,68 +9,73 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable
 from typing import Any
 
+import msgspec
 import orjson
 from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
+from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
 
 from .. import wire
 from ..context import ServerContext
 from ..errors import NotAcceptable
-from ..responses import Reply, await_ack
+from ..responses import Reply, after_ack, await_ack
 from ..sse import RETRY, Emit, StreamReply, event, heartbeat
 from ..validation import ValidatedRequest
 
 HEARTBEAT_S = 15.0
 
 
-async def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, dict[str, Any]]:
+def _opt(value: Any, default: Any = None) -> Any:
+    return default if value is msgspec.UNSET else value
+
+
+def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, Any]:
     """The queue (404/409 first), then the request's validated body."""
     topic = ctx.queues.queue_topic(req.path["topic"])
-    return topic, await req.json()
+    return topic, req.json()
 
 
-async def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    topic, body = await _queue_body(req, ctx)
-    started = time.perf_counter()
-    outcome = ctx.queues.claim(topic.name, body.get("node"), body.get("max"), body.get("lease_ms"))
-    perf: dict[str, Any] = {}
+def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    topic, body = _queue_body(req, ctx)
+    outcome = ctx.queues.claim(topic.name, body.node, _opt(body.max), _opt(body.lease_ms))
     if isinstance(outcome, Claimed):
-        jobs, ready = outcome.jobs, outcome.ready
-        perf = await await_ack(outcome.wait)
-    else:  # coalescing window: served with the rest of the cohort
-        jobs = await outcome
-        perf["throttle_wait_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        ready = ctx.queues.counters(ctx.queues.queue_topic(topic.name)).ready
-    return Reply(200, wire.claimed(topic.name, jobs, ready), perf)
+        claimed = wire.claimed(topic.name, outcome.jobs, outcome.ready)
+        return after_ack(outcome.wait, 200, claimed)
+    return _claimed_in_cohort(ctx, topic.name, outcome)
 
 
-async def ack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    topic, body = await _queue_body(req, ctx)
-    result = ctx.queues.ack(topic.name, body.get("node"), body.get("seqs"), body.get("lease_ids"))
-    perf = await await_ack(result.wait)
-    counters = ctx.queues.counters(ctx.queues.queue_topic(topic.name))
-    return Reply(200, wire.acked(result, counters), perf)
+async def _claimed_in_cohort(ctx: ServerContext, name: str, cohort: Awaitable[list[ClaimedJob]]) -> Reply:
+    """A claim on a coalescing queue: served with the rest of its window's cohort."""
+    started = time.perf_counter()
+    jobs = await cohort
+    waited = round((time.perf_counter() - started) * 1000, 3)
+    ready = ctx.queues.counters(ctx.queues.queue_topic(name)).ready
+    return Reply(200, wire.claimed(name, jobs, ready), {"throttle_wait_ms": waited})
 
 
-async def nack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    topic, body = await _queue_body(req, ctx)
-    result = ctx.queues.nack(
-        topic.name, body.get("node"), body.get("seqs"), body.get("delay_ms", 0), body.get("lease_ids")
-    )
-    perf = await await_ack(result.wait)
-    counters = ctx.queues.counters(ctx.queues.queue_topic(topic.name))
-    return Reply(200, wire.nacked(result, counters), perf)
+def ack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    topic, body = _queue_body(req, ctx)
+    result = ctx.queues.ack(topic.name, body.node, body.seqs, _opt(body.lease_ids))
+    return after_ack(result.wait, 200, lambda: wire.acked(result, _counters(ctx, topic.name)))
 
 
-async def extend_leases(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    topic, body = await _queue_body(req, ctx)
-    result = ctx.queues.extend(
-        topic.name, body.get("node"), body.get("seqs"), body.get("lease_ms"), body.get("lease_ids")
-    )
-    perf = await await_ack(result.wait)
-    return Reply(200, wire.extended(result), perf)
+def nack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    topic, body = _queue_body(req, ctx)
+    result = ctx.queues.nack(topic.name, body.node, body.seqs, _opt(body.delay_ms, 0), _opt(body.lease_ids))
+    return after_ack(result.wait, 200, lambda: wire.nacked(result, _counters(ctx, topic.name)))
+
+
+def extend_leases(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    topic, body = _queue_body(req, ctx)
+    result = ctx.queues.extend(topic.name, body.node, body.seqs, body.lease_ms, _opt(body.lease_ids))
+    return after_ack(result.wait, 200, wire.extended(result))
+
+
+def _counters(ctx: ServerContext, name: str) -> QueueCounters:
+    return ctx.queues.counters(ctx.queues.queue_topic(name))
 
 
 def _accepts_event_stream(accept: str | None) -> bool:
@@ -80,7 +85,7 @@ def _accepts_event_stream(accept: str | None) -> bool:
     return bool(kinds & {"text/event-stream", "text/*", "*/*"})
 
 
-async def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
+def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
     """PUSH mode: keep up to ``max`` jobs leased to this connection; refill as they are acked,
     nacked or expire; release what it holds when the connection goes away."""
     ctx.queues.queue_topic(req.path["topic"])

@@ -3,55 +3,69 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable
 from typing import Any
 
+import msgspec
 from topics_engine import Engine
+from topics_engine.records import NewRecords
 from topics_engine.results import Diff
 
 from .. import wire
+from ..bodies import fields_set
 from ..context import ServerContext
-from ..responses import Reply, await_ack
+from ..responses import Reply, after_ack
 from ..validation import ValidatedRequest
 
+UNSET = msgspec.UNSET
 
-async def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    body = await req.json()
-    key = body.get("idempotency_key")
+
+def _opt(value: Any, default: Any = None) -> Any:
+    return default if value is UNSET else value
+
+
+def new_records(records: list[Any], batch_node: str | None) -> NewRecords:
+    """The decoded records of an append as the codec's columns: ``data`` stays the raw JSON
+    bytes as sent (never parsed or re-encoded); ``meta``'s values too."""
+    return NewRecords.from_objects(records, batch_node, UNSET, msgspec.json.encode)
+
+
+def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    body = req.json()
+    key = _opt(body.idempotency_key)
     if key is None:
         key = req.headers.get("Idempotency-Key")
+    config = _opt(body.config)
     result = ctx.engine.append(
         req.path["topic"],
-        body["records"],
-        node=body.get("node"),
+        new_records(body.records, _opt(body.node)),
         idempotency_key=key,
-        create=body.get("create"),
-        config=body.get("config"),
+        create=_opt(body.create),
+        config=fields_set(config) if config is not None else None,
     )
-    perf = await await_ack(result.wait)
-    return Reply(
-        201 if result.created else 200, wire.appended(result, req.query.get("return_seqs", True)), perf
-    )
+    wire_body = wire.appended(result, req.query.get("return_seqs", True))
+    return after_ack(result.wait, 201 if result.created else 200, wire_body)
 
 
-async def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     engine = ctx.engine
-    name, body = req.path["topic"], await req.json()
+    name, body = req.path["topic"], req.json()
     options = {
-        "from_seq": body.get("from_seq", 0),
-        "limit": body.get("limit", 0),
-        "node": body.get("node"),
-        "include_tags": body.get("include_tags", False),
-        "include_meta": body.get("include_meta", True),
-        "max_batch_bytes": body.get("max_batch_bytes", 0),
+        "from_seq": _opt(body.from_seq, 0),
+        "limit": _opt(body.limit, 0),
+        "node": _opt(body.node),
+        "include_tags": _opt(body.include_tags, False),
+        "include_meta": _opt(body.include_meta, True),
+        "max_batch_bytes": _opt(body.max_batch_bytes, 0),
     }
     result = engine.diff(name, **options)
-    wait_ms = engine.clamp_wait_ms(body.get("wait_ms", 0))
+    wait_ms = engine.clamp_wait_ms(_opt(body.wait_ms, 0))
     if wait_ms and not result.count and result.tombstone is None:
-        result = await _long_poll(engine, name, options, result, wait_ms)
+        return _long_poll(engine, name, options, result, wait_ms)
     return Reply(200, wire.diff(result), {"records_scanned": result.scanned})
 
 
-async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result: Diff, wait_ms: int) -> Diff:
+async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result: Diff, wait_ms: int) -> Reply:
     """Park until an append makes records available (or the topic goes away), up to wait_ms.
 
     Records filtered out for the reader (own node) do not end the wait; the cursor keeps
@@ -64,13 +78,15 @@ async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result:
             break
         options = {**options, "from_seq": result.next_from_seq}
         result = engine.diff(name, **options)
-    return result
+    return Reply(200, wire.diff(result), {"records_scanned": result.scanned})
 
 
-async def delete_records(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    body = await req.json()
+def delete_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    body = req.json()
+    match = _opt(body.match)
     result = ctx.engine.delete_records(
-        req.path["topic"], before_seq=body.get("before_seq"), match=body.get("match")
+        req.path["topic"],
+        before_seq=_opt(body.before_seq),
+        match=list(match) if isinstance(match, tuple) else match,
     )
-    perf = await await_ack(result.wait)
-    return Reply(200, wire.records_deleted(result), perf)
+    return after_ack(result.wait, 200, lambda: wire.records_deleted(result))

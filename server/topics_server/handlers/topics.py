@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+
 from .. import wire
+from ..bodies import fields_set
 from ..context import ServerContext
-from ..responses import Reply, await_ack
+from ..responses import Reply, after_ack
 from ..validation import ValidatedRequest
 
 
-async def put_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    result = ctx.engine.put_topic(req.path["topic"], await req.json())
-    perf = await await_ack(result.wait)
-    return Reply(201 if result.created else 200, wire.topic_put(result), perf)
+def put_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    result = ctx.engine.put_topic(req.path["topic"], fields_set(req.json()))
+    return after_ack(result.wait, 201 if result.created else 200, wire.topic_put(result))
 
 
-async def get_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+def get_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     state = ctx.engine.topic_state(req.path["topic"], touch=req.query.get("touch", True))
     return Reply(200, wire.topic_state(state))
 
 
-async def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     q = req.query
     page = ctx.engine.list_topics(
         prefix=q.get("prefix") or "",
@@ -30,7 +32,6 @@ async def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     return Reply(200, wire.topic_page(page))
 
 
-async def delete_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+def delete_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     result = ctx.engine.delete_topic(req.path["topic"], if_empty=req.query.get("if_empty", False))
-    perf = await await_ack(result.wait)
-    return Reply(200, wire.topic_deleted(result), perf)
+    return after_ack(result.wait, 200, wire.topic_deleted(result))

@@ -1,0 +1,326 @@
+/* topics_engine._codec — the record codec's hot loop in C.
+ *
+ * encode_records(first_seq, ts, datas, tags, nodes, metas, limits) encodes a write's records
+ * into their wire form in one pass over exact-size buffers:
+ *
+ *     {"$seq":S,"$ts":T[,"$node":N][,"$tag":G],"data":D[,"meta":M]}   joined by ","
+ *
+ * datas/metas items are bytes-like JSON values (bytes, msgspec.Raw, memoryview) copied
+ * verbatim; tags/nodes items are str (JSON-escaped like orjson: \" \\ \b \f \n \r \t, other
+ * control characters as \u00XX, everything else as UTF-8). tags/nodes/metas may be None (no
+ * record has one) or lists holding None for records without one.
+ *
+ * Returns (blob, ends, data_at, tag_at, meta_at): blob is bytes; ends (u32), data_at (u16),
+ * tag_at (u16) and meta_at (u32) are native-order integer columns as bytes (tag_at/meta_at
+ * None when the respective list is None). ends[i] is the exclusive end of record i in blob.
+ *
+ * limits = (max_record_bytes, max_meta_bytes, max_tag_bytes, max_node_bytes): data+meta, meta,
+ * tag and node (UTF-8 bytes). The first record over a limit is reported instead of encoded: the
+ * call returns (index, field, size, limit) with field one of "tag", "node", "meta", "record"
+ * (checked in that order) — nothing is encoded then.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer data;
+    Py_buffer meta;
+    int has_meta;
+    const char *tag;
+    Py_ssize_t tag_len;
+    Py_ssize_t tag_json;
+    const char *node;
+    Py_ssize_t node_len;
+    Py_ssize_t node_json;
+} rec_t;
+
+/* JSON-escaped length of a UTF-8 string (without quotes). */
+static Py_ssize_t escaped_len(const char *s, Py_ssize_t n) {
+    Py_ssize_t out = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+            out += 2;
+        else if (c < 0x20)
+            out += 6;
+        else
+            out += 1;
+    }
+    return out;
+}
+
+static char *write_escaped(char *p, const char *s, Py_ssize_t n) {
+    static const char hex[] = "0123456789abcdef";
+    *p++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': *p++ = '\\'; *p++ = '"'; break;
+        case '\\': *p++ = '\\'; *p++ = '\\'; break;
+        case '\b': *p++ = '\\'; *p++ = 'b'; break;
+        case '\f': *p++ = '\\'; *p++ = 'f'; break;
+        case '\n': *p++ = '\\'; *p++ = 'n'; break;
+        case '\r': *p++ = '\\'; *p++ = 'r'; break;
+        case '\t': *p++ = '\\'; *p++ = 't'; break;
+        default:
+            if (c < 0x20) {
+                *p++ = '\\'; *p++ = 'u'; *p++ = '0'; *p++ = '0';
+                *p++ = hex[c >> 4]; *p++ = hex[c & 15];
+            } else {
+                *p++ = (char)c;
+            }
+        }
+    }
+    *p++ = '"';
+    return p;
+}
+
+static int u64_digits(uint64_t v) {
+    int d = 1;
+    while (v >= 10) { v /= 10; d++; }
+    return d;
+}
+
+static char *write_u64(char *p, uint64_t v) {
+    char tmp[24];
+    int n = 0;
+    do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (n) *p++ = tmp[--n];
+    return p;
+}
+
+static int i64_len(int64_t v) {
+    return v < 0 ? 1 + u64_digits((uint64_t)(-(v + 1)) + 1) : u64_digits((uint64_t)v);
+}
+
+static char *write_i64(char *p, int64_t v) {
+    if (v < 0) { *p++ = '-'; return write_u64(p, (uint64_t)(-(v + 1)) + 1); }
+    return write_u64(p, (uint64_t)v);
+}
+
+static const char K_SEQ[] = "{\"$seq\":";
+static const char K_TS[] = ",\"$ts\":";
+static const char K_NODE[] = ",\"$node\":";
+static const char K_TAG[] = ",\"$tag\":";
+static const char K_DATA[] = ",\"data\":";
+static const char K_META[] = ",\"meta\":";
+#define KLEN(k) ((Py_ssize_t)(sizeof(k) - 1))
+
+static void release(rec_t *recs, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (recs[i].data.obj) PyBuffer_Release(&recs[i].data);
+        if (recs[i].has_meta) PyBuffer_Release(&recs[i].meta);
+    }
+    PyMem_Free(recs);
+}
+
+/* The str item of an optional list, as UTF-8; 0 on success (NULL out for None), -1 on error. */
+static int optional_str(PyObject *list, Py_ssize_t i, const char **out, Py_ssize_t *len) {
+    *out = NULL;
+    *len = 0;
+    if (list == Py_None) return 0;
+    PyObject *item = PyList_GET_ITEM(list, i);
+    if (item == Py_None) return 0;
+    if (!PyUnicode_Check(item)) {
+        PyErr_SetString(PyExc_TypeError, "tags and nodes must be str or None");
+        return -1;
+    }
+    *out = PyUnicode_AsUTF8AndSize(item, len);
+    return *out ? 0 : -1;
+}
+
+static PyObject *encode_records(PyObject *self, PyObject *args) {
+    unsigned long long first_seq;
+    long long ts;
+    PyObject *datas, *tags, *nodes, *metas;
+    Py_ssize_t max_record, max_meta, max_tag, max_node;
+    if (!PyArg_ParseTuple(args, "KLO!OOO(nnnn)", &first_seq, &ts, &PyList_Type, &datas, &tags, &nodes,
+                          &metas, &max_record, &max_meta, &max_tag, &max_node))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(datas);
+    if (n == 0) {
+        PyErr_SetString(PyExc_ValueError, "no records");
+        return NULL;
+    }
+    PyObject *lists[3] = {tags, nodes, metas};
+    for (int k = 0; k < 3; k++) {
+        if (lists[k] != Py_None && (!PyList_Check(lists[k]) || PyList_GET_SIZE(lists[k]) != n)) {
+            PyErr_SetString(PyExc_TypeError, "tags, nodes and metas must be None or lists as long as datas");
+            return NULL;
+        }
+    }
+    rec_t *recs = PyMem_Calloc((size_t)n, sizeof(rec_t));
+    if (!recs) return PyErr_NoMemory();
+
+    Py_ssize_t total = 0;
+    int any_tag = tags != Py_None, any_meta = metas != Py_None;
+    int ts_len = i64_len(ts);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        rec_t *r = &recs[i];
+        if (PyObject_GetBuffer(PyList_GET_ITEM(datas, i), &r->data, PyBUF_SIMPLE) < 0) goto fail;
+        if (any_meta) {
+            PyObject *m = PyList_GET_ITEM(metas, i);
+            if (m != Py_None) {
+                if (PyObject_GetBuffer(m, &r->meta, PyBUF_SIMPLE) < 0) goto fail;
+                r->has_meta = 1;
+            }
+        }
+        if (optional_str(tags, i, &r->tag, &r->tag_len) < 0) goto fail;
+        if (optional_str(nodes, i, &r->node, &r->node_len) < 0) goto fail;
+        Py_ssize_t meta_len = r->has_meta ? r->meta.len : 0;
+        const char *field = NULL;
+        Py_ssize_t size = 0, limit = 0;
+        if (r->tag && r->tag_len > max_tag) {
+            field = "tag"; size = r->tag_len; limit = max_tag;
+        } else if (r->node && r->node_len > max_node) {
+            field = "node"; size = r->node_len; limit = max_node;
+        } else if (r->has_meta && meta_len > max_meta) {
+            field = "meta"; size = meta_len; limit = max_meta;
+        } else if (r->data.len + meta_len > max_record) {
+            field = "record"; size = r->data.len + meta_len; limit = max_record;
+        }
+        if (field) {
+            release(recs, n);
+            return Py_BuildValue("(nsnn)", i, field, size, limit);
+        }
+        Py_ssize_t len = KLEN(K_SEQ) + u64_digits(first_seq + (uint64_t)i) + KLEN(K_TS) + ts_len + KLEN(K_DATA)
+                         + r->data.len + 1;
+        if (r->node) {
+            r->node_json = escaped_len(r->node, r->node_len) + 2;
+            len += KLEN(K_NODE) + r->node_json;
+        }
+        if (r->tag) {
+            r->tag_json = escaped_len(r->tag, r->tag_len) + 2;
+            len += KLEN(K_TAG) + r->tag_json;
+        }
+        if (r->has_meta) len += KLEN(K_META) + meta_len;
+        total += len + (i ? 1 : 0);
+    }
+
+    PyObject *blob = PyBytes_FromStringAndSize(NULL, total);
+    PyObject *ends = PyBytes_FromStringAndSize(NULL, n * 4);
+    PyObject *data_at = PyBytes_FromStringAndSize(NULL, n * 2);
+    PyObject *tag_at = any_tag ? PyBytes_FromStringAndSize(NULL, n * 2) : (Py_INCREF(Py_None), Py_None);
+    PyObject *meta_at = any_meta ? PyBytes_FromStringAndSize(NULL, n * 4) : (Py_INCREF(Py_None), Py_None);
+    if (!blob || !ends || !data_at || !tag_at || !meta_at) {
+        Py_XDECREF(blob); Py_XDECREF(ends); Py_XDECREF(data_at); Py_XDECREF(tag_at); Py_XDECREF(meta_at);
+        goto fail;
+    }
+    char *base = PyBytes_AS_STRING(blob), *p = base;
+    uint32_t *e = (uint32_t *)PyBytes_AS_STRING(ends);
+    uint16_t *d = (uint16_t *)PyBytes_AS_STRING(data_at);
+    uint16_t *t = any_tag ? (uint16_t *)PyBytes_AS_STRING(tag_at) : NULL;
+    uint32_t *m = any_meta ? (uint32_t *)PyBytes_AS_STRING(meta_at) : NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        rec_t *r = &recs[i];
+        if (i) *p++ = ',';
+        char *start = p;
+        memcpy(p, K_SEQ, KLEN(K_SEQ)); p += KLEN(K_SEQ);
+        p = write_u64(p, first_seq + (uint64_t)i);
+        memcpy(p, K_TS, KLEN(K_TS)); p += KLEN(K_TS);
+        p = write_i64(p, ts);
+        if (r->node) {
+            memcpy(p, K_NODE, KLEN(K_NODE)); p += KLEN(K_NODE);
+            p = write_escaped(p, r->node, r->node_len);
+        }
+        if (t) t[i] = r->tag ? (uint16_t)(p - start) : 0;
+        if (r->tag) {
+            memcpy(p, K_TAG, KLEN(K_TAG)); p += KLEN(K_TAG);
+            p = write_escaped(p, r->tag, r->tag_len);
+        }
+        d[i] = (uint16_t)(p - start);
+        memcpy(p, K_DATA, KLEN(K_DATA)); p += KLEN(K_DATA);
+        memcpy(p, r->data.buf, (size_t)r->data.len); p += r->data.len;
+        if (m) m[i] = r->has_meta ? (uint32_t)(p - start) : 0;
+        if (r->has_meta) {
+            memcpy(p, K_META, KLEN(K_META)); p += KLEN(K_META);
+            memcpy(p, r->meta.buf, (size_t)r->meta.len); p += r->meta.len;
+        }
+        *p++ = '}';
+        e[i] = (uint32_t)(p - base);
+    }
+    release(recs, n);
+    if (p - base != total) {
+        Py_DECREF(blob); Py_DECREF(ends); Py_DECREF(data_at); Py_DECREF(tag_at); Py_DECREF(meta_at);
+        PyErr_SetString(PyExc_SystemError, "record codec size mismatch");
+        return NULL;
+    }
+    return Py_BuildValue("(NNNNN)", blob, ends, data_at, tag_at, meta_at);
+
+fail:
+    release(recs, n);
+    return NULL;
+}
+
+/* columns(records, batch_node, absent, encode_meta) -> (datas, tags, nodes, metas)
+ *
+ * Splits decoded record objects (attributes data, tag, node, meta; ``absent`` marks a field
+ * the request did not set) into the codec's columns: tags/nodes/metas are None when no record
+ * has one, else lists with None for records without one. A record without a node gets
+ * ``batch_node`` (None: none). meta objects are turned into JSON bytes by ``encode_meta``.
+ */
+static PyObject *columns(PyObject *self, PyObject *args) {
+    PyObject *records, *batch_node, *absent, *encode_meta;
+    if (!PyArg_ParseTuple(args, "O!OOO", &PyList_Type, &records, &batch_node, &absent, &encode_meta))
+        return NULL;
+    static PyObject *s_data, *s_tag, *s_node, *s_meta;
+    if (!s_data) {
+        s_data = PyUnicode_InternFromString("data");
+        s_tag = PyUnicode_InternFromString("tag");
+        s_node = PyUnicode_InternFromString("node");
+        s_meta = PyUnicode_InternFromString("meta");
+        if (!s_data || !s_tag || !s_node || !s_meta) return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(records);
+    PyObject *datas = PyList_New(n), *tags = PyList_New(n), *nodes = PyList_New(n), *metas = PyList_New(n);
+    int any_tag = 0, any_node = batch_node != Py_None, any_meta = 0;
+    if (!datas || !tags || !nodes || !metas) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *r = PyList_GET_ITEM(records, i);
+        PyObject *v = PyObject_GetAttr(r, s_data);
+        if (!v) goto fail;
+        PyList_SET_ITEM(datas, i, v);
+        v = PyObject_GetAttr(r, s_tag);
+        if (!v) goto fail;
+        if (v == absent || v == Py_None) { Py_DECREF(v); Py_INCREF(Py_None); v = Py_None; } else any_tag = 1;
+        PyList_SET_ITEM(tags, i, v);
+        v = PyObject_GetAttr(r, s_node);
+        if (!v) goto fail;
+        if (v == absent || v == Py_None) { Py_DECREF(v); Py_INCREF(batch_node); v = batch_node; } else any_node = 1;
+        PyList_SET_ITEM(nodes, i, v);
+        v = PyObject_GetAttr(r, s_meta);
+        if (!v) goto fail;
+        if (v == absent || v == Py_None) {
+            Py_DECREF(v); Py_INCREF(Py_None); v = Py_None;
+        } else {
+            PyObject *encoded = PyObject_CallOneArg(encode_meta, v);
+            Py_DECREF(v);
+            if (!encoded) goto fail;
+            v = encoded;
+            any_meta = 1;
+        }
+        PyList_SET_ITEM(metas, i, v);
+    }
+    if (!any_tag) { Py_DECREF(tags); Py_INCREF(Py_None); tags = Py_None; }
+    if (!any_node) { Py_DECREF(nodes); Py_INCREF(Py_None); nodes = Py_None; }
+    if (!any_meta) { Py_DECREF(metas); Py_INCREF(Py_None); metas = Py_None; }
+    return Py_BuildValue("(NNNN)", datas, tags, nodes, metas);
+fail:
+    Py_XDECREF(datas); Py_XDECREF(tags); Py_XDECREF(nodes); Py_XDECREF(metas);
+    return NULL;
+}
+
+static PyMethodDef methods[] = {
+    {"columns", columns, METH_VARARGS,
+     "columns(records, batch_node, absent, encode_meta) -> (datas, tags, nodes, metas)"},
+    {"encode_records", encode_records, METH_VARARGS,
+     "encode_records(first_seq, ts, datas, tags, nodes, metas, limits) -> "
+     "(blob, ends, data_at, tag_at, meta_at) or (index, field, size, limit)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_codec", "The record codec hot loop.", -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__codec(void) { return PyModule_Create(&module); }

@@ -1,0 +1,22 @@
+"""Type stub for the C record codec (``_codec.c``)."""
+
+from collections.abc import Callable
+from typing import Any
+
+def encode_records(
+    first_seq: int,
+    ts: int,
+    datas: list[bytes],
+    tags: list[str | None] | None,
+    nodes: list[str | None] | None,
+    metas: list[bytes | None] | None,
+    limits: tuple[int, int, int, int],
+    /,
+) -> tuple[bytes, bytes, bytes, bytes | None, bytes | None] | tuple[int, str, int, int]: ...
+def columns(
+    records: list[Any],
+    batch_node: str | None,
+    absent: object,
+    encode_meta: Callable[[Any], bytes],
+    /,
+) -> tuple[list[bytes], list[str | None] | None, list[str | None] | None, list[bytes | None] | None]: ...

@@ -1,0 +1,337 @@
+"""Request bodies: decoded and validated in one pass by msgspec types compiled from the spec.
+
+Each operation's request-body schema (``openapi/v0.yaml``, JSON Schema 2020-12) is compiled at
+start-up into a msgspec type — objects become ``Struct`` types (closed when the schema sets
+``additionalProperties: false``; absent fields are :data:`msgspec.UNSET`), strings keep their
+length/pattern/enum constraints, arrays their item counts, unions their members — plus
+*post-checks* for the constraints msgspec cannot express:
+
+* ``integer``: JSON Schema counts ``5.0`` as an integer and allows any magnitude, so integers
+  decode as ``int | float``; the post-check rejects fractions and non-finite values, applies
+  ``minimum``/``maximum`` (u64 bounds included) and stores the ``int``.
+* a value with no ``type`` (a record's ``data``) decodes as :class:`msgspec.Raw`: its JSON bytes
+  exactly as sent (validated as JSON, never re-encoded — stored verbatim).
+* an ``object`` without ``properties`` (a record's ``meta``) decodes as ``dict[str, Raw]``
+  (``maxProperties`` enforced by msgspec): its values stay verbatim.
+
+A keyword the compiler does not know fails start-up, so the spec can never say more than the
+server checks. Validation errors become ``400 invalid_request`` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Union
+
+import msgspec
+from topics_engine.errors import InvalidRequest
+
+from .errors import PayloadTooLarge
+
+Check = Callable[[Any, str], Any]
+"""A post-check: ``(value, where) -> value`` (possibly converted); raises InvalidRequest."""
+
+_IGNORED = {"description", "title", "examples", "example", "deprecated", "$comment", "default", "components"}
+_HANDLED = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "oneOf",
+    "anyOf",
+    "maxProperties",
+    "$ref",
+}
+
+
+class UnsupportedSchema(Exception):
+    """The spec uses a JSON Schema keyword the body compiler does not implement."""
+
+
+@dataclass(slots=True)
+class Compiled:
+    type: Any
+    check: Check | None = None
+
+
+class BodyCompiler:
+    """Compiles schemas of one OpenAPI document; ``$ref`` targets compile once and are shared."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self._refs: dict[str, Compiled] = {}
+        self._counter = 0
+
+    def compile(self, schema: dict[str, Any], name: str = "Body") -> Compiled:
+        unknown = set(schema) - _HANDLED - _IGNORED
+        if unknown:
+            raise UnsupportedSchema(f"{name}: unsupported schema keywords {sorted(unknown)}")
+        if "$ref" in schema:
+            compiled: Compiled = self._ref(schema["$ref"])
+            return compiled
+        if "oneOf" in schema or "anyOf" in schema:
+            return self._union(schema.get("oneOf") or schema["anyOf"], name)
+        if "const" in schema:
+            return Compiled(Literal[schema["const"]])
+        types = schema.get("type")
+        if isinstance(types, list):
+            members = [self.compile({**schema, "type": t}, name) for t in types]
+            return self._merge(members)
+        if types is None:
+            return Compiled(msgspec.Raw)
+        if "enum" in schema:
+            return Compiled(Literal[tuple(schema["enum"])])
+        kind: Callable[[dict[str, Any], str], Compiled] = getattr(self, f"_{types}")
+        return kind(schema, name)
+
+    # -- kinds --------------------------------------------------------------------------------
+
+    def _ref(self, ref: str) -> Compiled:
+        if ref not in self._refs:
+            node: Any = self.document
+            for part in ref.removeprefix("#/").split("/"):
+                node = node[part]
+            self._refs[ref] = self.compile(node, ref.rsplit("/", 1)[-1])
+        return self._refs[ref]
+
+    def _union(self, options: list[dict[str, Any]], name: str) -> Compiled:
+        return self._merge([self.compile(o, name) for o in options])
+
+    def _merge(self, members: list[Compiled]) -> Compiled:
+        checks = [m.check for m in members if m.check is not None]
+        if len(checks) > 1:
+            raise UnsupportedSchema("a union may have at most one member that needs a post-check")
+        return Compiled(Union[tuple(m.type for m in members)], checks[0] if checks else None)  # noqa: UP007
+
+    def _null(self, schema: dict[str, Any], name: str) -> Compiled:
+        return Compiled(None)
+
+    def _boolean(self, schema: dict[str, Any], name: str) -> Compiled:
+        return Compiled(bool)
+
+    def _string(self, schema: dict[str, Any], name: str) -> Compiled:
+        meta = {}
+        if "minLength" in schema:
+            meta["min_length"] = schema["minLength"]
+        if "maxLength" in schema:
+            meta["max_length"] = schema["maxLength"]
+        if "pattern" in schema:
+            meta["pattern"] = schema["pattern"]
+        return Compiled(Annotated[str, msgspec.Meta(**meta)] if meta else str)
+
+    def _integer(self, schema: dict[str, Any], name: str) -> Compiled:
+        low, high = schema.get("minimum"), schema.get("maximum")
+
+        def check(value: Any, where: str) -> Any:
+            if not isinstance(value, int | float):  # another member of a union (null)
+                return value
+            if isinstance(value, float):
+                if not math.isfinite(value) or not value.is_integer():
+                    raise _invalid(where, "must be a whole number", value)
+                value = int(value)
+            if low is not None and value < low:
+                raise _invalid(where, f"must be at least {low}", value)
+            if high is not None and value > high:
+                raise _invalid(where, f"must be at most {high}", value)
+            return int(value)
+
+        return Compiled(Union[int, float], check)  # noqa: UP007
+
+    def _array(self, schema: dict[str, Any], name: str) -> Compiled:
+        meta = {}
+        if "minItems" in schema:
+            meta["min_length"] = schema["minItems"]
+        if "maxItems" in schema:
+            meta["max_length"] = schema["maxItems"]
+        if "prefixItems" in schema:
+            prefix = [self.compile(s, name) for s in schema["prefixItems"]]
+            if (
+                any(p.check for p in prefix)
+                or meta.get("min_length") != len(prefix)
+                or meta.get("max_length") != len(prefix)
+            ):
+                raise UnsupportedSchema(f"{name}: prefixItems only as a fixed-size tuple")
+            return Compiled(tuple[tuple(p.type for p in prefix)])  # type: ignore[misc]
+        item = self.compile(schema.get("items", {}), f"{name}Item")
+        list_type = list[item.type]  # type: ignore[name-defined]
+        typ = Annotated[list_type, msgspec.Meta(**meta)] if meta else list_type
+        if item.check is None:
+            return Compiled(typ)
+        item_check = item.check
+
+        def check(value: list[Any], where: str) -> list[Any]:
+            for i, v in enumerate(value):
+                value[i] = item_check(v, f"{where}[{i}]")
+            return value
+
+        return Compiled(typ, check)
+
+    def _object(self, schema: dict[str, Any], name: str) -> Compiled:
+        properties = schema.get("properties")
+        if properties is None:
+            return self._opaque_object(schema, name)
+        required = set(schema.get("required", ()))
+        fields: list[tuple[Any, ...]] = []
+        checks: list[tuple[str, Check]] = []
+        for prop, sub in properties.items():
+            compiled = self.compile(sub, f"{name}.{prop}")
+            attr = _identifier(prop)
+            if prop in required:
+                fields.append((attr, compiled.type))
+            else:
+                fields.append((attr, Union[compiled.type, msgspec.UnsetType], msgspec.UNSET))  # noqa: UP007
+            if compiled.check is not None:
+                checks.append((attr, compiled.check))
+        fields.sort(key=len)  # required fields (no default) first
+        renames = {_identifier(p): p for p in properties if _identifier(p) != p}
+        struct = msgspec.defstruct(
+            schema.get("title", name).replace(".", "_"),
+            fields,
+            forbid_unknown_fields=schema.get("additionalProperties") is False,
+            rename=renames or None,
+        )
+        if not checks:
+            return Compiled(struct)
+
+        def check(value: Any, where: str) -> Any:
+            for attr, field_check in checks:
+                current = getattr(value, attr)
+                if current is not msgspec.UNSET:
+                    setattr(value, attr, field_check(current, _join(where, renames.get(attr, attr))))
+            return value
+
+        return Compiled(struct, check)
+
+    def _opaque_object(self, schema: dict[str, Any], name: str) -> Compiled:
+        """An object with no declared properties (a record's ``meta``): its values stay raw
+        JSON; ``maxProperties`` is enforced while decoding."""
+        typ: Any = dict[str, msgspec.Raw]
+        if "maxProperties" in schema:
+            typ = Annotated[typ, msgspec.Meta(max_length=schema["maxProperties"])]
+        return Compiled(typ)
+
+
+def _identifier(prop: str) -> str:
+    name = re.sub(r"\W", "_", prop)
+    return f"f_{name}" if not name or name[0].isdigit() or name in ("from", "in", "class") else name
+
+
+def _join(where: str, field: str) -> str:
+    return f"{where}.{field}" if where else field
+
+
+def _invalid(where: str, problem: str, value: Any) -> InvalidRequest:
+    field = where or "body"
+    return InvalidRequest(f"{field} {problem}", {"field": field, "value": _json_safe(value)})
+
+
+def _json_safe(value: Any) -> Any:
+    """Integers beyond 64 bits are echoed as strings (orjson renders at most 64-bit ints)."""
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        return str(value)
+    return value
+
+
+class BodyDecoder:
+    """Decodes and validates one operation's request body (bytes -> msgspec value)."""
+
+    def __init__(self, compiled: Compiled) -> None:
+        self._decoder = msgspec.json.Decoder(compiled.type)
+        self._check = compiled.check
+
+    def decode(self, raw: bytes) -> Any:
+        try:
+            value = self._decoder.decode(raw)
+        except msgspec.ValidationError as err:
+            raise validation_error(str(err)) from None
+        except msgspec.DecodeError as err:
+            raise InvalidRequest(f"request body is not valid JSON: {err}", {"field": "body"}) from None
+        if self._check is not None:
+            value = self._check(value, "")
+        return value
+
+
+class ValueValidator:
+    """Validates an already-decoded value (a path, query or header parameter). Valid strings
+    are remembered (a topic name is checked against its pattern once, not per request)."""
+
+    def __init__(self, compiled: Compiled, name: str) -> None:
+        self._type = compiled.type
+        self._check = compiled.check
+        self._name = name
+        self._valid: dict[str, Any] = {}
+
+    def validate(self, value: Any) -> Any:
+        if type(value) is str:
+            known = self._valid.get(value)
+            if known is not None:
+                return known
+            checked = self._validate(value)
+            if len(self._valid) >= 4096:
+                self._valid.clear()
+            self._valid[value] = checked
+            return checked
+        return self._validate(value)
+
+    def _validate(self, value: Any) -> Any:
+        try:
+            value = msgspec.convert(value, self._type)
+        except msgspec.ValidationError as err:
+            raise InvalidRequest(
+                f"parameter {self._name}: {_AT.sub('', str(err))}",
+                {"field": self._name, "value": _json_safe(value)},
+            ) from None
+        if self._check is not None:
+            value = self._check(value, self._name)
+        return value
+
+
+_AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+
+
+def validation_error(message: str) -> InvalidRequest:
+    """msgspec's ``Expected `int`, got `str` - at `$.records[0].tag``` -> 400 with the field."""
+    match = _AT.search(message)
+    path = match.group("path").lstrip(".") if match else ""
+    problem = _AT.sub("", message)
+    unknown = re.match(r"Object contains unknown field `(?P<name>[^`]+)`", problem)
+    if unknown:
+        path = _join(path, unknown.group("name"))
+        problem = "is not a known field"
+    field = path or "body"
+    return InvalidRequest(f"{field}: {problem}", {"field": field})
+
+
+def fields_set(value: Any) -> dict[str, Any]:
+    """The fields of a decoded struct that the request set (``UNSET`` ones dropped), under
+    their wire names, nested structs included — e.g. a topic config for ``resolve_config``."""
+    if not isinstance(value, msgspec.Struct):
+        return value  # type: ignore[no-any-return]
+    out: dict[str, Any] = {}
+    renames = getattr(type(value), "__struct_encode_fields__", value.__struct_fields__)
+    for attr, wire in zip(value.__struct_fields__, renames, strict=True):
+        v = getattr(value, attr)
+        if v is not msgspec.UNSET:
+            out[wire] = fields_set(v)
+    return out
+
+
+def too_large(limit: int) -> PayloadTooLarge:
+    return PayloadTooLarge(
+        f"request body exceeds {limit} bytes (TOPICS_MAX_BODY_BYTES); split the write",
+        {"max_bytes": limit},
+    )

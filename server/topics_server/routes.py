@@ -1,0 +1,129 @@
+"""The route table, built by connexion from the OpenAPI document and compiled into one matcher.
+
+connexion walks the spec (``AbstractRoutingAPI``): every path and method becomes an operation,
+its ``operationId`` resolved to a handler (start-up fails if one has none), its parameters and
+body schema resolved. :class:`RouteTable` compiles each operation's validator once and indexes
+the path templates in a segment trie, so matching a request costs one dict lookup per path
+segment — no per-route regular expressions, no middleware stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from connexion.middleware.abstract import AbstractRoutingAPI
+from connexion.operations import AbstractOperation
+from connexion.resolver import Resolver
+from connexion.spec import Specification
+from topics_engine.errors import NotFound
+
+from .bodies import BodyCompiler
+from .errors import MethodNotAllowed
+from .validation import OperationValidator
+
+Handler = Callable[..., Any]
+_CACHE_SIZE = 4096
+
+
+@dataclass(slots=True)
+class Operation:
+    operation_id: str
+    handler: Handler
+    validator: OperationValidator
+    security: list[dict[str, list[str]]]
+
+
+@dataclass
+class _Node:
+    literal: dict[str, _Node] = field(default_factory=dict)
+    param: tuple[str, _Node] | None = None
+    methods: dict[str, Operation] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    operation: Operation
+    path_params: dict[str, str]
+    """Raw (percent-decoded, not yet validated) path parameters; shared: never mutated."""
+
+
+class RouteTable(AbstractRoutingAPI[Operation]):
+    """Every operation of the spec, matched by method and path."""
+
+    def __init__(
+        self, specification: Specification, *, handlers: dict[str, Handler], max_body_bytes: int
+    ) -> None:
+        self._root = _Node()
+        self._cache: dict[tuple[str, str], Match] = {}
+        self.operations: dict[str, Operation] = {}
+        self._compiler = BodyCompiler(specification.raw)
+        self._max_body_bytes = max_body_bytes
+        super().__init__(specification, resolver=Resolver(function_resolver=lambda op_id: handlers[op_id]))
+
+    def make_operation(self, operation: AbstractOperation) -> Operation:
+        security = operation.security if operation.security is not None else []
+        return Operation(
+            operation.operation_id,
+            operation.function,
+            OperationValidator(operation, self._compiler, self._max_body_bytes),
+            list(security),
+        )
+
+    @staticmethod
+    def _framework_path_and_name(operation: AbstractOperation, path: str) -> tuple[str, str]:
+        return path, operation.operation_id
+
+    def _add_operation_internal(
+        self, method: str, path: str, operation: Operation, name: str | None = None
+    ) -> None:
+        node = self._root
+        for segment in path.strip("/").split("/"):
+            if segment.startswith("{") and segment.endswith("}"):
+                if node.param is None:
+                    node.param = (segment[1:-1], _Node())
+                node = node.param[1]
+            else:
+                node = node.literal.setdefault(segment, _Node())
+        node.methods[method.upper()] = operation
+        self.operations[operation.operation_id] = operation
+
+    def match(self, method: str, path: str) -> Match:
+        """The operation for ``method path``: 404 ``not_found`` for an unknown path, 405
+        ``method_not_allowed`` (with ``detail.allowed``) for a known path and another method.
+        Recent matches are remembered (clients hit the same few topics over and over)."""
+        key = (method, path)
+        match = self._cache.get(key)
+        if match is None:
+            match = self._match(method, path)
+            if len(self._cache) >= _CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = match
+        return match
+
+    def _match(self, method: str, path: str) -> Match:
+        node = self._root
+        params: dict[str, str] = {}
+        for raw in path.strip("/").split("/"):
+            child = node.literal.get(raw)
+            if child is None and node.param is not None and raw:
+                name, child = node.param
+                params[name] = unquote(raw)
+            if child is None:
+                raise NotFound(
+                    f"no route for {method} {path}; see the /v0 API reference",
+                    {"method": method, "path": path},
+                )
+            node = child
+        operation = node.methods.get(method)
+        if operation is None:
+            if not node.methods:
+                raise NotFound(f"no route for {method} {path}", {"method": method, "path": path})
+            allowed = sorted(node.methods)
+            raise MethodNotAllowed(
+                f"{method} is not allowed on {path}; use {', '.join(allowed)}",
+                {"method": method, "allowed": allowed},
+            )
+        return Match(operation, params)
