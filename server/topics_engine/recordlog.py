@@ -16,11 +16,11 @@ Liveness
     chunk-granular in memory, exact in counts).
 
 Appends
-    A write becomes one chunk. Small chunks at the tail merge like a binary counter: while the
-    last chunk holds at least as many records as the one before it (consecutive seqs, nothing
-    deleted), is small and both fit in :data:`MERGE_MAX_BYTES`, they become one new batch (the old ones are
-    never mutated — readers and the segment thread may hold them). Single-record writes thus end
-    up in chunks of hundreds of records, each record copied O(log n) times.
+    A write becomes one chunk. Small writes merge in tiers: when the last :data:`MERGE_FANOUT`
+    chunks are all of one tier (a small write is tier 0), hold consecutive seqs with nothing
+    deleted and fit in :data:`MERGE_MAX_BYTES`, they become one new batch of the next tier (the
+    old ones are never mutated — readers and the segment thread may hold them). Single-record
+    writes thus end up in chunks of hundreds of records; each record is copied about twice.
 
 Every record here has ``seq <= head_seq``; ``head_seq`` may exceed the last stored seq.
 """
@@ -35,19 +35,23 @@ from dataclasses import dataclass
 from .records import Record, record_bytes
 from .storage.formats import RecordBatch
 
-MERGE_MAX_BYTES = 16 << 10
-"""Tail chunks merge while the result stays below this size ..."""
+MERGE_FANOUT = 16
+MERGE_MAX_BYTES = 64 << 10
+"""Chunks merge only while the result stays below this size ..."""
 MERGE_SMALL_BYTES = 4 << 10
-"""... and only when the newest one is smaller than this (large writes are chunks already)."""
+"""... and only writes smaller than this merge at all (larger writes are chunks already)."""
+_NEVER = 1 << 30
+"""The tier of a chunk that never merges."""
 
 
 class _Chunk:
-    __slots__ = ("batch", "first_seq", "count", "front", "dead", "live", "live_bytes")
+    __slots__ = ("batch", "first_seq", "count", "front", "dead", "live", "live_bytes", "tier")
 
-    def __init__(self, batch: RecordBatch) -> None:
+    def __init__(self, batch: RecordBatch, tier: int = _NEVER) -> None:
         self.batch = batch
         self.first_seq = batch.first_seq
         self.count = batch.count
+        self.tier = tier
         self.front = 0
         self.dead: bytearray | None = None
         self.live = batch.count
@@ -177,29 +181,28 @@ class RecordLog:
         if batch.first_seq <= self.head_seq:
             batch = slice_batch(batch, self.head_seq + 1 - batch.first_seq)
         self.head_seq = batch.last_seq
-        self._chunks.append(_Chunk(batch))
+        self._chunks.append(_Chunk(batch, 0 if len(batch.blob) < MERGE_SMALL_BYTES else _NEVER))
         self._firsts.append(batch.first_seq)
         self._merge_tail()
         return batch.count, len(batch.blob) + 1
 
     def _merge_tail(self) -> None:
         chunks = self._chunks
-        while len(chunks) >= 2:
-            a, b = chunks[-2], chunks[-1]
-            if (
-                b.count < a.count
-                or len(b.batch.blob) >= MERGE_SMALL_BYTES
-                or a.first_seq + a.count != b.first_seq
-                or len(a.batch.blob) + len(b.batch.blob) >= MERGE_MAX_BYTES
-                or a.dead is not None
-                or b.dead is not None
-                or a.front
-                or b.front
-            ):
+        while len(chunks) >= MERGE_FANOUT:
+            tier = chunks[-1].tier
+            if tier == _NEVER or chunks[-MERGE_FANOUT].tier != tier:
                 return
-            merged = _Chunk(merge_batches(a.batch, b.batch))
-            chunks[-2:] = [merged]
-            del self._firsts[-1]
+            tail = chunks[-MERGE_FANOUT:]
+            expected, size = tail[0].first_seq, 0
+            for c in tail:
+                if c.tier != tier or c.first_seq != expected or c.dead is not None or c.front:
+                    return
+                expected += c.count
+                size += len(c.batch.blob) + 1
+            if size > MERGE_MAX_BYTES:
+                return
+            chunks[-MERGE_FANOUT:] = [_Chunk(merge_batches([c.batch for c in tail]), tier + 1)]
+            del self._firsts[-(MERGE_FANOUT - 1) :]
 
     def skip_to(self, seq: int) -> None:
         """The head moves to ``seq`` without records (recovery: seqs that may have been handed
@@ -492,43 +495,51 @@ def slice_batch(batch: RecordBatch, i: int) -> RecordBatch:
     )
 
 
-def merge_batches(a: RecordBatch, b: RecordBatch) -> RecordBatch:
-    """``b`` appended to ``a`` (consecutive seqs) as one batch."""
-    shift = len(a.blob) + 1
-    ends = array("I", a.ends)
-    ends.extend(e + shift for e in b.ends)
-    runs = list(a.ts_runs)
-    for at, ts in b.ts_runs:
-        if ts != runs[-1][1]:
-            runs.append((at + a.count, ts))
+def merge_batches(batches: list[RecordBatch]) -> RecordBatch:
+    """Batches of consecutive seqs as one batch."""
+    first = batches[0]
+    ends = array("I", first.ends)
+    data_at = array("H", first.data_at)
+    runs = list(first.ts_runs)
+    shift, offset = len(first.blob) + 1, first.count
+    for b in batches[1:]:
+        ends.extend([e + shift for e in b.ends])
+        data_at.extend(b.data_at)
+        for at, ts in b.ts_runs:
+            if ts != runs[-1][1]:
+                runs.append((at + offset, ts))
+        shift += len(b.blob) + 1
+        offset += b.count
+    counts = [b.count for b in batches]
     return RecordBatch(
-        a.first_seq,
-        a.blob + b"," + b.blob,
+        first.first_seq,
+        b",".join([b.blob for b in batches]),
         ends,
-        a.data_at + b.data_at,
+        data_at,
         runs,
-        _concat_arrays(a.tag_at, b.tag_at, a.count, b.count, "H"),
-        _concat_lists(a.tags, b.tags, a.count, b.count),
-        _concat_lists(a.nodes, b.nodes, a.count, b.count),
-        _concat_arrays(a.meta_at, b.meta_at, a.count, b.count, "I"),
+        _concat_arrays([b.tag_at for b in batches], counts, "H"),
+        _concat_lists([b.tags for b in batches], counts),
+        _concat_lists([b.nodes for b in batches], counts),
+        _concat_arrays([b.meta_at for b in batches], counts, "I"),
     )
 
 
-def _concat_arrays(
-    x: array[int] | None, y: array[int] | None, nx: int, ny: int, typecode: str
-) -> array[int] | None:
-    if x is None and y is None:
+def _concat_arrays(columns: list[array[int] | None], counts: list[int], typecode: str) -> array[int] | None:
+    if all(c is None for c in columns):
         return None
-    return (x if x is not None else array(typecode, bytes(nx * array(typecode).itemsize))) + (
-        y if y is not None else array(typecode, bytes(ny * array(typecode).itemsize))
-    )
+    out = array(typecode)
+    for column, n in zip(columns, counts, strict=True):
+        if column is None:
+            out.extend([0] * n)
+        else:
+            out.extend(column)
+    return out
 
 
-def _concat_lists(
-    x: list[str | None] | None, y: list[str | None] | None, nx: int, ny: int
-) -> list[str | None] | None:
-    if x is None and y is None:
+def _concat_lists(columns: list[list[str | None] | None], counts: list[int]) -> list[str | None] | None:
+    if all(c is None for c in columns):
         return None
-    out: list[str | None] = list(x) if x is not None else [None] * nx
-    out.extend(y if y is not None else [None] * ny)
+    out: list[str | None] = []
+    for column, n in zip(columns, counts, strict=True):
+        out.extend(column if column is not None else [None] * n)
     return out

@@ -36,7 +36,7 @@ from topics_engine.errors import InvalidRequest
 
 from .app import Outcome, TopicsApp
 from .request import Request
-from .responses import Response
+from .responses import JSON_HEADERS, Response
 from .sse import SSE_HEADERS, StreamReply
 
 log = logging.getLogger("topics.http")
@@ -48,6 +48,17 @@ MAX_QUEUED = 32
 
 _REASONS = {s.value: s.phrase.encode() for s in http.HTTPStatus}
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+
+
+_JSON_HEADS: dict[int, bytes] = {}
+
+
+def _json_head(status: int) -> bytes:
+    head = _JSON_HEADS[status] = b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: " % (
+        status,
+        _REASONS.get(status, b""),
+    )
+    return head
 
 
 def _head(status: int, headers: list[tuple[bytes, bytes]], extra: bytes) -> bytes:
@@ -74,11 +85,8 @@ class HttpProtocol(asyncio.Protocol):
         self.task: asyncio.Task[None] | None = None
         self.write_paused = False
         self.drained: asyncio.Future[None] | None = None
-        self.idle: asyncio.TimerHandle | None = None
+        self.last_active = self.loop.time()
         self.reading_paused = False
-        self._reset()
-
-    def _reset(self) -> None:
         self.url = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.header_bytes = 0
@@ -96,13 +104,10 @@ class HttpProtocol(asyncio.Protocol):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.server.connections.add(self)
-        self._arm_idle()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.server.connections.discard(self)
-        if self.idle is not None:
-            self.idle.cancel()
         if self.task is not None and not self.task.done():
             self.task.cancel()
         if self.drained is not None and not self.drained.done():
@@ -110,9 +115,7 @@ class HttpProtocol(asyncio.Protocol):
             self.drained.exception()  # retrieved: nobody may be waiting
 
     def data_received(self, data: bytes) -> None:
-        if self.idle is not None:
-            self.idle.cancel()
-            self.idle = None
+        self.last_active = self.loop.time()
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
@@ -140,33 +143,26 @@ class HttpProtocol(asyncio.Protocol):
             self.transport.close()
         self.closed = True
 
-    def _arm_idle(self) -> None:
-        if self.idle is None and not self.busy and not self.closed:
-            self.idle = self.loop.call_later(KEEP_ALIVE_S, self.close)
+    def idle_for(self, now: float) -> float:
+        """Seconds since the connection last received bytes, 0 while a request is in hand."""
+        return 0.0 if self.busy or self.pending else now - self.last_active
 
-    # -- parser callbacks -------------------------------------------------------------------------
-
-    def on_message_begin(self) -> None:
-        self._reset()
-        self.started = time.perf_counter()
+    # -- parser callbacks (each request: url, headers, body parts, complete) ----------------------
 
     def on_url(self, url: bytes) -> None:
+        if not self.url:
+            self.started = time.perf_counter()
         self.url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        """Headers are kept as sent (``Request`` compares names case-insensitively)."""
         self.header_bytes += len(name) + len(value)
         if self.header_bytes > MAX_HEADER_BYTES:
             raise httptools.HttpParserError("request headers are too large")
-        self.headers.append((name.lower(), value))
-
-    def on_headers_complete(self) -> None:
-        limit = self.app.max_body_bytes
-        for key, value in self.headers:
-            if key == b"content-length" and value.isdigit() and int(value) > limit:
-                self.too_large = True
-            elif key == b"expect" and value.lower() == b"100-continue" and not self.too_large:
-                assert self.transport is not None
-                self.transport.write(_CONTINUE)
+        self.headers.append((name, value))
+        if len(name) == 6 and name.lower() == b"expect" and value.lower() == b"100-continue":
+            assert self.transport is not None
+            self.transport.write(_CONTINUE)  # a body over the limit is discarded as it arrives
 
     def on_body(self, body: bytes) -> None:
         if self.too_large:
@@ -180,7 +176,8 @@ class HttpProtocol(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         parsed = httptools.parse_url(self.url)
-        body = self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
+        chunks = self.chunks
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         request = Request(
             self.parser.get_method().decode("latin-1"),
             parsed.path.decode("latin-1"),
@@ -190,6 +187,11 @@ class HttpProtocol(asyncio.Protocol):
             self.too_large,
             self.started,
         )
+        self.url = b""
+        self.headers = []
+        self.header_bytes = self.size = 0
+        self.chunks = []
+        self.too_large = False
         self.pending.append((request, self.parser.should_keep_alive()))
         if not self.busy:
             self._next()
@@ -212,7 +214,6 @@ class HttpProtocol(asyncio.Protocol):
         if self.reading_paused and len(self.pending) <= MAX_QUEUED // 2 and self.transport is not None:
             self.transport.resume_reading()
             self.reading_paused = False
-        self._arm_idle()
 
     async def _finish(self, outcome: Outcome | Awaitable[Outcome], keep_alive: bool) -> None:
         try:
@@ -231,10 +232,15 @@ class HttpProtocol(asyncio.Protocol):
     def _write(self, response: Response, keep_alive: bool) -> None:
         if self.closed or self.transport is None:
             return
-        extra = b"content-length: %d\r\n" % len(response.body)
+        body = response.body
+        if keep_alive and response.headers is JSON_HEADERS:  # the common case, pre-formatted
+            head = _JSON_HEADS.get(response.status) or _json_head(response.status)
+            self.transport.write(b"%s%d\r\n\r\n%s" % (head, len(body), body))
+            return
+        extra = b"content-length: %d\r\n" % len(body)
         if not keep_alive:
             extra += b"connection: close\r\n"
-        self.transport.write(_head(response.status, response.headers, extra) + response.body)
+        self.transport.write(_head(response.status, response.headers, extra) + body)
         if not keep_alive:
             self.close()
 
@@ -279,11 +285,23 @@ class HttpServer:
         self.loop = asyncio.get_running_loop()
         self.connections: set[HttpProtocol] = set()
         self._server: asyncio.base_events.Server | None = None
+        self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self, host: str, port: int) -> None:
         self._server = await self.loop.create_server(
             lambda: HttpProtocol(self), host, port, backlog=2048, reuse_address=True
         )
+        self._sweeper = self.loop.create_task(self._close_idle())
+
+    async def _close_idle(self) -> None:
+        """Close keep-alive connections idle for :data:`KEEP_ALIVE_S` (one sweep every few
+        seconds instead of a timer per request)."""
+        while True:
+            await asyncio.sleep(KEEP_ALIVE_S / 8)
+            now = self.loop.time()
+            for conn in list(self.connections):
+                if conn.idle_for(now) >= KEEP_ALIVE_S:
+                    conn.close()
 
     @property
     def sockets(self) -> list[Any]:
@@ -294,6 +312,8 @@ class HttpServer:
         answered (streams are cancelled), waiting at most ``timeout_s``."""
         if self._server is not None:
             self._server.close()
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         deadline = time.monotonic() + timeout_s
         while self.connections and time.monotonic() < deadline:
             for conn in list(self.connections):

@@ -19,32 +19,35 @@ class Request:
     """Percent-decoded path."""
     query_string: bytes
     headers: list[tuple[bytes, bytes]]
-    """Header names lower-cased, in arrival order."""
+    """As received, in arrival order (names in any case)."""
     body: bytes = b""
     body_too_large: bool = False
     started: float = field(default_factory=time.perf_counter)
+    _by_name: dict[str, str] | None = None
 
     def header(self, name: str) -> str | None:
         """The first value of header ``name`` (case-insensitive), or ``None``."""
-        key = name.lower().encode()
-        for k, v in self.headers:
-            if k == key:
-                return v.decode("latin-1")
-        return None
+        by_name = self._by_name
+        if by_name is None:
+            by_name = self._by_name = {}
+            for k, v in reversed(self.headers):
+                by_name[k.decode("latin-1").lower()] = v.decode("latin-1")
+        return by_name.get(name.lower())
 
     @property
     def accepts_gzip(self) -> bool:
         """Whether ``Accept-Encoding`` allows gzip (``gzip`` or ``*`` listed without ``q=0``)."""
-        for key, value in self.headers:
-            if key == b"accept-encoding":
-                for item in value.lower().split(b","):
-                    coding, _, params = item.strip().partition(b";")
-                    if coding.strip() in (b"gzip", b"*"):
-                        q = params.strip()
-                        if q.startswith(b"q="):
-                            try:
-                                return float(q[2:]) > 0
-                            except ValueError:
-                                return False
-                        return True
+        value = self.header("accept-encoding")
+        if not value:
+            return False
+        for item in value.lower().split(","):
+            coding, _, params = item.strip().partition(";")
+            if coding.strip() in ("gzip", "*"):
+                q = params.strip()
+                if q.startswith("q="):
+                    try:
+                        return float(q[2:]) > 0
+                    except ValueError:
+                        return False
+                return True
         return False

@@ -22,6 +22,8 @@ from typing import Any
 import orjson
 
 JSON_CONTENT_TYPE = (b"content-type", b"application/json")
+JSON_HEADERS = [JSON_CONTENT_TYPE]
+"""The headers of a plain JSON response (shared: transports may recognize it by identity)."""
 GZIP_MIN_BYTES = 1400
 """Smaller responses fit one packet; compressing them only costs CPU."""
 GZIP_LEVEL = 1
@@ -106,11 +108,13 @@ def gzip_bytes(payload: bytes) -> bytes:
 def json_response(
     status: int, payload: bytes, headers: list[tuple[bytes, bytes]] | None, gzip_ok: bool
 ) -> Response:
-    out = [JSON_CONTENT_TYPE, *(headers or ())]
     if gzip_ok and len(payload) > GZIP_MIN_BYTES:
         payload = gzip_bytes(payload)
-        out += [(b"content-encoding", b"gzip"), (b"vary", b"accept-encoding")]
-    return Response(status, out, payload)
+        extra = [(b"content-encoding", b"gzip"), (b"vary", b"accept-encoding")]
+        return Response(status, [JSON_CONTENT_TYPE, *(headers or ()), *extra], payload)
+    if headers:
+        return Response(status, [JSON_CONTENT_TYPE, *headers], payload)
+    return Response(status, JSON_HEADERS, payload)
 
 
 def render(reply: Reply, started: float, gzip_ok: bool) -> Response:

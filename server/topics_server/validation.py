@@ -131,6 +131,11 @@ class OperationValidator:
         if not self.query_params:
             return {}
         raw: dict[str, str] = {}
+        if not request.query_string:
+            if any(p.required for p in self.query_params):
+                name = next(p.name for p in self.query_params if p.required)
+                raise InvalidRequest(f"query parameter {name} is required", {"field": name})
+            return {}
         for key, value in parse_qsl(request.query_string.decode("latin-1"), keep_blank_values=True):
             raw.setdefault(key, value)
         out: dict[str, Any] = {}
@@ -181,7 +186,18 @@ class OperationValidator:
         return out
 
 
+_GOOD_MEDIA_TYPES: set[str] = set()
+
+
 def _check_media_type(content_type: str) -> None:
+    if content_type in _GOOD_MEDIA_TYPES:
+        return
+    _check_media_type_once(content_type)
+    if len(_GOOD_MEDIA_TYPES) < 64:
+        _GOOD_MEDIA_TYPES.add(content_type)
+
+
+def _check_media_type_once(content_type: str) -> None:
     mime, _, params = content_type.partition(";")
     if mime.strip().lower() != "application/json":
         raise UnsupportedMediaType(

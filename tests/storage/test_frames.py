@@ -140,7 +140,7 @@ def test_merge_and_slice_keep_every_record_intact(
 ) -> None:
     x = encode(new_records(a), 1, 100)
     y = encode(new_records(b), 1 + len(a), 200)
-    merged = merge_batches(x, y)
+    merged = merge_batches([x, y])
     assert served(merged) == served(x) + served(y)
     assert merged.ts_runs == [(0, 100), (len(a), 200)]
     assert [Record(merged, i).ts for i in range(merged.count)] == [100] * len(a) + [200] * len(b)

@@ -30,7 +30,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -93,14 +93,12 @@ class RecordBatch:
     tags: list[str | None] | None = None
     nodes: list[str | None] | None = None
     meta_at: array[int] | None = None
+    count: int = field(init=False)
+    last_seq: int = field(init=False)
 
-    @property
-    def count(self) -> int:
-        return len(self.ends)
-
-    @property
-    def last_seq(self) -> int:
-        return self.first_seq + len(self.ends) - 1
+    def __post_init__(self) -> None:
+        self.count = len(self.ends)
+        self.last_seq = self.first_seq + self.count - 1
 
     def start(self, i: int) -> int:
         """Offset of record ``i`` in ``blob``."""
