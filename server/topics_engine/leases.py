@@ -88,30 +88,58 @@ class QueueState:
     _free: set[int] = field(default_factory=set)
 
     # -- the projection ----------------------------------------------------------------------
+    #
+    # One method per change; :meth:`apply` maps a journaled event onto them (replay), the live
+    # path calls them directly (no event object unless the change is journaled).
 
     def apply(self, e: LeaseEvent) -> None:
-        if e.kind is LeaseEventKind.DEAD_LETTERED:  # carries the new total: replay-safe
+        kind = e.kind
+        if kind is LeaseEventKind.CLAIMED:
+            self.claim(e.seq, e.lease_id, e.node, e.at, e.deliveries)
+        elif kind is LeaseEventKind.ACKED:
+            self.end(e.seq, e.lease_id)
+        elif kind is LeaseEventKind.RELEASED:
+            self.release(e.seq, e.lease_id, e.at)
+        elif kind is LeaseEventKind.EXTENDED:
+            self.extend(e.seq, e.lease_id, e.at)
+        else:  # DEAD_LETTERED carries the new total: replay-safe
             self.dead_lettered = max(self.dead_lettered, e.deliveries)
-            return
-        if e.kind is LeaseEventKind.CLAIMED:
-            self._unfree(e.seq)
-            self.delayed.pop(e.seq, None)
-            self.leases[e.seq] = Lease(e.node, e.lease_id, e.at, e.deliveries)
-            self.deliveries[e.seq] = e.deliveries
-            self.cursor = max(self.cursor, e.seq)
-            heapq.heappush(self._expiry, (e.at, e.seq, e.lease_id))
-            return
-        lease = self.leases.get(e.seq)
-        if lease is None or lease.lease_id != e.lease_id:
-            return
-        if e.kind is LeaseEventKind.EXTENDED:
-            lease.deadline = e.at
-            heapq.heappush(self._expiry, (e.at, e.seq, e.lease_id))
-            return
-        del self.leases[e.seq]
-        if e.kind is LeaseEventKind.RELEASED:
-            self._make_claimable(e.seq, e.at)
-        self._ended(lease, e.seq)
+
+    def claim(self, seq: int, lease_id: str, node: str, deadline: int, deliveries: int) -> Lease:
+        """Lease job ``seq`` (fresh, reclaimed or delayed) to ``node`` until ``deadline``."""
+        self._free.discard(seq)  # its freelist entry is skipped lazily
+        if self.delayed:
+            self.delayed.pop(seq, None)
+        lease = self.leases[seq] = Lease(node, lease_id, deadline, deliveries)
+        self.deliveries[seq] = deliveries
+        if seq > self.cursor:
+            self.cursor = seq
+        heapq.heappush(self._expiry, (deadline, seq, lease_id))
+        return lease
+
+    def end(self, seq: int, lease_id: str) -> Lease | None:
+        """Lease ``lease_id`` on ``seq`` ends (acked): the lease, or ``None`` if it was not
+        the current one."""
+        lease = self.leases.get(seq)
+        if lease is None or lease.lease_id != lease_id:
+            return None
+        del self.leases[seq]
+        if lease.holder is not None:
+            lease.holder.lease_ended(seq)
+        return lease
+
+    def release(self, seq: int, lease_id: str, at: int) -> None:
+        """Lease ``lease_id`` on ``seq`` ends and the job is claimable again: now (``at <= 0``)
+        or from ``at`` (a delayed nack)."""
+        if self.end(seq, lease_id) is not None:
+            self._make_claimable(seq, at)
+
+    def extend(self, seq: int, lease_id: str, deadline: int) -> None:
+        """Lease ``lease_id`` on ``seq`` now runs until ``deadline`` (set, not added)."""
+        lease = self.leases.get(seq)
+        if lease is not None and lease.lease_id == lease_id:
+            lease.deadline = deadline
+            heapq.heappush(self._expiry, (deadline, seq, lease_id))
 
     def _ended(self, lease: Lease, seq: int) -> None:
         if lease.holder is not None:
@@ -128,9 +156,6 @@ class QueueState:
         if seq not in self._free:
             self._free.add(seq)
             self._freelist.append(seq)
-
-    def _unfree(self, seq: int) -> None:
-        self._free.discard(seq)  # its deque entry is skipped lazily
 
     # -- lazy time ---------------------------------------------------------------------------
 
@@ -185,7 +210,7 @@ class QueueState:
 
     def hold_back(self, seq: int) -> None:
         """A poison job's dead-letter move failed: keep it out of circulation until a retry."""
-        self._unfree(seq)
+        self._free.discard(seq)
         self.held_back.add(seq)
         self.dead_letter_failures += 1
 
@@ -225,7 +250,7 @@ class QueueState:
         for seq, n in image.deliveries or ():
             self.deliveries[seq] = n
         for seq, node, lease_id, deadline, deliveries in image.leases or ():
-            self.apply(LeaseEvent(LeaseEventKind.CLAIMED, seq, lease_id, node, deadline, deliveries))
+            self.claim(seq, lease_id, node, deadline, deliveries)
         for seq, at in image.delayed or ():
             self._make_claimable(seq, at)
         for seq in image.free or ():

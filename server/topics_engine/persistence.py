@@ -52,8 +52,13 @@ class Persistence(Protocol):
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         """Persist the permanent delete of live ``seqs`` and run ``apply`` (now, or once durable)."""
 
+    def logs_leases(self, topic: Topic) -> bool:
+        """Whether lease changes of this queue are journaled (``leases_durable`` on a class that
+        logs at all): callers build :class:`LeaseEvent` s only then."""
+
     def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:
-        """Queue lease-log events: logged for ``leases_durable`` queues (or ``always``)."""
+        """Journal lease-log events: those of a queue that :meth:`logs_leases` (or ``always``:
+        dead-letter counters)."""
 
     def applied(self, topic: Topic, now_ms: int) -> None:
         """Records just became visible on ``topic`` (a chance to seal a segment)."""
@@ -81,6 +86,9 @@ class InMemory:
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         apply()
         return None
+
+    def logs_leases(self, topic: Topic) -> bool:
+        return False
 
     def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:
         return None

@@ -34,6 +34,7 @@ from .jsonvalues import U64_MAX, dumps, to_int
 from .leases import Lease, LeaseEvent, LeaseEventKind, QueueState
 from .records import NewRecords, Record
 from .results import AckWait, QueueCounters
+from .storage.formats import RecordBatch
 from .topic import Topic
 
 log = logging.getLogger("topics.queues")
@@ -47,20 +48,35 @@ DEAD_LETTER_RETRY_MS = (1_000, 60_000)
 
 @dataclass(slots=True)
 class ClaimedJob:
-    record: Record
+    """A leased job: record ``index`` of ``batch`` (its stored wire bytes) and its lease."""
+
+    batch: RecordBatch
+    index: int
     lease: Lease
+
+    @property
+    def seq(self) -> int:
+        return self.batch.first_seq + self.index
+
+    @property
+    def record(self) -> Record:
+        return Record(self.batch, self.index)
 
     def encode(self, topic: str | None = None) -> bytes:
         """The claimed-job object: the record's fields plus the lease fields (and ``topic``
-        first, for /work frames)."""
-        body = self.record.wire
-        lease = b',"lease_id":"%s","deadline":%d,"deliveries":%d' % (
-            self.lease.lease_id.encode(),
-            self.lease.deadline,
-            self.lease.deliveries,
-        )
+        first, for /work frames), sliced from the stored record bytes."""
+        batch, i = self.batch, self.index
+        start = batch.ends[i - 1] + 1 if i else 0
+        fields = batch.blob[start + 1 : batch.ends[i] - 1]
+        lease = self.lease
         prefix = b'{"topic":' + orjson.dumps(topic) + b"," if topic is not None else b"{"
-        return prefix + body[1:-1] + lease + b"}"
+        return b'%s%s,"lease_id":"%s","deadline":%d,"deliveries":%d}' % (
+            prefix,
+            fields,
+            lease.lease_id.encode(),
+            lease.deadline,
+            lease.deliveries,
+        )
 
 
 @dataclass(slots=True)
@@ -249,48 +265,56 @@ class Queues:
         q.expire(now)
         wanted = sum(w.max for w in claimers)
         picked = self._pick(topic, q, wanted, now)
-        shares = _shares([w.max for w in claimers], len(picked))
-        dealt: list[list[tuple[Record, int]]] = [[] for _ in claimers]
-        i = 0
-        while i < len(picked):
-            for k in range(len(claimers)):
-                if len(dealt[k]) < shares[k] and i < len(picked):
-                    dealt[k].append(picked[i])
-                    i += 1
+        if len(claimers) == 1:
+            dealt = [picked]
+        else:
+            shares = _shares([w.max for w in claimers], len(picked))
+            dealt = [[] for _ in claimers]
+            i = 0
+            while i < len(picked):
+                for k in range(len(claimers)):
+                    if len(dealt[k]) < shares[k] and i < len(picked):
+                        dealt[k].append(picked[i])
+                        i += 1
         for w, jobs in zip(claimers, dealt, strict=True):
-            for record, deliveries in sorted(jobs, key=lambda j: j[0].seq):
-                lease_id = self._next_lease_id()
-                q.apply(
-                    LeaseEvent(
-                        LeaseEventKind.CLAIMED, record.seq, lease_id, w.node, now + w.lease_ms, deliveries
-                    )
-                )
-                lease = q.leases[record.seq]
-                lease.holder = w.holder
-                if w.holder is not None:
-                    w.holder.held.add(record.seq)
-                w.jobs.append(ClaimedJob(record, lease))
+            jobs.sort(key=_job_seq)
+            deadline, holder = now + w.lease_ms, w.holder
+            for batch, i, deliveries in jobs:
+                seq = batch.first_seq + i
+                lease = q.claim(seq, self._next_lease_id(), w.node, deadline, deliveries)
+                if holder is not None:
+                    lease.holder = holder
+                    holder.held.add(seq)
+                w.jobs.append(ClaimedJob(batch, i, lease))
 
-    def _pick(self, topic: Topic, q: QueueState, n: int, now: int) -> list[tuple[Record, int]]:
+    def _pick(self, topic: Topic, q: QueueState, n: int, now: int) -> list[_Picked]:
         """Up to ``n`` claimable jobs with their new delivery counts: reclaimed first, then
-        fresh. Jobs past ``max_deliveries`` are dead-lettered (or held back) instead."""
-        picked: list[tuple[Record, int]] = []
+        fresh past the claim cursor. Jobs past ``max_deliveries`` are dead-lettered (or held
+        back) instead."""
+        picked: list[_Picked] = []
+        deliveries = q.deliveries
         while len(picked) < n:
             seq = q.pop_reclaimable()
-            record = topic.record(seq) if seq is not None else None
-            if seq is not None and record is None:
-                continue
-            if record is None:
-                record = topic.next_live_after(q.cursor)
-                if record is None:
-                    break
-                q.cursor = record.seq
-            deliveries = q.deliveries.get(record.seq, 0) + 1
-            if _is_poison(topic, deliveries):
-                self._dead_letter(topic, record, deliveries - 1)
-                continue
-            picked.append((record, deliveries))
+            if seq is None:
+                break
+            at = topic.locate(seq)
+            if at is not None:
+                self._take(topic, picked, at[0], at[1], deliveries.get(seq, 0) + 1)
+        while len(picked) < n:
+            fresh = topic.live_after(q.cursor, n - len(picked))
+            if not fresh:
+                break
+            for batch, i in fresh:
+                seq = batch.first_seq + i
+                q.cursor = seq
+                self._take(topic, picked, batch, i, deliveries.get(seq, 0) + 1)
         return picked
+
+    def _take(self, topic: Topic, picked: list[_Picked], batch: RecordBatch, i: int, deliveries: int) -> None:
+        if _is_poison(topic, deliveries):
+            self._dead_letter(topic, Record(batch, i), deliveries - 1)
+        else:
+            picked.append((batch, i, deliveries))
 
     # -- dead-lettering -----------------------------------------------------------------------
 
@@ -358,10 +382,12 @@ class Queues:
         self._dead_letter(topic, record, deliveries)
 
     def _log_claims(self, topic: Topic, jobs: list[ClaimedJob]) -> AckWait:
+        if not jobs or not self.engine.persistence.logs_leases(topic):
+            return None
         events = [
             LeaseEvent(
                 LeaseEventKind.CLAIMED,
-                j.record.seq,
+                j.seq,
                 j.lease.lease_id,
                 j.lease.node,
                 j.lease.deadline,
@@ -369,7 +395,7 @@ class Queues:
             )
             for j in jobs
         ]
-        return self.engine.persistence.lease_events(topic, events) if events else None
+        return self.engine.persistence.lease_events(topic, events)
 
     # -- ack / nack / extend ------------------------------------------------------------------
 
@@ -401,14 +427,20 @@ class Queues:
         node = self._node(node)
         ints, ids = self._seqs(seqs, lease_ids)
         held, skipped = self._held(topic, node, ints, ids)
-        if held:
-            self.engine.persistence.check_writable()
-        events = [LeaseEvent(LeaseEventKind.ACKED, seq, lease.lease_id) for seq, lease in held]
-        for e in events:
-            _q(topic).apply(e)
-        self.engine.persistence.lease_events(topic, events)
-        deleted = self.engine.delete_seqs(topic, sorted(seq for seq, _ in held))
-        return LeaseChange(name, [seq for seq, _ in held], skipped, wait=deleted.wait)
+        if not held:
+            return LeaseChange(name, [], skipped)
+        persistence = self.engine.persistence
+        persistence.check_writable()
+        q = _q(topic)
+        for seq, lease in held:
+            q.end(seq, lease.lease_id)
+        if persistence.logs_leases(topic):
+            persistence.lease_events(
+                topic, [LeaseEvent(LeaseEventKind.ACKED, seq, lease.lease_id) for seq, lease in held]
+            )
+        done = [seq for seq, _ in held]
+        deleted = self.engine.delete_seqs(topic, sorted(done))
+        return LeaseChange(name, done, skipped, wait=deleted.wait)
 
     def nack(self, name: str, node: Any, seqs: Any, delay_ms: Any = 0, lease_ids: Any = None) -> LeaseChange:
         """Release held jobs for reclaim now, or after ``delay_ms``."""
@@ -472,6 +504,14 @@ class Queues:
             with contextlib.suppress(NotReady):  # a read-only WAL: the leases expire instead
                 self.engine.persistence.lease_events(topic, events)
         return len(events)
+
+
+_Picked = tuple[RecordBatch, int, int]
+"""A job picked for a claim: ``(batch, ordinal, deliveries)``."""
+
+
+def _job_seq(job: _Picked) -> int:
+    return job[0].first_seq + job[1]
 
 
 def _q(topic: Topic) -> QueueState:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .records import Record, record_bytes
@@ -136,10 +136,40 @@ class RecordLog:
 
     def record(self, seq: int) -> Record | None:
         """The live record ``seq``, materialized (``None`` if gone or never stored)."""
+        at = self.locate(seq)
+        return None if at is None else Record(*at)
+
+    def locate(self, seq: int) -> tuple[RecordBatch, int] | None:
+        """``(batch, ordinal)`` of the live record ``seq`` (``None`` if gone or never stored)."""
         at = self._at(seq)
         if at is None or not at[0].is_live(at[1]):
             return None
-        return Record(at[0].batch, at[1])
+        return at[0].batch, at[1]
+
+    def live_after(self, seq: int, n: int) -> list[tuple[RecordBatch, int]]:
+        """``(batch, ordinal)`` of up to ``n`` live records with seqs above ``seq``, ascending
+        (a chunk with nothing deleted is taken as one range)."""
+        out: list[tuple[RecordBatch, int]] = []
+        k, i = self._find(seq + 1)
+        chunks = self._chunks
+        while k < len(chunks) and len(out) < n:
+            ch = chunks[k]
+            batch, dead, count = ch.batch, ch.dead, ch.count
+            i = max(i, ch.front)
+            while i < count and len(out) < n:
+                end = count
+                if dead is not None:  # the run of live records from the next live one
+                    i = dead.find(0, i)
+                    if i < 0:
+                        break
+                    end = dead.find(1, i)
+                    if end < 0:
+                        end = count
+                end = min(end, i + n - len(out))
+                out.extend((batch, j) for j in range(i, end))
+                i = end
+            k, i = k + 1, 0
+        return out
 
     def first_live(self) -> tuple[_Chunk, int] | None:
         for ch in self._chunks:
@@ -151,18 +181,6 @@ class RecordLog:
     def first_live_seq(self) -> int | None:
         at = self.first_live()
         return None if at is None else at[0].first_seq + at[1]
-
-    def next_live_after(self, seq: int) -> Record | None:
-        """The first live record with a seq greater than ``seq``."""
-        k, i = self._find(seq + 1)
-        chunks = self._chunks
-        while k < len(chunks):
-            ch = chunks[k]
-            i = ch.next_live(i)
-            if i < ch.count:
-                return Record(ch.batch, i)
-            k, i = k + 1, 0
-        return None
 
     def live_seqs(self) -> Iterator[int]:
         for ch in self._chunks:
@@ -211,23 +229,35 @@ class RecordLog:
 
     # -- removals ---------------------------------------------------------------------------------
 
-    def delete(self, seq: int) -> tuple[int, str | None] | None:
-        """Mark live record ``seq`` deleted; returns its size and tag, ``None`` if not live."""
-        at = self._at(seq)
-        if at is None:
-            return None
-        ch, i = at
-        if not ch.is_live(i):
-            return None
-        if ch.dead is None:
-            ch.dead = bytearray(ch.count)
-        ch.dead[i] = 1
-        size = ch.size(i)
-        ch.live -= 1
-        ch.live_bytes -= size
-        tags = ch.batch.tags
-        self._drop_dead_front()
-        return size, tags[i] if tags is not None else None
+    def delete_many(self, seqs: Iterable[int]) -> tuple[list[int], int, int]:
+        """Mark the live records among ``seqs`` deleted (consecutive seqs in one chunk are
+        found with one lookup). Returns the seqs deleted, their bytes and how many were
+        tagged."""
+        deleted: list[int] = []
+        size = tagged = 0
+        ch: _Chunk | None = None
+        for seq in seqs:
+            if ch is None or not 0 <= seq - ch.first_seq < ch.count:
+                at = self._at(seq)
+                if at is None:
+                    continue
+                ch = at[0]
+            i = seq - ch.first_seq
+            if i < ch.front or (ch.dead is not None and ch.dead[i]):
+                continue
+            if ch.dead is None:
+                ch.dead = bytearray(ch.count)
+            ch.dead[i] = 1
+            n = ch.size(i)
+            ch.live -= 1
+            ch.live_bytes -= n
+            size += n
+            if ch.batch.tags is not None and ch.batch.tags[i] is not None:
+                tagged += 1
+            deleted.append(seq)
+        if deleted:
+            self._drop_dead_front()
+        return deleted, size, tagged
 
     def front_ts(self) -> int | None:
         """``$ts`` of the oldest live record."""

@@ -129,16 +129,20 @@ class Topic:
     def record(self, seq: int) -> Record | None:
         return self.log.record(seq)
 
+    def locate(self, seq: int) -> tuple[RecordBatch, int] | None:
+        """Where the live record ``seq`` is stored: ``(batch, ordinal)``."""
+        return self.log.locate(seq)
+
+    def live_after(self, seq: int, n: int) -> list[tuple[RecordBatch, int]]:
+        """Up to ``n`` live records above ``seq`` as ``(batch, ordinal)``, ascending."""
+        return self.log.live_after(seq, n)
+
     def is_live(self, seq: int) -> bool:
         return self.log.is_live(seq)
 
     def live_seqs(self) -> Iterator[int]:
         """Seqs of the live records, ascending."""
         return self.log.live_seqs()
-
-    def next_live_after(self, seq: int) -> Record | None:
-        """The first live record with a seq greater than ``seq``."""
-        return self.log.next_live_after(seq)
 
     # -- writes -------------------------------------------------------------------------------
 
@@ -350,23 +354,16 @@ class Topic:
     def apply_delete(self, seqs: Iterable[int]) -> int:
         """Delete these seqs where still live; return how many were. Silent and permanent:
         never a tombstone, ``evict_floor`` untouched."""
-        deleted = tagged = 0
-        log, queue = self.log, self.queue
-        for seq in seqs:
-            removed = log.delete(seq)
-            if removed is None:
-                continue
-            size, tag = removed
-            deleted += 1
-            self.count -= 1
-            self.bytes -= size
-            if tag is not None:
-                tagged += 1
-            if queue is not None:
-                queue.discard(seq)
+        deleted, size, tagged = self.log.delete_many(seqs)
+        self.count -= len(deleted)
+        self.bytes -= size
+        if self.queue is not None:
+            discard = self.queue.discard
+            for seq in deleted:
+                discard(seq)
         if tagged:
             self.tags.note_removed(tagged, self.is_live)
-        return deleted
+        return len(deleted)
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -105,6 +105,7 @@ def build(
                 settings.segment_max_events, settings.segment_max_bytes, settings.segment_max_age_ms
             ),
             checkpoint_wal_bytes=settings.checkpoint_wal_bytes,
+            wal_sync_delay_s=settings.wal_sync_ms / 1000,
         )
     ctx = ServerContext(engine, datadir, ready=datadir is None)
     return TopicsApp(ctx, settings.max_body_bytes), ctx

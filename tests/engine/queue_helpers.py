@@ -43,7 +43,7 @@ def claim(
 
 def claimed_seqs(result: Claimed | list[ClaimedJob]) -> list[int]:
     jobs = result.jobs if isinstance(result, Claimed) else result
-    return [j.record.seq for j in jobs]
+    return [j.seq for j in jobs]
 
 
 def wire(job: ClaimedJob) -> dict[str, Any]:

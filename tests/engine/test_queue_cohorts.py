@@ -35,7 +35,7 @@ def _future(
 
 
 def _seqs(jobs: list[ClaimedJob]) -> list[int]:
-    return [j.record.seq for j in jobs]
+    return [j.seq for j in jobs]
 
 
 def _all_distinct(results: list[list[ClaimedJob]]) -> list[int]:

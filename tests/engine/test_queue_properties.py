@@ -98,7 +98,7 @@ class QueueMachine(RuleBasedStateMachine):
         fresh = sorted(s for s, j in before.items() if j.deliveries == 0)
         poison = {s for s in reclaim if self.jobs[s].deliveries >= MAX_DELIVERIES}
         r = queues_for(self.engine).claim("q", node, max_, lease_ms)
-        got = [j.record.seq for j in r.jobs]  # type: ignore[union-attr]
+        got = [j.seq for j in r.jobs]  # type: ignore[union-attr]
         assert got == sorted(got) and len(set(got)) == len(got)
         assert set(got) <= set(before), "claimed a job that was not claimable"
         assert not set(got) & poison, "delivered a job past max_deliveries"
@@ -116,7 +116,7 @@ class QueueMachine(RuleBasedStateMachine):
             assert fresh_got == fresh[: len(fresh_got)], "fresh jobs not in seq order"
         effective = 30_000 if lease_ms is None else lease_ms
         for cj in r.jobs:  # type: ignore[union-attr]
-            job = self.jobs[cj.record.seq]
+            job = self.jobs[cj.seq]
             assert cj.lease.node == node
             assert cj.lease.deadline == self.now() + effective
             assert cj.lease.deliveries == job.deliveries + 1

@@ -216,7 +216,7 @@ def test_lease_held_exactly_at_deadline_expired_one_ms_later(engine: Engine, clo
     clock.advance(1)  # now > deadline: expired
     assert counters(engine) == (1, 0)
     (again,) = claim(engine, "b").jobs
-    assert again.record.seq == job.record.seq
+    assert again.seq == job.seq
     assert again.lease.deliveries == 2
     assert again.lease.lease_id != job.lease.lease_id
 
@@ -242,10 +242,10 @@ def test_expired_holder_cannot_ack_and_job_runs_twice(engine: Engine, clock: Man
     (job,) = claim(engine, "slow").jobs
     clock.advance(1001)
     (again,) = claim(engine, "fast").jobs
-    assert again.record.seq == job.record.seq
-    r = queues_for(engine).ack("q", "slow", [job.record.seq])
-    assert (r.done, r.skipped) == ([], [job.record.seq])
-    assert queues_for(engine).ack("q", "fast", [job.record.seq]).done == [job.record.seq]
+    assert again.seq == job.seq
+    r = queues_for(engine).ack("q", "slow", [job.seq])
+    assert (r.done, r.skipped) == ([], [job.seq])
+    assert queues_for(engine).ack("q", "fast", [job.seq]).done == [job.seq]
     assert qstate(engine)["count"] == 0
 
 
@@ -575,7 +575,7 @@ def test_nack_delay_hides_the_job_until_due(engine: Engine, clock: ManualClock) 
     clock.set(due)  # due exactly at now + delay
     assert counters(engine) == (1, 1)
     (job,) = claim(engine, "b").jobs
-    assert (job.record.seq, job.lease.deliveries, job.lease.node) == (1, 2, "b")
+    assert (job.seq, job.lease.deliveries, job.lease.node) == (1, 2, "b")
     assert_consistent(engine)
 
 

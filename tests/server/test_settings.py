@@ -17,6 +17,11 @@ def test_defaults_are_the_contracts() -> None:
     assert (lim.max_tag_bytes, lim.max_node_bytes, lim.max_limit) == (256, 128, 1000)
 
 
+def test_wal_sync_window_defaults_to_10_ms() -> None:
+    assert load_settings({}).wal_sync_ms == 10
+    assert load_settings({"TOPICS_WAL_SYNC_MS": "200"}).wal_sync_ms == 200
+
+
 def test_limits_come_from_the_environment() -> None:
     s = load_settings({"TOPICS_MAX_BATCH_RECORDS": "5", "TOPICS_MAX_LIMIT": "50", "TOPICS_PORT": "4100"})
     assert s.limits.max_batch_records == 5 and s.limits.max_limit == 50 and s.port == 4100
@@ -34,6 +39,7 @@ def test_limits_come_from_the_environment() -> None:
         ({"TOPICS_API_KEYS": "k1"}, "TOPICS_API_KEYS"),
         ({"TOPICS_MAX_META_BYTES": "4096", "TOPICS_MAX_RECORD_BYTES": "1024"}, "TOPICS_MAX_META_BYTES"),
         ({"TOPICS_LOG_LEVEL": "loud"}, "TOPICS_LOG_LEVEL"),
+        ({"TOPICS_WAL_SYNC_MS": "0"}, "TOPICS_WAL_SYNC_MS"),
     ],
 )
 def test_bad_configuration_refuses_with_a_fix(env: dict[str, str], needle: str) -> None:

@@ -270,3 +270,21 @@ async def test_wal_reopen_continues_the_last_file_at_next_lsn(tmp_path: Path) ->
     (files,) = [wal_files(fs, tmp_path)]
     assert len(files) == 1
     assert [(f.lsn, bytes(f.payload)) for f in scan(files[0][1].read_bytes())] == [(1, b"a"), (2, b"b")]
+
+
+async def test_wal_syncs_an_unwaited_frame_within_its_sync_window(tmp_path: Path) -> None:
+    """A ``disk``-class frame (nobody waits) is fsynced by the timer, not at once."""
+    fs = FileSystem()
+    wal = Wal(fs, tmp_path, asyncio.get_running_loop(), next_lsn=1, sync_delay_s=0.2)
+    try:
+        wal.submit(FrameType.APPEND, b"a")
+        await asyncio.sleep(0.05)
+        assert wal.stats.frames_total == 1  # written at the end of the submitting iteration
+        assert wal.durable_lsn == 0 and wal.stats.fsyncs_total == 0
+        for _ in range(100):
+            await asyncio.sleep(0.02)
+            if wal.durable_lsn == 1:
+                break
+        assert wal.durable_lsn == 1 and wal.stats.fsyncs_total == 1
+    finally:
+        wal.close()

@@ -268,7 +268,7 @@ async def test_durable_leases_are_restored(h: Harness, durability: str) -> None:
     assert (await claim(e, "d", 10)).jobs == []
     h.clock.advance(1)
     (job,) = (await claim(e, "d", 10)).jobs
-    assert (job.record.seq, job.lease.deliveries) == (3, 2)
+    assert (job.seq, job.lease.deliveries) == (3, 2)
     assert queues_for(e).ack("q", "b", [3]).skipped == [3]
 
 
@@ -303,7 +303,7 @@ async def test_durable_lease_nacks_and_delays_are_restored(h: Harness) -> None:
     assert (await claim(e, "b", 10)).jobs == []
     h.clock.advance(1)
     (job,) = (await claim(e, "b", 10)).jobs
-    assert (job.record.seq, job.lease.deliveries) == (2, 2)
+    assert (job.seq, job.lease.deliveries) == (2, 2)
 
 
 async def test_durable_delivery_counters_dead_letter_at_the_right_count(h: Harness) -> None:

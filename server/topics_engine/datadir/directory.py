@@ -20,7 +20,7 @@ from ..config import Durability
 from ..engine import Engine
 from ..storage.fs import FileSystem
 from ..storage.segments import SegmentStore
-from ..storage.wal import Wal
+from ..storage.wal import SYNC_DELAY_S, Wal
 from .checkpoint import Checkpointer
 from .persistence import WalPersistence, read_only_error
 from .recovery import ReplayReport, load_snapshot, replay_wal
@@ -40,12 +40,14 @@ class DataDirectory:
         fs: FileSystem | None = None,
         *,
         wal_rotate_bytes: int = 64 << 20,
+        wal_sync_delay_s: float = SYNC_DELAY_S,
         segment_policy: SegmentPolicy | None = None,
         checkpoint_wal_bytes: int = 256 << 20,
     ) -> None:
         self.path = path
         self.fs = fs or FileSystem()
         self.wal_rotate_bytes = wal_rotate_bytes
+        self.wal_sync_delay_s = wal_sync_delay_s
         self.segment_policy = segment_policy or SegmentPolicy()
         self.checkpoint_wal_bytes = checkpoint_wal_bytes
         self.segments = SegmentStore(self.fs, path / "segments")
@@ -102,6 +104,7 @@ class DataDirectory:
             loop,
             next_lsn=self.report.next_lsn,
             rotate_bytes=self.wal_rotate_bytes,
+            sync_delay_s=self.wal_sync_delay_s,
             error_for=read_only_error,
         )
         self.sealer = Sealer(self.wal, self.segments, self.segment_policy)

@@ -152,6 +152,9 @@ class WalPersistence:
         apply()
         return None
 
+    def logs_leases(self, topic: Topic) -> bool:
+        return topic.config.leases_durable and topic.config.durability is not Durability.EPHEMERAL
+
     def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:
         durability = topic.config.durability
         if not events or durability is Durability.EPHEMERAL or not (always or topic.config.leases_durable):

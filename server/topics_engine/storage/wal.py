@@ -12,7 +12,10 @@ loop, in LSN order — runs each frame's ``on_durable`` callback and resolves it
 sync's milliseconds. A sync covers every frame written before it started, so one fsync is
 amortized over every frame that arrived meanwhile (group commit). A written frame somebody waits
 for (``fsync`` class, control-plane changes) asks for a sync at once; frames nobody waits for
-(``disk`` and ``memory``, acked on enqueue) are synced within :data:`SYNC_DELAY_S`.
+(``disk`` and ``memory``, acked on enqueue) are synced within ``sync_delay_s`` (default
+:data:`SYNC_DELAY_S`): the longest a power loss can take back of an acknowledged ``disk``
+write. A process crash loses none of it — the bytes are in the page cache as soon as they are
+written.
 
 Failure: if a write or a sync fails, the WAL turns read-only. Every frame not yet durable and
 every later submission fails (futures get ``error_for(error)``); nothing is ever acknowledged as
@@ -42,8 +45,11 @@ from .frames import FrameType, frame_parts
 from .fs import FileSystem
 
 WAL_SUFFIX = ".wal"
-SYNC_DELAY_S = 0.002
-"""Longest a written but unwaited-for frame (disk/memory class) stays un-fsynced."""
+SYNC_DELAY_S = 0.01
+"""Default longest time a written but unwaited-for frame (disk/memory class) stays un-fsynced
+(``TOPICS_WAL_SYNC_MS``). 10 ms: a 1-connection stream of single appends pays a fsync per ~30
+writes instead of per ~6 (docs/BENCHMARKS.md); PostgreSQL's ``wal_writer_delay`` is 200 ms,
+Redis' ``everysec`` 1 s."""
 
 
 class WalFailed(Exception):
@@ -102,12 +108,14 @@ class Wal:
         *,
         next_lsn: int,
         rotate_bytes: int = 64 << 20,
+        sync_delay_s: float = SYNC_DELAY_S,
         error_for: Callable[[BaseException], BaseException] | None = None,
     ) -> None:
         self.fs = fs
         self.directory = directory
         self.loop = loop
         self.rotate_bytes = rotate_bytes
+        self.sync_delay_s = sync_delay_s
         self.next_lsn = next_lsn
         self._durable_lsn = next_lsn - 1
         """Highest durable LSN as the loop learnt it (syncs nobody waits on are not reported)."""
@@ -206,7 +214,7 @@ class Wal:
 
     def flush(self) -> None:
         """Write every queued frame (one ``write``); ask for a sync now if anyone waits on one
-        of them, else within ``SYNC_DELAY_S``."""
+        of them, else within ``sync_delay_s``."""
         self._flush_scheduled = False
         if not self._frames:
             return
@@ -237,7 +245,7 @@ class Wal:
         if waited:
             self._request_sync()
         elif self._sync_timer is None:
-            self._sync_timer = self.loop.call_later(SYNC_DELAY_S, self._request_sync)
+            self._sync_timer = self.loop.call_later(self.sync_delay_s, self._request_sync)
 
     def _request_sync(self) -> None:
         if self._sync_timer is not None:

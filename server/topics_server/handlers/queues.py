@@ -116,7 +116,7 @@ class _WorkStream:
                 return
             jobs = await self._refill()
             for job in jobs:
-                await emit(event("job", job.encode(self.topic.name), job.record.seq))
+                await emit(event("job", job.encode(self.topic.name), job.seq))
             if jobs:
                 last_frame = time.monotonic()
                 continue
