@@ -2,8 +2,8 @@
 
 Layers, lowest first (imports only go downward; ``tests/test_architecture.py`` enforces it):
 
-1. ``storage`` — bytes on disk: the filesystem seam, WAL frames and writer, payload formats,
-   segments, snapshots. Knows nothing above it.
+1. ``storage`` (with the C codec ``_codec``) — bytes on disk: the filesystem seam, WAL frames
+   and writer, payload formats, segments, snapshots. Knows nothing above it.
 2. the model — clock, config, errors, limits, records, topic, leases (a queue's lease
    projection), results, and the :mod:`persistence` seam.
 3. :class:`Engine` — the registry of topics and the operations of §1–§5.

@@ -312,15 +312,267 @@ fail:
     return NULL;
 }
 
+
+/* -- record batches as bytes: the APPEND frame payload and segment chunks ------------------- *
+ *
+ * encode_batch(batch) -> bytes, and frame(frame_type, lsn, head, batch) -> bytes: the WAL frame
+ *
+ *     u32 body_length | u32 crc32(body) | body,  body = u8 frame_type | u64 lsn | head | batch
+ *
+ * where batch (a storage.formats.RecordBatch) is laid out as formats.batch_parts documents:
+ *
+ *     u64 first_seq | u32 count | u32 blob_len | u8 flags | u16 ts_run_count
+ *     ts_run_count x (u32 ordinal | i64 ts) | u32[count] ends | u16[count] data_at
+ *     [flags & 1: u16[count] tag_at | u16[count] tag_len + tag bytes]     (0xFFFF = no tag)
+ *     [flags & 2: u16[count] node_len + node bytes]                       (0xFFFF = no node)
+ *     [flags & 4: u32[count] meta_at] | blob
+ *
+ * All integers little-endian (the build refuses a big-endian target). The CRC is zlib's crc32
+ * (called through the zlib module, so it is the very function recovery checks with). */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the storage formats are little-endian; this codec writes native integers"
+#endif
+
+static PyObject *crc32_fn = NULL;
+
+/* RecordBatch attribute names, interned once */
+enum { A_FIRST_SEQ, A_BLOB, A_TS_RUNS, A_TAGS, A_NODES, A_ENDS, A_DATA_AT, A_TAG_AT, A_META_AT, A_COUNT, N_ATTRS };
+static const char *attr_names[N_ATTRS] = {"first_seq", "blob", "ts_runs", "tags", "nodes",
+                                          "ends", "data_at", "tag_at", "meta_at", "count"};
+static PyObject *attrs[N_ATTRS];
+
+typedef struct {
+    PyObject *blob, *ts_runs, *tags, *nodes;
+    Py_buffer ends, data_at, tag_at, meta_at;
+    int has_tag_at, has_meta_at;
+    unsigned long long first_seq;
+    Py_ssize_t count;
+} batch_t;
+
+static void batch_release(batch_t *b) {
+    Py_XDECREF(b->blob); Py_XDECREF(b->ts_runs); Py_XDECREF(b->tags); Py_XDECREF(b->nodes);
+    if (b->ends.obj) PyBuffer_Release(&b->ends);
+    if (b->data_at.obj) PyBuffer_Release(&b->data_at);
+    if (b->has_tag_at) PyBuffer_Release(&b->tag_at);
+    if (b->has_meta_at) PyBuffer_Release(&b->meta_at);
+}
+
+static int column(PyObject *batch, int attr, Py_buffer *view, Py_ssize_t itemsize, Py_ssize_t n,
+                  int *present) {
+    const char *name = attr_names[attr];
+    PyObject *obj = PyObject_GetAttr(batch, attrs[attr]);
+    if (!obj) return -1;
+    if (obj == Py_None && present) {
+        Py_DECREF(obj);
+        *present = 0;
+        return 0;
+    }
+    int rc = PyObject_GetBuffer(obj, view, PyBUF_SIMPLE);
+    Py_DECREF(obj);
+    if (rc < 0) return -1;
+    if (present) *present = 1;
+    if (view->len != itemsize * n) {
+        PyErr_Format(PyExc_ValueError, "batch column %s holds %zd bytes, expected %zd", name, view->len,
+                     itemsize * n);
+        return -1;
+    }
+    return 0;
+}
+
+/* Fills b from a RecordBatch; returns the encoded batch size, or -1. */
+static Py_ssize_t batch_load(PyObject *batch, batch_t *b) {
+    memset(b, 0, sizeof(*b));
+    PyObject *first = PyObject_GetAttr(batch, attrs[A_FIRST_SEQ]);
+    if (!first) return -1;
+    b->first_seq = PyLong_AsUnsignedLongLong(first);
+    Py_DECREF(first);
+    if (PyErr_Occurred()) return -1;
+    b->blob = PyObject_GetAttr(batch, attrs[A_BLOB]);
+    b->ts_runs = PyObject_GetAttr(batch, attrs[A_TS_RUNS]);
+    b->tags = PyObject_GetAttr(batch, attrs[A_TAGS]);
+    b->nodes = PyObject_GetAttr(batch, attrs[A_NODES]);
+    if (!b->blob || !b->ts_runs || !b->tags || !b->nodes) return -1;
+    if (!PyBytes_Check(b->blob) || !PyList_Check(b->ts_runs)) {
+        PyErr_SetString(PyExc_TypeError, "batch.blob must be bytes and batch.ts_runs a list");
+        return -1;
+    }
+    PyObject *count = PyObject_GetAttr(batch, attrs[A_COUNT]);
+    if (!count) return -1;
+    b->count = PyLong_AsSsize_t(count);
+    Py_DECREF(count);
+    if (b->count < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "negative batch count");
+        return -1;
+    }
+    Py_ssize_t n = b->count;
+    if (column(batch, A_ENDS, &b->ends, 4, n, NULL) < 0) return -1;
+    if (column(batch, A_DATA_AT, &b->data_at, 2, n, NULL) < 0) return -1;
+    if (column(batch, A_TAG_AT, &b->tag_at, 2, n, &b->has_tag_at) < 0) return -1;
+    if (column(batch, A_META_AT, &b->meta_at, 4, n, &b->has_meta_at) < 0) return -1;
+    Py_ssize_t size = 19 + 12 * PyList_GET_SIZE(b->ts_runs) + 6 * n + PyBytes_GET_SIZE(b->blob);
+    PyObject *strs[2] = {b->has_tag_at ? b->tags : Py_None, b->nodes};
+    for (int k = 0; k < 2; k++) {
+        if (strs[k] == Py_None) continue;
+        if (!PyList_Check(strs[k]) || PyList_GET_SIZE(strs[k]) != n) {
+            PyErr_SetString(PyExc_TypeError, "batch.tags/nodes must be None or lists as long as the batch");
+            return -1;
+        }
+        size += 2 * n;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *v = PyList_GET_ITEM(strs[k], i);
+            if (v == Py_None) continue;
+            Py_ssize_t len;
+            if (!PyUnicode_AsUTF8AndSize(v, &len)) return -1;
+            if (len >= 0xFFFF) {
+                PyErr_SetString(PyExc_ValueError, "a tag or node of 64 KiB or more cannot be stored");
+                return -1;
+            }
+            size += len;
+        }
+    }
+    if (b->has_tag_at) size += 2 * n;
+    if (b->has_meta_at) size += 4 * n;
+    return size;
+}
+
+static char *put(char *p, const void *src, size_t len) {
+    memcpy(p, src, len);
+    return p + len;
+}
+
+static char *put_strings(char *p, PyObject *list, Py_ssize_t n) {
+    uint16_t *lens = (uint16_t *)p;
+    p += 2 * n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(list, i);
+        if (v == Py_None) {
+            lens[i] = 0xFFFF;
+            continue;
+        }
+        Py_ssize_t len;
+        const char *s = PyUnicode_AsUTF8AndSize(v, &len); /* cached by batch_load */
+        lens[i] = (uint16_t)len;
+        p = put(p, s, (size_t)len);
+    }
+    return p;
+}
+
+static char *batch_write(char *p, batch_t *b) {
+    Py_ssize_t n = b->count, runs = PyList_GET_SIZE(b->ts_runs);
+    uint64_t first = b->first_seq;
+    uint32_t count = (uint32_t)n, blob_len = (uint32_t)PyBytes_GET_SIZE(b->blob);
+    uint8_t flags = (b->has_tag_at ? 1 : 0) | (b->nodes != Py_None ? 2 : 0) | (b->has_meta_at ? 4 : 0);
+    uint16_t nruns = (uint16_t)runs;
+    p = put(p, &first, 8); p = put(p, &count, 4); p = put(p, &blob_len, 4); p = put(p, &flags, 1);
+    p = put(p, &nruns, 2);
+    for (Py_ssize_t k = 0; k < runs; k++) {
+        PyObject *run = PyList_GET_ITEM(b->ts_runs, k);
+        uint32_t ordinal = (uint32_t)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(run, 0));
+        int64_t ts = PyLong_AsLongLong(PyTuple_GET_ITEM(run, 1));
+        p = put(p, &ordinal, 4); p = put(p, &ts, 8);
+    }
+    p = put(p, b->ends.buf, (size_t)b->ends.len);
+    p = put(p, b->data_at.buf, (size_t)b->data_at.len);
+    if (b->has_tag_at) {
+        p = put(p, b->tag_at.buf, (size_t)b->tag_at.len);
+        p = put_strings(p, b->tags, n);
+    }
+    if (b->nodes != Py_None) p = put_strings(p, b->nodes, n);
+    if (b->has_meta_at) p = put(p, b->meta_at.buf, (size_t)b->meta_at.len);
+    return put(p, PyBytes_AS_STRING(b->blob), (size_t)blob_len);
+}
+
+static int runs_valid(batch_t *b) {
+    Py_ssize_t runs = PyList_GET_SIZE(b->ts_runs);
+    if (runs > 0xFFFF) {
+        PyErr_SetString(PyExc_ValueError, "too many ts runs in one batch");
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < runs; k++) {
+        PyObject *run = PyList_GET_ITEM(b->ts_runs, k);
+        if (!PyTuple_Check(run) || PyTuple_GET_SIZE(run) != 2) {
+            PyErr_SetString(PyExc_TypeError, "batch.ts_runs items must be (ordinal, ts) tuples");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static PyObject *encode_batch(PyObject *self, PyObject *batch) {
+    batch_t b;
+    Py_ssize_t size = batch_load(batch, &b);
+    PyObject *out = NULL;
+    if (size >= 0 && runs_valid(&b) && (out = PyBytes_FromStringAndSize(NULL, size))) {
+        char *end = batch_write(PyBytes_AS_STRING(out), &b);
+        if (PyErr_Occurred() || end - PyBytes_AS_STRING(out) != size) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "batch codec size mismatch");
+            Py_CLEAR(out);
+        }
+    }
+    batch_release(&b);
+    return out;
+}
+
+static PyObject *frame(PyObject *self, PyObject *args) {
+    unsigned char frame_type;
+    unsigned long long lsn;
+    Py_buffer head;
+    PyObject *batch;
+    if (!PyArg_ParseTuple(args, "bKy*O", &frame_type, &lsn, &head, &batch)) return NULL;
+    batch_t b;
+    PyObject *out = NULL;
+    Py_ssize_t size = batch_load(batch, &b);
+    if (size >= 0 && runs_valid(&b)) {
+        Py_ssize_t body = 9 + head.len + size;
+        if (body >= ((Py_ssize_t)1 << 31)) {
+            PyErr_SetString(PyExc_ValueError, "frame body over 2 GiB");
+        } else if ((out = PyBytes_FromStringAndSize(NULL, 8 + body))) {
+            char *base = PyBytes_AS_STRING(out), *p = base + 8;
+            uint32_t body_len = (uint32_t)body;
+            memcpy(base, &body_len, 4);
+            p = put(p, &frame_type, 1); p = put(p, &lsn, 8); p = put(p, head.buf, (size_t)head.len);
+            char *end = batch_write(p, &b);
+            PyObject *crc = NULL;
+            if (!PyErr_Occurred() && end - base == 8 + body) {
+                PyObject *view = PyMemoryView_FromMemory(base + 8, body, PyBUF_READ);
+                crc = view ? PyObject_CallOneArg(crc32_fn, view) : NULL;
+                Py_XDECREF(view);
+            } else if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_SystemError, "frame codec size mismatch");
+            }
+            uint32_t c = crc ? (uint32_t)PyLong_AsUnsignedLong(crc) : 0;
+            Py_XDECREF(crc);
+            if (PyErr_Occurred()) Py_CLEAR(out);
+            else memcpy(base + 4, &c, 4);
+        }
+    }
+    batch_release(&b);
+    PyBuffer_Release(&head);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"columns", columns, METH_VARARGS,
      "columns(records, batch_node, absent, encode_meta) -> (datas, tags, nodes, metas)"},
     {"encode_records", encode_records, METH_VARARGS,
      "encode_records(first_seq, ts, datas, tags, nodes, metas, limits) -> "
      "(blob, ends, data_at, tag_at, meta_at) or (index, field, size, limit)"},
+    {"encode_batch", encode_batch, METH_O, "encode_batch(batch) -> bytes (a RecordBatch, formats.batch_parts)"},
+    {"frame", frame, METH_VARARGS,
+     "frame(frame_type, lsn, head, batch) -> bytes: a WAL frame whose payload is head + the batch"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_codec", "The record codec hot loop.", -1, methods, NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_codec", "The record and batch codecs.", -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__codec(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__codec(void) {
+    PyObject *zlib = PyImport_ImportModule("zlib");
+    if (!zlib) return NULL;
+    crc32_fn = PyObject_GetAttrString(zlib, "crc32");
+    Py_DECREF(zlib);
+    if (!crc32_fn) return NULL;
+    for (int k = 0; k < N_ATTRS; k++)
+        if (!(attrs[k] = PyUnicode_InternFromString(attr_names[k]))) return NULL;
+    return PyModule_Create(&module);
+}

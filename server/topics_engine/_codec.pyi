@@ -1,4 +1,4 @@
-"""Type stub for the C record codec (``_codec.c``)."""
+"""Type stub for the C codec (``_codec.c``): records, record batches, WAL frames."""
 
 from collections.abc import Callable
 from typing import Any
@@ -20,3 +20,8 @@ def columns(
     encode_meta: Callable[[Any], bytes],
     /,
 ) -> tuple[list[bytes], list[str | None] | None, list[str | None] | None, list[bytes | None] | None]: ...
+def encode_batch(batch: Any, /) -> bytes:
+    """A ``storage.formats.RecordBatch`` as bytes (``formats.encode_batch`` documents the layout)."""
+
+def frame(frame_type: int, lsn: int, head: bytes, batch: Any, /) -> bytes:
+    """A WAL frame (``storage.frames``) whose payload is ``head`` followed by ``batch`` encoded."""

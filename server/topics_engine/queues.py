@@ -1,5 +1,5 @@
 """Queue operations (§10): claim, ack, nack, extend, dead-lettering, coalescing cohorts and
-/work subscriptions, over the lease projection in :mod:`queue`.
+/work subscriptions, over the lease projection in :mod:`leases`.
 
 Every operation first resolves the topic — 404 ``topic_not_found`` if absent, 409
 ``not_a_queue`` for a log — and only then validates its own fields. Lease changes are

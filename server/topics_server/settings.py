@@ -44,6 +44,9 @@ _LIMIT_VARS = {
     "TOPICS_MAX_NODE_BYTES": "max_node_bytes",
     "TOPICS_MAX_LIMIT": "max_limit",
 }
+_LIMIT_CEILINGS = {"max_tag_bytes": 4096, "max_node_bytes": 4096}
+"""A record's tag and node sit in its head, whose offsets the record store keeps as 16-bit
+columns: even escaped six-fold they must fit 64 KiB."""
 _LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
 
 
@@ -104,7 +107,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     env = os.environ if env is None else env
     defaults = Limits()
     limits = Limits(
-        **{field: _int(env, var, getattr(defaults, field), 1, 2**40) for var, field in _LIMIT_VARS.items()}
+        **{
+            field: _int(env, var, getattr(defaults, field), 1, _LIMIT_CEILINGS.get(field, 2**40))
+            for var, field in _LIMIT_VARS.items()
+        }
     )
     if limits.max_meta_bytes > limits.max_record_bytes:
         raise ConfigError(

@@ -71,7 +71,7 @@ def append_frame_size(
     topic_id: int, first_seq: int, ts: int, data: list[bytes], key: str | None = None
 ) -> int:
     batch = encode(NewRecords(data), first_seq, ts)
-    return FRAME_HEADER.size + BODY_HEADER.size + sum(map(len, encode_append(topic_id, batch, key)))
+    return FRAME_HEADER.size + BODY_HEADER.size + len(encode_append(topic_id, batch, key))
 
 
 # -- (a) / (b) EIO on write or fdatasync: no false ack, WAL read-only, reads keep working -------

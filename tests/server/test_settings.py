@@ -40,6 +40,8 @@ def test_limits_come_from_the_environment() -> None:
         ({"TOPICS_MAX_META_BYTES": "4096", "TOPICS_MAX_RECORD_BYTES": "1024"}, "TOPICS_MAX_META_BYTES"),
         ({"TOPICS_LOG_LEVEL": "loud"}, "TOPICS_LOG_LEVEL"),
         ({"TOPICS_WAL_SYNC_MS": "0"}, "TOPICS_WAL_SYNC_MS"),
+        ({"TOPICS_MAX_TAG_BYTES": "5000"}, "TOPICS_MAX_TAG_BYTES"),
+        ({"TOPICS_MAX_NODE_BYTES": "5000"}, "TOPICS_MAX_NODE_BYTES"),
     ],
 )
 def test_bad_configuration_refuses_with_a_fix(env: dict[str, str], needle: str) -> None:

@@ -9,14 +9,18 @@ from pathlib import Path
 import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from topics_engine import _codec
 from topics_engine.recordlog import merge_batches, slice_batch
 from topics_engine.records import NewRecords, Record, encode, record_bytes
 from topics_engine.storage.formats import (
     RecordBatch,
+    append_head,
     decode_append,
+    decode_batch,
     decode_delete,
     decode_seq_reserve,
     encode_append,
+    encode_batch,
     encode_delete,
     encode_seq_reserve,
     to_ranges,
@@ -122,9 +126,23 @@ def test_record_batches_encode_the_wire_form_and_round_trip(
         assert (r.seq, r.ts, r.node, r.tag) == (first_seq + i, ts, rows[i][2], rows[i][1])
         assert orjson.loads(r.data_json) == rows[i][0]
         assert (r.meta_json is None) == (rows[i][3] is None)
-    decoded = decode_append(memoryview(b"".join(encode_append(topic_id, batch, key))))
+    decoded = decode_append(memoryview(encode_append(topic_id, batch, key)))
     assert (decoded.topic_id, decoded.key) == (topic_id, key)
     assert same(decoded.batch, batch)
+    assert_c_frame_matches(batch, append_head(topic_id, key))
+
+
+def assert_c_frame_matches(batch: RecordBatch, head: bytes) -> None:
+    """The WAL's one-call frame (C: envelope, CRC and batch) is the frame the Python envelope
+    makes of the same payload, and scans back to it."""
+    frame = _codec.frame(FrameType.APPEND, 42, head, batch)
+    assert frame == encode_frame(FrameType.APPEND, 42, head + encode_batch(batch))
+    (scanned,) = scan(frame)
+    assert (scanned.type, scanned.lsn, bytes(scanned.payload)) == (
+        FrameType.APPEND,
+        42,
+        head + encode_batch(batch),
+    )
 
 
 @settings(max_examples=100, deadline=None)
@@ -143,6 +161,8 @@ def test_merge_and_slice_keep_every_record_intact(
     merged = merge_batches([x, y])
     assert served(merged) == served(x) + served(y)
     assert merged.ts_runs == [(0, 100), (len(a), 200)]
+    assert same(decode_batch(encode_batch(merged))[0], merged)
+    assert_c_frame_matches(merged, append_head(3, None))
     assert [Record(merged, i).ts for i in range(merged.count)] == [100] * len(a) + [200] * len(b)
     cut %= merged.count
     tail = slice_batch(merged, cut)

@@ -96,6 +96,11 @@ class WalPersistence:
             lsn, future = self.wal.submit(frame_type, payload, wait=wait, on_durable=on_durable)
         except WalFailed:
             raise read_only_error(self.wal.failed) from None
+        return self._track(lsn, future, on_durable)
+
+    def _track(self, lsn: int, future: AckWait, on_durable: Callable[[], None] | None) -> AckWait:
+        """An ack future; a frame whose apply waits for durability is remembered as unapplied
+        (a checkpoint stays below it)."""
         if future is None:
             return None
         if on_durable is not None:
@@ -130,15 +135,24 @@ class WalPersistence:
     def append(self, topic: Topic, batch: RecordBatch, key: str | None, apply: Callable[[], None]) -> AckWait:
         durability = topic.config.durability
         if durability is Durability.FSYNC:
-            payload = formats.encode_append(topic.id, batch, key)
-            return self._submit(FrameType.APPEND, payload, on_durable=apply)
+            return self._submit_append(topic, batch, key, on_durable=apply)
         # acked before it is durable: reserve the seqs first, so a crash that loses this write
         # cannot hand its seqs out again
         wait = self._reserve(topic, batch.last_seq)
         if durability is not Durability.EPHEMERAL:
-            self._submit(FrameType.APPEND, formats.encode_append(topic.id, batch, key))
+            self._submit_append(topic, batch, key)
         apply()
         return wait
+
+    def _submit_append(
+        self, topic: Topic, batch: RecordBatch, key: str | None, on_durable: Callable[[], None] | None = None
+    ) -> AckWait:
+        head = formats.append_head(topic.id, key)
+        try:
+            lsn, future = self.wal.submit_batch(FrameType.APPEND, head, batch, on_durable=on_durable)
+        except WalFailed:
+            raise read_only_error(self.wal.failed) from None
+        return self._track(lsn, future, on_durable)
 
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         durability = topic.config.durability

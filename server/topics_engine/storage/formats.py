@@ -8,8 +8,8 @@ nothing of topics' semantics. All integers are little-endian.
 Payloads by frame type (``<`` struct formats; ``NONE16``/``NONE32`` mark an absent field):
 
 - ``APPEND``: ``QH`` topic_id, idempotency-key length + key; then the write's records as one
-  record batch (:class:`RecordBatch`, :func:`encode_batch`) — the same bytes the engine keeps
-  in memory and serves, so recovery copies them back without re-encoding a record.
+  record batch (:class:`RecordBatch`, :func:`encode_batch`, encoded in C) — the same bytes the
+  engine keeps in memory and serves, so recovery copies them back without re-encoding a record.
 - ``DELETE``: ``QI`` topic_id, n; then n × ``QQ`` inclusive seq ranges actually deleted (the
   effect, not the request, so replay never depends on state).
 - ``SEQ_RESERVE``: ``QQ`` topic_id, reserved head (seqs up to it may have been handed out, so
@@ -35,6 +35,8 @@ from typing import Any
 
 import orjson
 
+from .. import _codec
+
 NONE16 = 0xFFFF
 NONE32 = 0xFFFFFFFF
 _LITTLE = sys.byteorder == "little"
@@ -46,13 +48,6 @@ PAIR = struct.Struct("<QQ")
 
 
 # -- little-endian integer columns -------------------------------------------------------------
-
-
-def le_bytes(a: array[int]) -> bytes:
-    if not _LITTLE:
-        a = array(a.typecode, a)
-        a.byteswap()
-    return a.tobytes()
 
 
 def load_column(typecode: str, buf: bytes | memoryview, pos: int, n: int) -> tuple[array[int], int]:
@@ -117,19 +112,6 @@ _TS_RUN = struct.Struct("<Iq")
 _HAS_TAGS, _HAS_NODES, _HAS_META = 1, 2, 4
 
 
-def _encode_strings(values: Sequence[str | None]) -> list[bytes]:
-    lens = array("H")
-    encoded: list[bytes] = []
-    for v in values:
-        if v is None:
-            lens.append(NONE16)
-        else:
-            b = v.encode()
-            lens.append(len(b))
-            encoded.append(b)
-    return [le_bytes(lens), *encoded]
-
-
 def _decode_strings(buf: bytes | memoryview, pos: int, n: int) -> tuple[list[str | None], int]:
     lens, pos = load_column("H", buf, pos, n)
     out: list[str | None] = []
@@ -143,12 +125,8 @@ def _decode_strings(buf: bytes | memoryview, pos: int, n: int) -> tuple[list[str
 
 
 def encode_batch(batch: RecordBatch) -> bytes:
-    return b"".join(batch_parts(batch))
-
-
-def batch_parts(batch: RecordBatch) -> list[bytes]:
     """A record batch as bytes (the body of an ``APPEND`` frame after its header, and of each
-    chunk of a segment)::
+    chunk of a segment); encoded in C (``_codec.encode_batch``)::
 
         u64 first_seq | u32 count | u32 blob_len | u8 flags | u16 ts_run_count
         ts_run_count × (u32 ordinal | i64 ts)
@@ -158,27 +136,7 @@ def batch_parts(batch: RecordBatch) -> list[bytes]:
         [flags & 4: u32[count] meta_at]
         blob
     """
-    flags = (
-        (_HAS_TAGS if batch.tag_at is not None else 0)
-        | (_HAS_NODES if batch.nodes is not None else 0)
-        | (_HAS_META if batch.meta_at is not None else 0)
-    )
-    parts = [
-        _BATCH_HEADER.pack(batch.first_seq, batch.count, len(batch.blob), flags, len(batch.ts_runs)),
-        *(_TS_RUN.pack(i, ts) for i, ts in batch.ts_runs),
-        le_bytes(batch.ends),
-        le_bytes(batch.data_at),
-    ]
-    if batch.tag_at is not None:
-        assert batch.tags is not None
-        parts.append(le_bytes(batch.tag_at))
-        parts.extend(_encode_strings(batch.tags))
-    if batch.nodes is not None:
-        parts.extend(_encode_strings(batch.nodes))
-    if batch.meta_at is not None:
-        parts.append(le_bytes(batch.meta_at))
-    parts.append(batch.blob)
-    return parts
+    return _codec.encode_batch(batch)
 
 
 def decode_batch(buf: bytes | memoryview, pos: int = 0) -> tuple[RecordBatch, int]:
@@ -208,15 +166,19 @@ def decode_batch(buf: bytes | memoryview, pos: int = 0) -> tuple[RecordBatch, in
 # -- APPEND ------------------------------------------------------------------------------------
 
 
-def encode_append(topic_id: int, batch: RecordBatch, key: str | None) -> list[bytes]:
-    """``APPEND``: ``Q`` topic_id | ``H`` idempotency-key length (0xFFFF = none) + key | the
-    record batch (:func:`encode_batch`). One frame per write, whatever its size. Returned as
-    buffers: the records' blob is written to the WAL without being copied."""
-    key_bytes = b"" if key is None else key.encode()
-    return [
-        _APPEND_HEADER.pack(topic_id, NONE16 if key is None else len(key_bytes)) + key_bytes,
-        *batch_parts(batch),
-    ]
+def append_head(topic_id: int, key: str | None) -> bytes:
+    """The start of an ``APPEND`` payload: ``Q`` topic_id | ``H`` idempotency-key length
+    (0xFFFF = none) + key. The write's record batch (:func:`encode_batch`) follows; the WAL
+    frame is built in one piece by ``_codec.frame`` (one frame per write, whatever its size)."""
+    if key is None:
+        return _APPEND_HEADER.pack(topic_id, NONE16)
+    key_bytes = key.encode()
+    return _APPEND_HEADER.pack(topic_id, len(key_bytes)) + key_bytes
+
+
+def encode_append(topic_id: int, batch: RecordBatch, key: str | None) -> bytes:
+    """A whole ``APPEND`` payload (tests and tools; the WAL path frames it in C directly)."""
+    return append_head(topic_id, key) + encode_batch(batch)
 
 
 @dataclass(slots=True)

@@ -20,6 +20,10 @@ FILE_MODE = 0o600
 DIR_MODE = 0o700
 
 
+IOV_MAX = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
+"""Most buffers one ``writev`` takes."""
+
+
 class FileSystem:
     def makedirs(self, path: Path) -> None:
         """Create ``path`` and any missing parents, each ``0700`` (``Path.mkdir(parents=True)``
@@ -57,16 +61,12 @@ class FileSystem:
 
     def writev(self, fd: int, parts: list[bytes]) -> None:
         """Write ``parts`` in order, as if joined (partial writes continue where they stopped)."""
-        limit = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
-        i = 0
-        while i < len(parts):
-            chunk = parts[i : i + limit]
+        for i in range(0, len(parts), IOV_MAX):
+            chunk = parts[i : i + IOV_MAX]
             written = os.writev(fd, chunk)
-            total = sum(len(p) for p in chunk)
+            total = sum(map(len, chunk))
             if written < total:
-                rest = b"".join(chunk)[written:]
-                self.write(fd, rest)
-            i += limit
+                self.write(fd, b"".join(chunk)[written:])
 
     def pwrite(self, fd: int, data: bytes, offset: int) -> None:
         if os.pwrite(fd, data, offset) != len(data):

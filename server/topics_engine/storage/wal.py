@@ -41,6 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import _codec
+from .formats import RecordBatch
 from .frames import FrameType, frame_parts
 from .fs import FileSystem
 
@@ -139,15 +141,19 @@ class Wal:
         # loop-thread state
         self._frames: list[bytes] = []
         """Buffers of the frames submitted and not yet written, in order."""
+        self._frames_size = 0
         self._frame_count = 0
         self._frames_last_lsn = next_lsn - 1
         self._waiters: deque[_Waiter] = deque()
         self._flush_scheduled = False
         self._sync_timer: asyncio.TimerHandle | None = None
         self._closing = False
-        # shared with the sync thread (under _cond)
+        # shared with the sync thread (under _cond, except the two plain ints below)
         self._cond = threading.Condition()
         self._written_lsn = next_lsn - 1
+        """Highest LSN written to the file: set by the loop after each write, read by the sync
+        thread when it starts a sync (an int store is atomic; every frame at or below it was
+        written before it was set)."""
         self._first_waiter_lsn = 1 << 64
         """LSN of the oldest frame somebody waits for (a sync below it resolves nothing)."""
         self._sync_requested = False
@@ -190,12 +196,36 @@ class Wal:
         iteration). With ``wait`` (or an ``on_durable`` callback) a future resolves with the
         sync's milliseconds once the frame is durable. ``payload`` may be a list of buffers
         (written in order without being joined)."""
+        lsn = self._next_lsn()
+        parts = frame_parts(frame_type, lsn, [payload] if isinstance(payload, bytes) else payload)
+        return lsn, self._queue(lsn, parts, sum(map(len, parts)), wait, on_durable)
+
+    def submit_batch(
+        self,
+        frame_type: FrameType,
+        head: bytes,
+        batch: RecordBatch,
+        *,
+        on_durable: Callable[[], None] | None = None,
+    ) -> tuple[int, asyncio.Future[float] | None]:
+        """:meth:`submit` for a payload of ``head`` followed by a record batch: the frame is
+        built in one C call (``_codec.frame``), CRC included."""
+        lsn = self._next_lsn()
+        frame = _codec.frame(frame_type, lsn, head, batch)
+        return lsn, self._queue(lsn, [frame], len(frame), False, on_durable)
+
+    def _next_lsn(self) -> int:
         if self.failed is not None:
             raise WalFailed(f"the write-ahead log is read-only after an I/O error: {self.failed}")
         lsn = self.next_lsn
         self.next_lsn += 1
-        parts = frame_parts(frame_type, lsn, [payload] if isinstance(payload, bytes) else payload)
+        return lsn
+
+    def _queue(
+        self, lsn: int, parts: list[bytes], size: int, wait: bool, on_durable: Callable[[], None] | None
+    ) -> asyncio.Future[float] | None:
         self._frames.extend(parts)
+        self._frames_size += size
         self._frame_count += 1
         self._frames_last_lsn = lsn
         future = None
@@ -204,13 +234,12 @@ class Wal:
             if not self._waiters:
                 self._first_waiter_lsn = lsn  # the sync thread reports back only when needed
             self._waiters.append(_Waiter(lsn, future, on_durable))
-        depth = self._frame_count
-        if depth > self.stats.queue_depth_peak:
-            self.stats.queue_depth_peak = depth
+        if self._frame_count > self.stats.queue_depth_peak:
+            self.stats.queue_depth_peak = self._frame_count
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self.loop.call_soon(self.flush)
-        return lsn, future
+        return future
 
     def flush(self) -> None:
         """Write every queued frame (one ``write``); ask for a sync now if anyone waits on one
@@ -220,6 +249,7 @@ class Wal:
             return
         parts, self._frames = self._frames, []
         count, self._frame_count = self._frame_count, 0
+        size, self._frames_size = self._frames_size, 0
         upto = self._frames_last_lsn
         if self.failed is not None:
             self._fail_waiters(self.failed, after_lsn=upto - count)
@@ -231,14 +261,12 @@ class Wal:
             # asked for; these and every later one fail
             self._fail(err, after_lsn=upto - count)
             return
-        size = sum(map(len, parts))
         stats = self.stats
         stats.frames_total += count
         stats.batches_total += 1
         stats.bytes_written_total += size
         self._file_size += size
-        with self._cond:
-            self._written_lsn = upto
+        self._written_lsn = upto  # read by the sync thread when asked to sync (GIL-atomic)
         if self._file_size >= self.rotate_bytes:
             self._rotate(upto + 1)
         waited = bool(self._waiters) and self._waiters[0].lsn <= upto
