@@ -107,15 +107,31 @@ class QueueState:
 
     def claim(self, seq: int, lease_id: str, node: str, deadline: int, deliveries: int) -> Lease:
         """Lease job ``seq`` (fresh, reclaimed or delayed) to ``node`` until ``deadline``."""
-        self._free.discard(seq)  # its freelist entry is skipped lazily
-        if self.delayed:
-            self.delayed.pop(seq, None)
-        lease = self.leases[seq] = Lease(node, lease_id, deadline, deliveries)
-        self.deliveries[seq] = deliveries
-        if seq > self.cursor:
-            self.cursor = seq
-        heapq.heappush(self._expiry, (deadline, seq, lease_id))
-        return lease
+        return self.claim_many([seq], [lease_id], node, deadline, [deliveries])[0]
+
+    def claim_many(
+        self, seqs: list[int], lease_ids: list[str], node: str, deadline: int, deliveries: list[int]
+    ) -> list[Lease]:
+        """:meth:`claim` for several jobs leased to one claimer at once (one pass)."""
+        free, delayed, leases, counts, expiry = (
+            self._free,
+            self.delayed,
+            self.leases,
+            self.deliveries,
+            self._expiry,
+        )
+        out = []
+        for seq, lease_id, n in zip(seqs, lease_ids, deliveries, strict=True):
+            free.discard(seq)  # its freelist entry is skipped lazily
+            if delayed:
+                delayed.pop(seq, None)
+            lease = leases[seq] = Lease(node, lease_id, deadline, n)
+            counts[seq] = n
+            heapq.heappush(expiry, (deadline, seq, lease_id))
+            out.append(lease)
+        if seqs:
+            self.cursor = max(self.cursor, *seqs)
+        return out
 
     def end(self, seq: int, lease_id: str) -> Lease | None:
         """Lease ``lease_id`` on ``seq`` ends (acked): the lease, or ``None`` if it was not

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import logging
 import secrets
 from collections.abc import Callable
@@ -137,13 +136,15 @@ class Queues:
         self._cohorts: dict[int, list[_Waiting]] = {}
         self._retries: dict[tuple[int, int], int] = {}
         """(topic id, seq) -> backoff ms of a held-back job's next dead-letter move attempt."""
-        self._lease_prefix = secrets.token_hex(4)
-        self._lease_counter = itertools.count(1)
+        self._lease_prefix = f"lease_{secrets.token_hex(4)}"
+        self._lease_counter = 1
 
-    def _next_lease_id(self) -> str:
-        """``lease_<hex>``: a random per-process prefix and a counter — unique across leases and
-        restarts without paying for a random draw per job."""
-        return f"lease_{self._lease_prefix}{next(self._lease_counter):010x}"
+    def _lease_ids(self, n: int) -> list[str]:
+        """``n`` new ``lease_<hex>`` ids: a random per-process prefix and a counter — unique
+        across leases and restarts without paying for a random draw per job."""
+        first, self._lease_counter = self._lease_counter, self._lease_counter + n
+        prefix = self._lease_prefix
+        return [f"{prefix}{i:010x}" for i in range(first, first + n)]
 
     # -- lookup and field checks -------------------------------------------------------------
 
@@ -278,14 +279,17 @@ class Queues:
                         i += 1
         for w, jobs in zip(claimers, dealt, strict=True):
             jobs.sort(key=_job_seq)
-            deadline, holder = now + w.lease_ms, w.holder
-            for batch, i, deliveries in jobs:
-                seq = batch.first_seq + i
-                lease = q.claim(seq, self._next_lease_id(), w.node, deadline, deliveries)
-                if holder is not None:
-                    lease.holder = holder
-                    holder.held.add(seq)
-                w.jobs.append(ClaimedJob(batch, i, lease))
+            seqs = [batch.first_seq + i for batch, i, _ in jobs]
+            leases = q.claim_many(
+                seqs, self._lease_ids(len(jobs)), w.node, now + w.lease_ms, [j[2] for j in jobs]
+            )
+            w.jobs.extend(
+                ClaimedJob(batch, i, lease) for (batch, i, _), lease in zip(jobs, leases, strict=True)
+            )
+            if w.holder is not None:
+                for lease in leases:
+                    lease.holder = w.holder
+                w.holder.held.update(seqs)
 
     def _pick(self, topic: Topic, q: QueueState, n: int, now: int) -> list[_Picked]:
         """Up to ``n`` claimable jobs with their new delivery counts: reclaimed first, then
