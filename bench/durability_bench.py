@@ -688,12 +688,26 @@ async def recovery_benchmark(plan: Plan, pin: bool, workdir: Path, cls: str) -> 
 
 
 def checkout(rev: str, dest: Path) -> Path:
-    """``git archive REV server openapi`` unpacked under ``dest``; returns ``dest/server``."""
+    """``git archive REV server openapi`` unpacked under ``dest``, with its C extension built
+    in place when that commit has one (``setup.py``); returns ``dest/server``."""
     dest.mkdir(parents=True)
+    has_setup = bool(
+        subprocess.run(
+            ["git", "ls-tree", "--name-only", rev, "setup.py"], cwd=REPO, capture_output=True
+        ).stdout
+    )
+    paths = ["server", "openapi", *(["setup.py", "pyproject.toml"] if has_setup else [])]
     archive = subprocess.run(
-        ["git", "archive", rev, "server", "openapi"], cwd=REPO, capture_output=True, check=True
+        ["git", "archive", rev, *paths], cwd=REPO, capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    if has_setup:
+        subprocess.run(
+            [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+            cwd=dest,
+            check=True,
+            capture_output=True,
+        )
     return dest / "server"
 
 

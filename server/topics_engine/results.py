@@ -135,6 +135,17 @@ class Diff:
         """The records as the inside of a JSON array: ``rec,rec,...``."""
         return b",".join(self.parts)
 
+    def records_parts(self) -> list[bytes | memoryview]:
+        """:meth:`records_json` as buffers to write in order (no copy of the record bytes)."""
+        parts = self.parts
+        if len(parts) <= 1:
+            return list(parts)
+        out: list[bytes | memoryview] = [parts[0]]
+        for part in parts[1:]:
+            out.append(b",")
+            out.append(part)
+        return out
+
     @property
     def lag(self) -> int:
         return max(0, self.head_seq - self.next_from_seq)

@@ -64,14 +64,15 @@ class AsgiApp:
         if isinstance(outcome, StreamReply):
             await _run_stream(outcome, receive, send)
             return
+        body = outcome.joined()
         await send(
             {
                 "type": "http.response.start",
                 "status": outcome.status,
-                "headers": [*outcome.headers, (b"content-length", str(len(outcome.body)).encode())],
+                "headers": [*outcome.headers, (b"content-length", str(len(body)).encode())],
             }
         )
-        await send({"type": "http.response.body", "body": outcome.body})
+        await send({"type": "http.response.body", "body": body})
 
     async def _read_body(self, request: Request, receive: Receive) -> None:
         limit = self.app.max_body_bytes

@@ -233,14 +233,18 @@ class HttpProtocol(asyncio.Protocol):
         if self.closed or self.transport is None:
             return
         body = response.body
+        length = len(body) if isinstance(body, bytes) else response.length
         if keep_alive and response.headers is JSON_HEADERS:  # the common case, pre-formatted
-            head = _JSON_HEADS.get(response.status) or _json_head(response.status)
-            self.transport.write(b"%s%d\r\n\r\n%s" % (head, len(body), body))
-            return
-        extra = b"content-length: %d\r\n" % len(body)
-        if not keep_alive:
-            extra += b"connection: close\r\n"
-        self.transport.write(_head(response.status, response.headers, extra) + body)
+            head = b"%s%d\r\n\r\n" % (_JSON_HEADS.get(response.status) or _json_head(response.status), length)
+        else:
+            extra = b"content-length: %d\r\n" % length
+            if not keep_alive:
+                extra += b"connection: close\r\n"
+            head = _head(response.status, response.headers, extra)
+        if isinstance(body, bytes):
+            self.transport.write(head + body)
+        else:  # a record page in parts: one vectored write, the record bytes never joined
+            self.transport.writelines([head, *body])
         if not keep_alive:
             self.close()
 
@@ -291,17 +295,22 @@ class HttpServer:
         self._server = await self.loop.create_server(
             lambda: HttpProtocol(self), host, port, backlog=2048, reuse_address=True
         )
-        self._sweeper = self.loop.create_task(self._close_idle())
+        self._sweeper = self.loop.create_task(self._sweep())
 
-    async def _close_idle(self) -> None:
-        """Close keep-alive connections idle for :data:`KEEP_ALIVE_S` (one sweep every few
-        seconds instead of a timer per request)."""
+    async def _sweep(self) -> None:
+        """Close idle keep-alive connections: one sweep every few seconds instead of a timer
+        per request."""
         while True:
             await asyncio.sleep(KEEP_ALIVE_S / 8)
-            now = self.loop.time()
-            for conn in list(self.connections):
-                if conn.idle_for(now) >= KEEP_ALIVE_S:
-                    conn.close()
+            self.close_idle(self.loop.time())
+
+    def close_idle(self, now: float) -> int:
+        """Close the connections idle (no request in hand) for :data:`KEEP_ALIVE_S` at ``now``
+        (loop time); returns how many."""
+        idle = [conn for conn in self.connections if conn.idle_for(now) >= KEEP_ALIVE_S]
+        for conn in idle:
+            conn.close()
+        return len(idle)
 
     @property
     def sockets(self) -> list[Any]:

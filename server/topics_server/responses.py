@@ -1,10 +1,11 @@
 """JSON responses with the ``performance`` block (§0.9).
 
 A handler returns a :class:`Reply`: a status, and either a dict (serialized once with orjson) or
-pre-encoded JSON object bytes *without* their closing brace (record reads, which join record
-bytes encoded at append time). :func:`render` turns it into a :class:`Response` — status,
-headers, body bytes — that either transport writes as is; ``performance`` is appended last, so
-``server_total_ms`` covers everything up to serialization.
+pre-encoded JSON object bytes *without* their closing brace — as one ``bytes`` or as a list of
+buffers (record reads: slices of the record bytes encoded at append time, never joined on the
+server). :func:`render` turns it into a :class:`Response` — status, headers, body — that either
+transport writes as is (the native one hands a parts body to one vectored write);
+``performance`` is appended last, so ``server_total_ms`` covers everything up to serialization.
 
 Compression (ruling 10): a JSON response larger than :data:`GZIP_MIN_BYTES` is gzip-encoded
 when the request's ``Accept-Encoding`` allows gzip (fast level 1: the server's CPU, not the
@@ -27,23 +28,41 @@ JSON_HEADERS = [JSON_CONTENT_TYPE]
 GZIP_MIN_BYTES = 1400
 """Smaller responses fit one packet; compressing them only costs CPU."""
 GZIP_LEVEL = 1
+JOIN_BELOW_BYTES = 16 << 10
+"""A parts body smaller than this is joined (one copy is cheaper than a vectored write)."""
+
+
+Buffer = bytes | memoryview
+Parts = list[Buffer]
+"""A body in pieces, written in order as if joined."""
 
 
 @dataclass(slots=True)
 class Reply:
     status: int
-    body: dict[str, Any] | bytes
+    body: dict[str, Any] | bytes | Parts
     performance: dict[str, Any] = field(default_factory=dict)
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class Response:
-    """A complete response: what a transport writes (it adds framing headers itself)."""
+    """A complete response: what a transport writes (it adds framing headers itself). A large
+    body may stay in parts (``list``), which the native transport writes with one vectored
+    write instead of copying them together."""
 
     status: int
     headers: list[tuple[bytes, bytes]]
-    body: bytes
+    body: bytes | Parts
+
+    @property
+    def length(self) -> int:
+        body = self.body
+        return len(body) if isinstance(body, bytes) else sum(map(len, body))
+
+    def joined(self) -> bytes:
+        body = self.body
+        return body if isinstance(body, bytes) else b"".join(body)
 
 
 async def await_ack(wait: Awaitable[float] | None) -> dict[str, Any]:
@@ -56,7 +75,7 @@ async def await_ack(wait: Awaitable[float] | None) -> dict[str, Any]:
     return {"fsync_ms": fsync_ms, "wal_append_ms": round((time.perf_counter() - started) * 1000, 3)}
 
 
-Body = dict[str, Any] | bytes
+Body = dict[str, Any] | bytes | Parts
 
 
 def after_ack(
@@ -91,24 +110,32 @@ def performance_block(started: float, extra: dict[str, Any]) -> dict[str, Any]:
     return perf
 
 
-def encode_reply(reply: Reply, started: float) -> bytes:
+def encode_reply(reply: Reply, started: float) -> bytes | Parts:
     perf = performance_block(started, reply.performance)
-    if isinstance(reply.body, bytes):
-        return reply.body + b',"performance":' + orjson.dumps(perf) + b"}"
-    body = dict(reply.body)
-    body["performance"] = perf
-    return orjson.dumps(body)
+    body = reply.body
+    if isinstance(body, bytes):
+        return body + b',"performance":' + orjson.dumps(perf) + b"}"
+    if isinstance(body, list):
+        return [*body, b',"performance":' + orjson.dumps(perf) + b"}"]
+    out = dict(body)
+    out["performance"] = perf
+    return orjson.dumps(out)
 
 
-def gzip_bytes(payload: bytes) -> bytes:
+def gzip_bytes(payload: bytes | Parts) -> bytes:
     compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)
-    return compressor.compress(payload) + compressor.flush()
+    if isinstance(payload, bytes):
+        return compressor.compress(payload) + compressor.flush()
+    return b"".join([*map(compressor.compress, payload), compressor.flush()])
 
 
 def json_response(
-    status: int, payload: bytes, headers: list[tuple[bytes, bytes]] | None, gzip_ok: bool
+    status: int, payload: bytes | Parts, headers: list[tuple[bytes, bytes]] | None, gzip_ok: bool
 ) -> Response:
-    if gzip_ok and len(payload) > GZIP_MIN_BYTES:
+    size = len(payload) if isinstance(payload, bytes) else sum(map(len, payload))
+    if not isinstance(payload, bytes) and size < JOIN_BELOW_BYTES:
+        payload = b"".join(payload)
+    if gzip_ok and size > GZIP_MIN_BYTES:
         payload = gzip_bytes(payload)
         extra = [(b"content-encoding", b"gzip"), (b"vary", b"accept-encoding")]
         return Response(status, [JSON_CONTENT_TYPE, *(headers or ()), *extra], payload)

@@ -169,25 +169,19 @@ def tombstone(t: Tombstone) -> dict[str, Any]:
     }
 
 
-def diff(d: Diff) -> bytes:
-    """The diff response as JSON object bytes without the closing brace (performance goes last)."""
+def diff(d: Diff) -> list[bytes | memoryview]:
+    """The diff response as JSON object parts without the closing brace (performance goes
+    last): the page's record bytes are not copied together."""
     stone = orjson.dumps(tombstone(d.tombstone)) if d.tombstone else b"null"
-    return b"".join(
-        (
-            b'{"topic":',
-            orjson.dumps(d.topic),
-            b',"records":[',
-            d.records_json(),
-            b"]",
-            b',"next_from_seq":%d,"head_seq":%d,"earliest_seq":%d'
-            % (d.next_from_seq, d.head_seq, d.earliest_seq),
-            b',"caught_up":',
-            b"true" if d.caught_up else b"false",
-            b',"tombstone":',
-            stone,
-            b',"lag":%d' % d.lag,
-        )
+    tail = b'],"next_from_seq":%d,"head_seq":%d,"earliest_seq":%d,"caught_up":%s,"tombstone":%s,"lag":%d' % (
+        d.next_from_seq,
+        d.head_seq,
+        d.earliest_seq,
+        b"true" if d.caught_up else b"false",
+        stone,
+        d.lag,
     )
+    return [b'{"topic":' + orjson.dumps(d.topic) + b',"records":[', *d.records_parts(), tail]
 
 
 def records_deleted(r: RecordsDeleted) -> dict[str, Any]:
