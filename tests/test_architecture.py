@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                 "listing",
                 "matching",
                 "names",
-                "notifier",
+                "fanout",
                 "persistence",
                 "priority",
                 "recordlog",
@@ -47,7 +47,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("engine", {"topics_engine.engine"}),
-    ("features", {"topics_engine.queues", "topics_engine.datadir", "topics_engine"}),
+    ("features", {"topics_engine.queues", "topics_engine.watch", "topics_engine.datadir", "topics_engine"}),
     ("server", {"topics_server"}),
 ]
 

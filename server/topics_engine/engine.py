@@ -25,12 +25,12 @@ from .batch import check_batch_size, prepare_batch
 from .clock import Clock
 from .config import TopicConfig, resolve_config
 from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound
+from .fanout import Hub
 from .jsonvalues import to_int
 from .limits import Limits
 from .listing import decode_cursor, encode_cursor
 from .matching import parse_match
 from .names import check_topic_name
-from .notifier import Notifier
 from .persistence import InMemory, Persistence
 from .priority import effective_priority
 from .records import NewRecords
@@ -61,7 +61,7 @@ class Engine:
         self.clock = clock
         self.limits = limits or Limits()
         self.persistence: Persistence = persistence or InMemory()
-        self.notifier = Notifier()
+        self.hub = Hub()
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[int, Topic] = {}
         self._names: list[str] = []
@@ -99,7 +99,7 @@ class Engine:
         del self._by_id[topic.id]
         del self._names[bisect.bisect_left(self._names, topic.name)]
         self._deleted_heads[topic.name] = topic.reserved_seq
-        self.notifier.notify(topic.name)
+        self.hub.notify(topic.name)
 
     def deleted_heads(self) -> dict[str, int]:
         """Head seqs of deleted topics by name (for ``recreated`` tombstones; snapshotted)."""
@@ -145,6 +145,7 @@ class Engine:
         now = self.clock.now_ms() if at_ms is None else at_ms
         topic.expire(now)  # what the old TTL already expired stays expired
         topic.config = config
+        topic.version += 1
         topic.enforce_retention(now)
 
     def topic_state(self, name: str, touch: bool = True) -> TopicState:
@@ -300,10 +301,31 @@ class Engine:
             self.persistence.topic_put(topic, now, lazy=True)
         apply = self._applier(topic, planned, now)
         wait = self.persistence.append(topic, planned, idempotency_key, apply)
+        if topic.strong_watchers:
+            self.persistence.when_durable(topic, lambda: self._made_durable(topic, last))
         if wait is not None and idempotency_key is not None:
             topic.pending_keys[idempotency_key] = wait
             wait.add_done_callback(_release_key(topic, idempotency_key))
         return Appended(name, first, last, max(topic.head_seq, last), created, False, wait)
+
+    def watch_strong(self, topic: Topic, delta: int) -> None:
+        """A ``strong`` watcher starts (+1) or stops (-1) reading ``topic``. While any does,
+        appends report when they are durable; the first one also learns how far the records
+        already there are durable (a barrier on the group commit)."""
+        topic.strong_watchers += delta
+        if delta > 0 and topic.strong_watchers == delta:
+            head = topic.head_seq
+            self.persistence.when_durable(topic, lambda: self._made_durable(topic, head))
+
+    def strong_head(self, topic: Topic) -> int:
+        """The highest seq a ``strong`` reader may see now (ruling 14)."""
+        return self.persistence.strong_head(topic)
+
+    def _made_durable(self, topic: Topic, seq: int) -> None:
+        if seq > topic.durable_seq:
+            topic.durable_seq = seq
+            if self.is_current(topic):
+                self.hub.notify(topic.name)
 
     def _applier(self, topic: Topic, planned: RecordBatch, now: int) -> Callable[[], None]:
         """The apply step of an append: run at once, or once durable (fsync class)."""
@@ -317,7 +339,7 @@ class Engine:
             if self.is_current(topic):
                 topic.apply_append(planned, now)
                 self.persistence.applied(topic, now)
-                self.notifier.notify(topic.name)
+                self.hub.notify(topic.name)
 
         return apply
 
@@ -354,7 +376,7 @@ class Engine:
             topic.last_read_ts = now
         opts = ReadOptions(
             limit=limit or self.limits.default_limit,
-            nodes=_node_set(node),
+            nodes=node_set(node),
             include_tags=include_tags,
             include_meta=include_meta,
             max_bytes=max_batch_bytes or DEFAULT_MAX_BATCH_BYTES,
@@ -415,7 +437,8 @@ def _release_key(topic: Topic, key: str) -> Callable[[asyncio.Future[float]], No
     return release
 
 
-def _node_set(node: Any) -> frozenset[str] | None:
+def node_set(node: Any) -> frozenset[str] | None:
+    """A reader's ``node`` filter (a string or an array of strings) as a set; ``None`` = none."""
     if node is None:
         return None
     if isinstance(node, str):

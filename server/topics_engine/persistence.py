@@ -60,6 +60,15 @@ class Persistence(Protocol):
         """Journal lease-log events: those of a queue that :meth:`logs_leases` (or ``always``:
         dead-letter counters)."""
 
+    def when_durable(self, topic: Topic, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once everything submitted for ``topic`` so far is durable — riding
+        the group commit, never hastening it. At once for classes whose visible records are
+        all there is (``fsync``: visible only once durable; ``ephemeral``: never durable)."""
+
+    def strong_head(self, topic: Topic) -> int:
+        """The highest seq a ``consistency: "strong"`` reader may see (ruling 14): the durable
+        prefix for ``disk``/``memory``, the head for the other classes."""
+
     def applied(self, topic: Topic, now_ms: int) -> None:
         """Records just became visible on ``topic`` (a chance to seal a segment)."""
 
@@ -89,6 +98,12 @@ class InMemory:
 
     def logs_leases(self, topic: Topic) -> bool:
         return False
+
+    def when_durable(self, topic: Topic, callback: Callable[[], None]) -> None:
+        callback()
+
+    def strong_head(self, topic: Topic) -> int:
+        return topic.head_seq
 
     def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:
         return None

@@ -350,43 +350,55 @@ class RecordLog:
         include_tags: bool = False,
         include_meta: bool = True,
         include_data: bool = True,
+        upto: int | None = None,
     ) -> Scan:
         """Live records with seq > ``after``, ascending: at most ``limit`` records, at most
         ``max_bytes`` of them (never fewer than one when one is available), examining at most
-        ``max_scan`` slots. Records whose ``$node`` is in ``nodes`` are skipped. Runs of records
-        that need no per-record change are single slices of their batch."""
+        ``max_scan`` slots, none above ``upto`` (default: the head). Records whose ``$node`` is
+        in ``nodes`` are skipped. Runs of records that need no per-record change are single
+        slices of their batch."""
+        end = self.head_seq if upto is None else min(upto, self.head_seq)
         out = Scan([], 0, after, 0)
         budget = [max_bytes]
         chunks = self._chunks
         k, i = self._find(after + 1)
-        while k < len(chunks) and out.count < limit and out.scanned < max_scan:
+        while k < len(chunks) and chunks[k].first_seq <= end and out.count < limit and out.scanned < max_scan:
             more = self._scan_chunk(
-                chunks[k], i, out, limit, budget, max_scan, nodes, include_tags, include_meta, include_data
+                chunks[k],
+                i,
+                end,
+                out,
+                limit,
+                budget,
+                max_scan,
+                nodes,
+                (include_tags, include_meta, include_data),
             )
             if not more:
                 return out
             k, i = k + 1, 0
-        if k >= len(chunks):
-            out.last_seq = max(out.last_seq, self.head_seq)  # everything up to the head examined
+        if k >= len(chunks) or chunks[k].first_seq > end:
+            out.last_seq = max(out.last_seq, end)  # everything up to the bound examined
         return out
 
     def _scan_chunk(
         self,
         ch: _Chunk,
         i: int,
+        end: int,
         out: Scan,
         limit: int,
         budget: list[int],
         max_scan: int,
         nodes: frozenset[str] | None,
-        include_tags: bool,
-        include_meta: bool,
-        include_data: bool,
+        includes: tuple[bool, bool, bool],
     ) -> bool:
-        """Scan one chunk from ordinal ``i``; False when the read is complete."""
+        """Scan one chunk from ordinal ``i`` up to seq ``end``; False when the read is complete.
+        ``includes``: ``(include_tags, include_meta, include_data)``."""
+        include_tags, include_meta, include_data = includes
         b = ch.batch
-        n = ch.count
         first = ch.first_seq
+        n = min(ch.count, end - first + 1)
         node_of = b.nodes if nodes else None
         whole = (
             include_data
@@ -403,7 +415,7 @@ class RecordLog:
             if out.count >= limit or out.scanned >= max_scan:
                 return False
             if dead is not None and dead[i]:
-                j = dead.find(0, i)
+                j = dead.find(0, i, n)
                 j = n if j < 0 else j
                 j = min(j, i + max_scan - out.scanned)
                 out.scanned += j - i
@@ -428,7 +440,7 @@ class RecordLog:
                 continue
             stop = n
             if dead is not None:
-                d = dead.find(1, i)
+                d = dead.find(1, i, n)
                 if d >= 0:
                     stop = d
             stop = min(stop, i + limit - out.count, i + max_scan - out.scanned)

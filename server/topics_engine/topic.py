@@ -61,6 +61,8 @@ class ReadOptions:
     """Byte budget for the records of one read (their encoded sizes); at least one record is
     always returned when one is available."""
     max_scan: int = 100_000
+    upto: int | None = None
+    """Read no record above this seq (a ``strong`` watch reads only what is durable)."""
 
 
 @dataclass
@@ -104,6 +106,14 @@ class Topic:
     """Idempotency key -> durability future of a keyed write still awaiting its fsync."""
     queue: QueueState | None = None
     """The lease projection when ``type`` is ``queue``."""
+    version: int = 0
+    """Bumped by every change a read could see (append, delete, eviction, expiry, config):
+    equal versions mean equal reads, so a watch frame can be shared."""
+    durable_seq: int = 0
+    """Every record with a seq at or below this is durable (tracked for ``strong`` watchers of
+    ``disk``/``memory`` topics, see ``Persistence.track_durable``)."""
+    strong_watchers: int = 0
+    """Watchers with ``consistency: "strong"``: while any, appends report their durability."""
 
     def __post_init__(self) -> None:
         if self.config.type is TopicType.QUEUE:
@@ -176,6 +186,7 @@ class Topic:
         self.last_write_ts = max(self.last_write_ts or 0, now_ms)
 
     def _added(self, batch: RecordBatch, skip: int, added: int, size: int) -> None:
+        self.version += 1
         self.count += added
         self.bytes += size
         if batch.tags is not None:
@@ -244,6 +255,7 @@ class Topic:
         after a crash). Costs nothing per skipped seq (ruling 4)."""
         self.log.skip_to(seq)
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
+        self.version += 1
 
     def restore(self, image: TopicImage) -> None:
         """Recovery: reinstate a snapshot entry after its segments' records are loaded."""
@@ -306,6 +318,8 @@ class Topic:
     def _evict(self, *, records: int = 0, ts_before: int | None = None) -> Gone:
         seqs: list[int] | None = [] if self.queue is not None else None
         gone = self.log.evict_front(records=records, ts_before=ts_before, seqs=seqs)
+        if gone.count:
+            self.version += 1
         self.count -= gone.count
         self.bytes -= gone.bytes
         if gone.tagged:
@@ -355,6 +369,8 @@ class Topic:
         """Delete these seqs where still live; return how many were. Silent and permanent:
         never a tombstone, ``evict_floor`` untouched."""
         deleted, size, tagged = self.log.delete_many(seqs)
+        if deleted:
+            self.version += 1
         self.count -= len(deleted)
         self.bytes -= size
         if self.queue is not None:
@@ -412,6 +428,7 @@ class Topic:
             include_tags=opts.include_tags,
             include_meta=opts.include_meta,
             include_data=opts.include_data,
+            upto=opts.upto,
         )
         return Diff(
             self.name, scan.parts, scan.count, scan.last_seq, tombstone, scan.scanned, self.head_seq, earliest

@@ -34,10 +34,11 @@ from .routes import RouteTable
 from .settings import Settings
 from .spec import load_specification
 from .sse import StreamReply
+from .websocket import WebSocketReply
 
 log = logging.getLogger("topics.server")
 
-Outcome = Response | StreamReply
+Outcome = Response | StreamReply | WebSocketReply
 
 
 class TopicsApp:
@@ -62,16 +63,18 @@ class TopicsApp:
             return self.error(request, exc)
         if isinstance(out, Reply):
             return render(out, request.started, request.accepts_gzip)
-        if isinstance(out, StreamReply):
+        if isinstance(out, StreamReply | WebSocketReply):
             return out
         return self._finish(out, request)
 
-    async def _finish(self, pending: Awaitable[Reply | StreamReply], request: Request) -> Outcome:
+    async def _finish(
+        self, pending: Awaitable[Reply | StreamReply | WebSocketReply], request: Request
+    ) -> Outcome:
         try:
             out = await pending
         except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
             return self.error(request, exc)
-        if isinstance(out, StreamReply):
+        if isinstance(out, StreamReply | WebSocketReply):
             return out
         return render(out, request.started, request.accepts_gzip)
 
@@ -107,5 +110,5 @@ def build(
             checkpoint_wal_bytes=settings.checkpoint_wal_bytes,
             wal_sync_delay_s=settings.wal_sync_ms / 1000,
         )
-    ctx = ServerContext(engine, datadir, ready=datadir is None)
+    ctx = ServerContext(engine, datadir, max_watch_topics=settings.max_watch_topics, ready=datadir is None)
     return TopicsApp(ctx, settings.max_body_bytes), ctx

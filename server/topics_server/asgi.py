@@ -3,7 +3,10 @@ under any ASGI server. ``topics serve`` uses the native server (``http``) instea
 
 The lifespan starts and stops the server context (recovery, checkpoints). A request's body is
 read under ``TOPICS_MAX_BODY_BYTES`` (a larger one is not kept: the handler answers 413 when it
-asks for it); streams are run until the client disconnects.
+asks for it); streams are run until the client disconnects. A ``websocket`` scope is served by
+the ``GET /v0/ws`` handler: refused with the HTTP error envelope when the server offers the
+``websocket.http.response`` extension (ruling 15), else with a close; accepted, it runs a
+:class:`WebSocketSession`.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from topics_engine.datadir.directory import DataDirectory
 from .app import TopicsApp, build
 from .context import ServerContext
 from .request import Request
+from .responses import Response
 from .settings import Settings
 from .sse import SSE_HEADERS, StreamReply
+from .streams import Frame
+from .websocket import WebSocketReply, WebSocketSession
 
 
 def create_app(
@@ -41,6 +47,8 @@ class AsgiApp:
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -64,6 +72,8 @@ class AsgiApp:
         if isinstance(outcome, StreamReply):
             await _run_stream(outcome, receive, send)
             return
+        if isinstance(outcome, WebSocketReply):  # an upgrade over plain HTTP: the server has none
+            outcome = self.app.error(request, RuntimeError("this ASGI server did not upgrade the request"))
         body = outcome.joined()
         await send(
             {
@@ -73,6 +83,47 @@ class AsgiApp:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw_path = scope.get("raw_path")
+        path = raw_path.decode("latin-1") if raw_path else quote(scope["path"])
+        headers = list(scope["headers"])
+        request = Request("GET", path, scope.get("query_string", b""), headers)
+        first = await receive()  # websocket.connect
+        if first["type"] != "websocket.connect":
+            return
+        outcome = self.app.handle(request)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        if not isinstance(outcome, WebSocketReply):
+            response = (
+                outcome
+                if isinstance(outcome, Response)
+                else self.app.error(request, TypeError("not a socket"))
+            )
+            await _refuse(scope, send, response)
+            return
+        await send({"type": "websocket.accept"})
+        sink = _AsgiMessages(send)
+        session = WebSocketSession(outcome.ctx, sink)
+        delivery = asyncio.ensure_future(session.run())
+        try:
+            while not delivery.done():
+                message = await receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+                if message["type"] == "websocket.receive":
+                    text = message.get("text")
+                    if text is not None:
+                        session.received(text.encode(), True)
+                    else:
+                        session.received(message.get("bytes") or b"", False)
+                    await sink.drain()
+        finally:
+            delivery.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await delivery
+            session.close()
 
     async def _read_body(self, request: Request, receive: Receive) -> None:
         limit = self.app.max_body_bytes
@@ -96,18 +147,90 @@ class AsgiApp:
         request.body = b"".join(chunks) if not request.body_too_large else b""
 
 
+async def _refuse(scope: Scope, send: Send, response: Response) -> None:
+    """A refused upgrade: the HTTP response itself where the server can send one."""
+    if "websocket.http.response" in scope.get("extensions", {}):
+        body = response.joined()
+        headers = [*response.headers, (b"content-length", str(len(body)).encode())]
+        await send({"type": "websocket.http.response.start", "status": response.status, "headers": headers})
+        await send({"type": "websocket.http.response.body", "body": body})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
+
+
+class _AsgiQueue:
+    """Frames written while the stream runs, sent in order by :meth:`drain` (ASGI ``send`` is a
+    coroutine; a sink's ``write`` may not wait)."""
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.pending: list[Frame] = []
+        self.closed = False
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.pending)
+
+    def write(self, frame: Frame) -> None:
+        if self.closed:
+            raise ConnectionResetError("client went away")
+        self.pending.append(frame)
+
+    async def drain(self) -> None:
+        while self.pending:
+            frame = self.pending.pop(0)
+            try:
+                await self.send(self.message(frame if isinstance(frame, bytes) else b"".join(frame)))
+            except OSError as err:
+                self.closed = True
+                raise ConnectionResetError("client went away") from err
+
+    def message(self, payload: bytes) -> Message:
+        raise NotImplementedError
+
+
+class _AsgiChunks(_AsgiQueue):
+    def message(self, payload: bytes) -> Message:
+        return {"type": "http.response.body", "body": payload, "more_body": True}
+
+
+class _AsgiMessages(_AsgiQueue):
+    """WebSocket text messages (pings are left to the ASGI server, which keeps the socket alive
+    itself)."""
+
+    def message(self, payload: bytes) -> Message:
+        return {"type": "websocket.send", "text": payload.decode()}
+
+    def ping(self, payload: bytes) -> None:
+        pass
+
+    def close(self, code: int, reason: str) -> None:
+        self.pending.append(b"")
+        self.closed = True
+
+    async def drain(self) -> None:
+        while self.pending:
+            frame = self.pending.pop(0)
+            if frame == b"":
+                await self.send({"type": "websocket.close", "code": 1013})
+                return
+            await self.send(self.message(frame if isinstance(frame, bytes) else b"".join(frame)))
+
+
 async def _run_stream(reply: StreamReply, receive: Receive, send: Send) -> None:
     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-
-    async def emit(frame: bytes) -> None:
-        await send({"type": "http.response.body", "body": frame, "more_body": True})
+    sink = _AsgiChunks(send)
 
     async def disconnected() -> None:
         message: Message = await receive()
         while message["type"] != "http.disconnect":
             message = await receive()
 
-    producer = asyncio.ensure_future(reply.produce(emit))
+    async def produce() -> None:
+        await reply.produce(sink)
+        await sink.drain()
+
+    producer = asyncio.ensure_future(produce())
     watcher = asyncio.ensure_future(disconnected())
     try:
         await asyncio.wait({producer, watcher}, return_when=asyncio.FIRST_COMPLETED)

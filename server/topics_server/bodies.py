@@ -54,6 +54,8 @@ _HANDLED = {
     "oneOf",
     "anyOf",
     "maxProperties",
+    "minProperties",
+    "propertyNames",
     "$ref",
 }
 
@@ -188,6 +190,8 @@ class BodyCompiler:
     def _object(self, schema: dict[str, Any], name: str) -> Compiled:
         properties = schema.get("properties")
         if properties is None:
+            if isinstance(schema.get("additionalProperties"), dict):
+                return self._map(schema, name)
             return self._opaque_object(schema, name)
         required = set(schema.get("required", ()))
         fields: list[tuple[Any, ...]] = []
@@ -221,12 +225,43 @@ class BodyCompiler:
 
         return Compiled(struct, check)
 
+    def _map(self, schema: dict[str, Any], name: str) -> Compiled:
+        """An object of uniform values (``additionalProperties: <schema>``, no ``properties``):
+        a ``dict``, its keys checked by ``propertyNames`` (a string schema) and its size by
+        ``minProperties``/``maxProperties``."""
+        key = self.compile(schema.get("propertyNames", {"type": "string"}), f"{name}Key")
+        value = self.compile(schema["additionalProperties"], f"{name}Value")
+        if key.check is not None:
+            raise UnsupportedSchema(f"{name}: propertyNames must be a plain string schema")
+        meta = {}
+        if "minProperties" in schema:
+            meta["min_length"] = schema["minProperties"]
+        if "maxProperties" in schema:
+            meta["max_length"] = schema["maxProperties"]
+        dict_type = dict[key.type, value.type]  # type: ignore[name-defined]
+        typ = Annotated[dict_type, msgspec.Meta(**meta)] if meta else dict_type
+        if value.check is None:
+            return Compiled(typ)
+        value_check = value.check
+
+        def check(mapping: dict[str, Any], where: str) -> dict[str, Any]:
+            for k, v in mapping.items():
+                mapping[k] = value_check(v, _join(where, k))
+            return mapping
+
+        return Compiled(typ, check)
+
     def _opaque_object(self, schema: dict[str, Any], name: str) -> Compiled:
         """An object with no declared properties (a record's ``meta``): its values stay raw
-        JSON; ``maxProperties`` is enforced while decoding."""
+        JSON; ``minProperties``/``maxProperties`` are enforced while decoding."""
         typ: Any = dict[str, msgspec.Raw]
+        meta = {}
+        if "minProperties" in schema:
+            meta["min_length"] = schema["minProperties"]
         if "maxProperties" in schema:
-            typ = Annotated[typ, msgspec.Meta(max_length=schema["maxProperties"])]
+            meta["max_length"] = schema["maxProperties"]
+        if meta:
+            typ = Annotated[typ, msgspec.Meta(**meta)]
         return Compiled(typ)
 
 

@@ -1,6 +1,6 @@
 """The per-process server context handlers receive: the engine and the features composed over
-it (queues), its data directory, and the process lifecycle (recovering -> ready -> shutting
-down)."""
+it (queues, watch sessions, the frame cache streams share), its data directory, and the process
+lifecycle (recovering -> ready -> shutting down)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 
 from topics_engine import Engine, Queues
 from topics_engine.datadir.directory import DataDirectory
+from topics_engine.watch import Watches
+
+from .frames import FrameCache
 
 VERSION = "0.1.0"
 log = logging.getLogger("topics.server")
@@ -37,7 +40,10 @@ def freeze_long_lived() -> None:
 class ServerContext:
     engine: Engine
     datadir: DataDirectory | None = None
+    max_watch_topics: int = 256
     queues: Queues = field(init=False)
+    watches: Watches = field(init=False)
+    frames: FrameCache = field(init=False)
     started: float = field(default_factory=time.monotonic)
     ready: bool = False
     replay_progress: float = 0.0
@@ -49,6 +55,8 @@ class ServerContext:
 
     def __post_init__(self) -> None:
         self.queues = Queues(self.engine)
+        self.watches = Watches(self.engine, self.max_watch_topics)
+        self.frames = FrameCache()
 
     @property
     def wal_read_only(self) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .handlers import probes, queues, records, topics
+from .handlers import probes, queues, records, topics, watch
 
 HANDLERS: dict[str, Callable[..., Any]] = {
     "put_topic": topics.put_topic,
@@ -32,6 +32,9 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "nack_jobs": queues.nack_jobs,
     "extend_leases": queues.extend_leases,
     "work_stream": queues.work_stream,
+    "create_watch": watch.create_watch,
+    "watch_stream": watch.watch_stream,
+    "open_websocket": watch.open_websocket,
 }
 
 PROBES = frozenset({"health", "ready", "healthz", "readyz"})

@@ -13,10 +13,13 @@ Semantics
     too many are queued), ``Expect: 100-continue``, chunked request bodies. A body over
     ``TOPICS_MAX_BODY_BYTES`` is not buffered (its bytes are discarded as they arrive; the
     handler answers 413). Streams (SSE) use chunked transfer encoding and honour the socket's
-    write flow control; a client that goes away cancels its stream. Malformed HTTP is a 400 in
-    the §0.5 envelope and closes the connection. Idle keep-alive connections close after
-    :data:`KEEP_ALIVE_S`. Shutdown stops accepting, lets requests in flight finish (bounded),
-    then closes everything.
+    write flow control; a client that goes away cancels its stream. ``GET /v0/ws`` upgrades
+    the connection to a WebSocket (the handshake and client frames by the ``websockets``
+    sans-I/O protocol; server text frames are written directly, their record bytes never
+    joined). Any other upgrade request is answered over HTTP/1.1, then the connection closes.
+    Malformed HTTP is a 400 in the §0.5 envelope and closes the connection. Idle keep-alive
+    connections close after :data:`KEEP_ALIVE_S`. Shutdown stops accepting, lets requests in
+    flight finish (bounded), then closes everything.
 """
 
 from __future__ import annotations
@@ -33,13 +36,23 @@ from typing import Any
 
 import httptools
 from topics_engine.errors import InvalidRequest
+from websockets.datastructures import Headers
+from websockets.frames import Frame as WsFrame
+from websockets.frames import Opcode
+from websockets.http11 import Request as WsRequest
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
 from .app import Outcome, TopicsApp
 from .request import Request
 from .responses import JSON_HEADERS, Response
 from .sse import SSE_HEADERS, StreamReply
+from .streams import Frame
+from .websocket import WebSocketReply, WebSocketSession, text_frame_head
 
 log = logging.getLogger("topics.http")
+_WS_LOG = logging.getLogger("topics.ws.protocol")
+_WS_LOG.setLevel(logging.WARNING)  # not a line per opened socket
 
 KEEP_ALIVE_S = 75.0
 MAX_HEADER_BYTES = 64 << 10
@@ -94,6 +107,9 @@ class HttpProtocol(asyncio.Protocol):
         self.size = 0
         self.too_large = False
         self.started = 0.0
+        self.upgrade_data: bytearray | None = None
+        """Bytes after an upgrade request's head (set once the parser met the upgrade)."""
+        self.websocket: _NativeWebSocket | None = None
 
     # -- connection -------------------------------------------------------------------------------
 
@@ -116,10 +132,19 @@ class HttpProtocol(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self.last_active = self.loop.time()
+        if self.websocket is not None:
+            self.websocket.receive(data)
+            return
+        if self.upgrade_data is not None:  # the upgrade is not answered yet
+            self.upgrade_data += data
+            return
         try:
             self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._fail(InvalidRequest("protocol upgrades are not supported on this endpoint"))
+        except httptools.HttpParserUpgrade as upgrade:
+            self.upgrade_data = bytearray(data[upgrade.args[0] :])
+            if self.pending:  # answered as HTTP unless it is a WebSocket upgrade; then closed
+                request, _ = self.pending[-1]
+                self.pending[-1] = (request, False)
         except httptools.HttpParserError as err:
             self._fail(InvalidRequest(f"malformed HTTP request: {err}"))
 
@@ -209,24 +234,32 @@ class HttpProtocol(asyncio.Protocol):
             if isinstance(outcome, Response):
                 self._write(outcome, keep_alive)
                 continue
+            if isinstance(outcome, WebSocketReply):
+                self._upgrade(request, outcome)
+                return
             self.busy = True
-            self.task = self.loop.create_task(self._finish(outcome, keep_alive))
+            self.task = self.loop.create_task(self._finish(outcome, keep_alive, request))
         if self.reading_paused and len(self.pending) <= MAX_QUEUED // 2 and self.transport is not None:
             self.transport.resume_reading()
             self.reading_paused = False
 
-    async def _finish(self, outcome: Outcome | Awaitable[Outcome], keep_alive: bool) -> None:
+    async def _finish(
+        self, outcome: Outcome | Awaitable[Outcome], keep_alive: bool, request: Request
+    ) -> None:
         try:
-            if not isinstance(outcome, StreamReply | Response):
+            if not isinstance(outcome, StreamReply | Response | WebSocketReply):
                 outcome = await outcome
             if isinstance(outcome, StreamReply):
                 keep_alive = await self._stream(outcome) and keep_alive
-            else:
+            elif isinstance(outcome, Response):
                 self._write(outcome, keep_alive)
         finally:
             self.busy = False
             self.task = None
-        if keep_alive and not self.closed:
+        if isinstance(outcome, WebSocketReply):
+            if not self.closed:
+                self._upgrade(request, outcome)
+        elif keep_alive and not self.closed:
             self._next()
 
     def _write(self, response: Response, keep_alive: bool) -> None:
@@ -254,16 +287,9 @@ class HttpProtocol(asyncio.Protocol):
         self.transport.write(_head(200, SSE_HEADERS, b"transfer-encoding: chunked\r\n"))
         transport = self.transport
         self.streaming = True
-
-        async def emit(frame: bytes) -> None:
-            if self.closed:
-                raise ConnectionResetError("client went away")
-            transport.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-            await self.drain()
-
         ended = False
         try:
-            await reply.produce(emit)
+            await reply.produce(_ChunkedSink(self))
             ended = True
         except (ConnectionError, OSError):
             pass
@@ -275,10 +301,153 @@ class HttpProtocol(asyncio.Protocol):
             return True
         return False
 
+    def _upgrade(self, request: Request, reply: WebSocketReply) -> None:
+        """Complete the WebSocket handshake and run the session on this connection."""
+        assert self.transport is not None
+        handshake = ServerProtocol(logger=_WS_LOG)
+        headers = Headers([(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers])
+        response = handshake.accept(WsRequest(request.path, headers))
+        if response.status_code != 101:
+            reason = response.body.decode("utf-8", "replace").strip() or response.reason_phrase
+            error = self.app.error(request, InvalidRequest(reason, {"field": "upgrade"}))
+            self._write(error, keep_alive=False)
+            return
+        handshake.send_response(response)
+        self.transport.writelines(handshake.data_to_send())
+        # frames from here on: a protocol that starts open (the handshake was parsed above)
+        protocol = ServerProtocol(state=State.OPEN, max_size=self.app.max_body_bytes, logger=_WS_LOG)
+        ws = self.websocket = _NativeWebSocket(self, protocol)
+        ws.session = WebSocketSession(reply.ctx, ws)
+        self.busy = self.streaming = True
+        self.task = self.loop.create_task(ws.serve())
+        early, self.upgrade_data = bytes(self.upgrade_data or b""), bytearray()
+        if early:
+            ws.receive(early)
+
     def _fail(self, err: Exception) -> None:
         """Malformed HTTP: a 400 in the envelope, then close (the byte stream is lost)."""
         request = Request("GET", "/", b"", [], started=time.perf_counter())
         self._write(self.app.error(request, err), keep_alive=False)
+
+
+class _ChunkedSink:
+    """A stream's frames as HTTP/1.1 chunks (a frame in parts goes out in one vectored write)."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: HttpProtocol) -> None:
+        self.conn = conn
+
+    @property
+    def closed(self) -> bool:
+        return self.conn.closed
+
+    @property
+    def blocked(self) -> bool:
+        return self.conn.write_paused
+
+    def write(self, frame: Frame) -> None:
+        conn = self.conn
+        if conn.closed or conn.transport is None:
+            raise ConnectionResetError("client went away")
+        if isinstance(frame, bytes):
+            conn.transport.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+        else:
+            conn.transport.writelines([b"%x\r\n" % sum(map(len, frame)), *frame, b"\r\n"])
+
+    async def drain(self) -> None:
+        await self.conn.drain()
+
+
+class _NativeWebSocket:
+    """A WebSocket on an :class:`HttpProtocol` connection: the :class:`MessageSink` of its
+    session, and the reader of client frames (reassembling fragmented messages)."""
+
+    def __init__(self, conn: HttpProtocol, protocol: ServerProtocol) -> None:
+        self.conn = conn
+        self.protocol = protocol
+        self.session: WebSocketSession | None = None
+        self.fragments: list[bytes] = []
+        self.fragment_text = False
+
+    # -- MessageSink --------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self.conn.closed or self.protocol.state is not State.OPEN
+
+    @property
+    def blocked(self) -> bool:
+        return self.conn.write_paused
+
+    def write(self, frame: Frame) -> None:
+        transport = self.conn.transport
+        if self.closed or transport is None:
+            raise ConnectionResetError("client went away")
+        if isinstance(frame, bytes):
+            transport.write(text_frame_head(len(frame)) + frame)
+        else:
+            transport.writelines([text_frame_head(sum(map(len, frame))), *frame])
+
+    async def drain(self) -> None:
+        await self.conn.drain()
+
+    def ping(self, payload: bytes) -> None:
+        if not self.closed:
+            self.protocol.send_ping(payload)
+            self._flush_protocol()
+
+    def close(self, code: int, reason: str) -> None:
+        if not self.closed:
+            self.protocol.send_close(code, reason)
+            self._flush_protocol()
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def receive(self, data: bytes) -> None:
+        protocol = self.protocol
+        protocol.receive_data(data)
+        for frame in protocol.events_received():
+            if not isinstance(frame, WsFrame):
+                continue
+            if frame.opcode in (Opcode.TEXT, Opcode.BINARY):
+                self.fragments = [bytes(frame.data)]
+                self.fragment_text = frame.opcode is Opcode.TEXT
+            elif frame.opcode is Opcode.CONT:
+                self.fragments.append(bytes(frame.data))
+            else:
+                continue  # ping (answered by the protocol), pong, close
+            if frame.fin and self.session is not None:
+                message = self.fragments[0] if len(self.fragments) == 1 else b"".join(self.fragments)
+                self.fragments = []
+                self.session.received(message, self.fragment_text)
+        self._flush_protocol()
+
+    def _flush_protocol(self) -> None:
+        """Write what the protocol queued (handshake replies, pongs, close frames); close the
+        transport once it asks to (after a close handshake or a protocol error)."""
+        transport = self.conn.transport
+        if transport is None or self.conn.closed:
+            return
+        for chunk in self.protocol.data_to_send():
+            if chunk:
+                transport.write(chunk)
+            else:  # SEND_EOF: the closing handshake is over
+                self.conn.close()
+                return
+
+    async def serve(self) -> None:
+        """Run the session's delivery until the socket goes away."""
+        assert self.session is not None
+        try:
+            await self.session.run()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            self.session.close()
+            if self.protocol.state is State.OPEN:
+                self.close(1000, "")
+            self.conn.streaming = self.conn.busy = False
 
 
 class HttpServer:

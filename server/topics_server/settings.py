@@ -34,6 +34,7 @@ class Settings:
     segment_max_age_ms: int = 600_000
     checkpoint_wal_bytes: int = 256 * MIB
     wal_sync_ms: int = 10
+    max_watch_topics: int = 256
 
 
 _LIMIT_VARS = {
@@ -135,6 +136,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         segment_max_age_ms=_int(env, "TOPICS_SEGMENT_MAX_AGE_MS", 600_000, 1, 2**40),
         checkpoint_wal_bytes=_int(env, "TOPICS_CHECKPOINT_WAL_BYTES", 256 * MIB, 1 * KIB, 2**40),
         wal_sync_ms=_int(env, "TOPICS_WAL_SYNC_MS", 10, 1, 1000),
+        max_watch_topics=_int(env, "TOPICS_MAX_WATCH_TOPICS", 256, 1, 65536),
         host=host,
         port=_int(env, "TOPICS_PORT", 4000, 0, 65535),
         data_dir=data_dir,

@@ -1,24 +1,26 @@
 """Server-sent events: frame encoding and the streaming reply handlers return.
 
 A handler that streams returns a :class:`StreamReply`. The transport sends :data:`SSE_HEADERS`,
-then runs ``produce(emit)`` — ``emit`` writes one frame and waits while the client is slow to
-read — until it returns (the stream ends) or the client goes away (``produce`` is cancelled).
-``close`` always runs last, exactly once. Streams are never compressed.
+then runs ``produce(sink)`` (a :class:`streams.Sink` of SSE frames) until it returns (the
+stream ends) or the client goes away (``produce`` is cancelled); ``close`` always runs last,
+exactly once. Streams are never compressed.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+from .streams import Sink
 
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-store"),
     (b"x-accel-buffering", b"no"),
+    (b"connection", b"keep-alive"),
 ]
 
-Emit = Callable[[bytes], Awaitable[None]]
+RETRY = b"retry: 2000\n\n"
 
 
 def event(name: str, data: bytes, event_id: str | int | None = None) -> bytes:
@@ -26,15 +28,25 @@ def event(name: str, data: bytes, event_id: str | int | None = None) -> bytes:
     return head + b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
 
 
-def heartbeat() -> bytes:
+def event_parts(
+    name: bytes, data: list[bytes | memoryview], event_id: str | None
+) -> list[bytes | memoryview]:
+    """:func:`event` with the data in parts (a shared record frame is not copied per reader).
+    The data must hold no newline (compact JSON never does)."""
+    head = (
+        b"event: %s\ndata: " % name
+        if event_id is None
+        else b"id: %s\nevent: %s\ndata: " % (event_id.encode(), name)
+    )
+    return [head, *data, b"\n\n"]
+
+
+def heartbeat(now_ms: int) -> bytes:
     """A bare comment with the epoch milliseconds; never moves a client's resume cursor."""
-    return b": hb %d\n\n" % (time.time_ns() // 1_000_000)
-
-
-RETRY = b"retry: 2000\n\n"
+    return b": hb %d\n\n" % now_ms
 
 
 @dataclass
 class StreamReply:
-    produce: Callable[[Emit], Awaitable[None]]
+    produce: Callable[[Sink], Awaitable[None]]
     close: Callable[[], None]

@@ -1,8 +1,9 @@
 """``openapi/v0.yaml`` is fit for client generation (rulings 8 and 9).
 
 openapi-python-client (pinned, see ``GENERATOR_VERSION`` and the ``dev`` extra) generates a
-client from the document — minus the server-sent-event operations, which a generator cannot
-stream (the high-level SDK hand-writes them) — and must do so without a single warning. The
+client from the document — minus the streaming operations (server-sent events and the WebSocket
+upgrade), which a generator cannot stream (the high-level SDK hand-writes them) — and must do so
+without a single warning. The
 generated package is then imported and exercised offline (an ``httpx.MockTransport``):
 
 - a model built with one field sends exactly that field (no request ``default:`` leaks into a
@@ -66,17 +67,18 @@ RESOLVED_CONFIG: dict[str, Any] = {
 class Generated:
     root: Path  # the directory holding the generated package
     output: str  # the generator's stdout + stderr
-    operations: dict[str, str]  # non-SSE operationId -> first tag
-    removed: set[str]  # SSE operationIds left out of the generated client
+    operations: dict[str, str]  # non-streaming operationId -> first tag
+    removed: set[str]  # streaming operationIds left out of the generated client
 
 
-def _is_sse(op: dict[str, Any]) -> bool:
-    content = op.get("responses", {}).get("200", {}).get("content", {})
-    return "text/event-stream" in content
+def _is_streaming(op: dict[str, Any]) -> bool:
+    """An SSE operation (its 200 is `text/event-stream`) or a WebSocket upgrade (a `101`)."""
+    responses = op.get("responses", {})
+    return "text/event-stream" in responses.get("200", {}).get("content", {}) or "101" in responses
 
 
-def _without_sse(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], set[str]]:
-    """A copy of the document without its SSE operations (and without emptied path items)."""
+def _without_streaming(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], set[str]]:
+    """A copy of the document without its streaming operations (and without emptied path items)."""
     doc = copy.deepcopy(doc)
     kept: dict[str, str] = {}
     removed: set[str] = set()
@@ -84,7 +86,7 @@ def _without_sse(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], s
         item = doc["paths"][path]
         for method in [m for m in item if m in HTTP_METHODS]:
             op = item[method]
-            if _is_sse(op):
+            if _is_streaming(op):
                 removed.add(op["operationId"])
                 del item[method]
             else:
@@ -102,7 +104,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Generated]:
     work = tmp_path_factory.mktemp("client")
     with SPEC_PATH.open(encoding="utf-8") as fh:
         doc = yaml.safe_load(fh)
-    filtered, operations, removed = _without_sse(doc)
+    filtered, operations, removed = _without_streaming(doc)
     spec = work / "v0.json"
     spec.write_text(json.dumps(filtered), encoding="utf-8")
     config = work / "config.yaml"
@@ -176,9 +178,10 @@ def test_generator_emits_no_warning(generated: Generated) -> None:
     )
 
 
-def test_only_the_sse_operations_are_left_out(generated: Generated) -> None:
-    assert generated.removed == {"work_stream"}
+def test_only_the_streaming_operations_are_left_out(generated: Generated) -> None:
+    assert generated.removed == {"work_stream", "watch_stream", "open_websocket"}
     assert "put_topic" in generated.operations and not generated.removed & set(generated.operations)
+    assert generated.operations["create_watch"] == "watch"
 
 
 def test_every_operation_produced_a_module(generated: Generated) -> None:
@@ -220,6 +223,9 @@ def test_topic_config_with_one_field_serializes_to_that_field(generated: Generat
     assert models.NackRequest(node="w1", seqs=[3]).to_dict() == {"node": "w1", "seqs": [3]}
     append = models.AppendRequest(records=[models.RecordIn(data=None)])
     assert append.to_dict() == {"records": [{"data": None}]}
+    watch = models.WatchRequest.from_dict({"topics": {"jobs": {"tail": True}}})
+    assert watch.to_dict() == {"topics": {"jobs": {"tail": True}}}
+    assert models.WatchTopicOptions().to_dict() == {}
 
 
 def test_put_topic_sends_exactly_the_field_that_was_set(generated: Generated) -> None:
@@ -255,6 +261,11 @@ def test_unset_query_parameters_are_not_sent(generated: Generated) -> None:
     assert delete_topic._get_kwargs("jobs")["params"] == {}
     append = append_records._get_kwargs("jobs", body=models.AppendRequest(records=[models.RecordIn(data=1)]))
     assert append["params"] == {} and append["json"] == {"records": [{"data": 1}]}
+    create_watch = _module("api.watch.create_watch")
+    body = models.WatchRequest.from_dict({"topics": {"jobs": {}}})
+    watch = create_watch._get_kwargs(body=body)
+    assert watch["url"] == "/v0/watch" and watch["params"] == {} and watch["json"] == {"topics": {"jobs": {}}}
+    assert create_watch._get_kwargs(body=body, lenient=True)["params"] == {"lenient": True}
 
 
 def test_request_enums_stay_closed(generated: Generated) -> None:

@@ -54,13 +54,23 @@ EXPECTED_OPERATIONS = {
     ("post", "/v0/topics/{topic}/nack"): "nack_jobs",
     ("post", "/v0/topics/{topic}/extend"): "extend_leases",
     ("get", "/v0/topics/{topic}/work"): "work_stream",
+    # §7 live fan-out
+    ("post", "/v0/watch"): "create_watch",
+    ("get", "/v0/watch/{wid}"): "watch_stream",
+    ("get", "/v0/ws"): "open_websocket",
 }
 
 # Operations tagged `queues` (§10).
 QUEUE_OPERATIONS = {"claim_jobs", "ack_jobs", "nack_jobs", "extend_leases", "work_stream"}
 
+# Operations tagged `watch` (§7).
+WATCH_OPERATIONS = {"create_watch", "watch_stream", "open_websocket"}
+
 # Server-sent-event operations: their 200 is `text/event-stream` (a string schema), not JSON.
-SSE_OPERATIONS = {"work_stream"}
+SSE_OPERATIONS = {"work_stream", "watch_stream"}
+
+# WebSocket upgrades: their success is a bodiless `101 Switching Protocols`.
+WEBSOCKET_OPERATIONS = {"open_websocket"}
 
 # Every error.code the contract (spec/api-v0.txt §0.6 and the per-endpoint errors) names.
 CONTRACT_ERROR_CODES = {
@@ -105,6 +115,9 @@ EXPECTED_STATUSES = {
     "nack_jobs": {"200", "400", "404", "409", "413", "415"},
     "extend_leases": {"200", "400", "404", "409", "413", "415"},
     "work_stream": {"200", "400", "404", "406", "409", "429"},
+    "create_watch": {"200", "400", "404", "413", "415", "429"},
+    "watch_stream": {"200", "400", "401", "404", "406", "429"},
+    "open_websocket": {"101", "400", "401"},
 }
 
 
@@ -349,6 +362,10 @@ def test_operations_document_contract_statuses_with_schemas(doc: dict[str, Any])
                 assert list(content) == ["text/event-stream"], f"{method.upper()} {path} {status}"
                 assert content["text/event-stream"]["schema"].get("type") == "string"
                 continue
+            if op["operationId"] in WEBSOCKET_OPERATIONS and status == "101":
+                assert "content" not in response, f"{method.upper()} {path} 101 has no body"
+                assert {"Upgrade", "Connection", "Sec-WebSocket-Accept"} <= set(response["headers"])
+                continue
             media = response.get("content", {}).get("application/json")
             assert media and "schema" in media, (
                 f"{method.upper()} {path} {status}: no application/json schema"
@@ -486,10 +503,11 @@ def test_links_target_existing_operations(doc: dict[str, Any]) -> None:
             assert ("append_records", status, target) in linked
     for target in ("ack_jobs", "nack_jobs", "extend_leases"):
         assert ("claim_jobs", "200", target) in linked
-    # The SSE operation stays self-contained (a client generator may drop it): no links
-    # from or to it.
+    # The streaming operations stay self-contained (a client generator drops them): no links
+    # from or to them.
     for source, _, target in linked:
-        assert SSE_OPERATIONS.isdisjoint({source, target}), f"link {source} -> {target} touches SSE"
+        streaming = SSE_OPERATIONS | WEBSOCKET_OPERATIONS
+        assert streaming.isdisjoint({source, target}), f"link {source} -> {target} touches a stream"
 
 
 def test_queue_operations(doc: dict[str, Any]) -> None:
@@ -523,6 +541,78 @@ def test_queue_operations(doc: dict[str, Any]) -> None:
     assert set(params) == {"node", "max", "lease_ms"}
     assert params["node"]["required"] is True
     assert "$ref" not in work["responses"]["406"]
+
+
+def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
+    ops = {op["operationId"]: (path, method, op) for path, method, _, op in _operations(doc)}
+    tagged = {op_id for op_id, (*_, op) in ops.items() if "watch" in op.get("tags", [])}
+    assert tagged == WATCH_OPERATIONS
+    assert "watch" in {t["name"] for t in doc["tags"]}
+    schemas = doc["components"]["schemas"]
+
+    def valid(schema: str, value: Any) -> bool:
+        ref = {"$ref": DOC_URI + "#/components/schemas/" + schema}
+        return Draft202012Validator(ref, registry=registry).is_valid(value)
+
+    # POST /v0/watch: a closed body naming every field of the contract (and ruling 12's cursor).
+    *_, create = ops["create_watch"]
+    body = create["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/WatchRequest"}
+    request = schemas["WatchRequest"]
+    assert set(request["properties"]) == {
+        "node", "topics", "cursor", "limit", "max_batch_bytes", "heartbeat_ms",
+        "include_meta", "include_tags", "include_data", "consistency",
+    }  # fmt: skip
+    assert request["required"] == ["topics"]
+    topics = request["properties"]["topics"]
+    assert topics["minProperties"] == 1 and "maxProperties" not in topics, "the server enforces the max"
+    assert "TOPICS_MAX_WATCH_TOPICS" in topics["description"]
+    assert topics["additionalProperties"] == {"$ref": "#/components/schemas/WatchTopicOptions"}
+    assert set(schemas["WatchTopicOptions"]["properties"]) == {"from_seq", "tail"}
+    assert schemas["WatchConsistency"]["enum"] == ["eventual", "strong"]
+    assert valid("WatchRequest", {"topics": {"jobs": {"from_seq": 1}, "events": {"tail": True}}})
+    assert valid("WatchRequest", {"topics": {"jobs": {}}, "node": ["a", "b"], "cursor": "eyJqb2JzIjoxfQ"})
+    assert not valid("WatchRequest", {"topics": {}})
+    assert not valid("WatchRequest", {"topics": {"jobs": {"from_seq": -1}}})
+    assert not valid("WatchRequest", {"topics": {"jobs": {"form_seq": 1}}}), "per-topic options closed"
+    assert not valid("WatchRequest", {"topics": {"jobs": {}}, "consistency": "linearizable"})
+    assert not valid("WatchRequest", {"topics": {"jobs": {}}, "limt": 1}), "request schemas stay closed"
+    (lenient,) = create["parameters"]
+    assert (lenient["name"], lenient["in"], lenient["schema"]) == ("lenient", "query", {"type": "boolean"})
+    session = schemas["WatchSession"]
+    assert set(session["required"]) == {"wid", "stream_url", "session_ttl_ms", "topics", "performance"}
+    assert session["properties"]["wid"]["pattern"] == "^wid_[A-Za-z0-9_-]{22,}$"
+    assert valid("WatchSession", {
+        "wid": "wid_BuRguGorNdVFWNQULz-rrw", "stream_url": "/v0/watch/wid_BuRguGorNdVFWNQULz-rrw",
+        "session_ttl_ms": 300000, "topics": {"jobs": {"from_seq": 0, "head_seq": 0, "earliest_seq": 1}},
+        "performance": {}, "added_later": 1,
+    })  # fmt: skip
+    assert not valid("WatchSession", {
+        "wid": "wid_short", "stream_url": "/v0/watch/wid_short", "session_ttl_ms": 1, "topics": {},
+        "performance": {},
+    })  # fmt: skip
+
+    # GET /v0/watch/{wid}: self-contained like work_stream (inline parameters and responses).
+    *_, stream = ops["watch_stream"]
+    params = {p["name"]: p for p in stream["parameters"]}
+    assert set(params) == {"wid", "Last-Event-ID"}
+    assert (params["wid"]["in"], params["wid"]["required"]) == ("path", True)
+    assert (params["Last-Event-ID"]["in"], params["Last-Event-ID"]["required"]) == ("header", False)
+    for status in ("401", "404", "406"):
+        assert "$ref" not in stream["responses"][status], status
+    not_found = stream["responses"]["404"]["content"]["application/json"]["examples"]
+    assert {ex["value"]["error"]["code"] for ex in not_found.values()} == {"not_found"}
+    frames = stream["responses"]["200"]["description"]
+    for frame in ("retry: 2000", "event: record", "event: tombstone", "event: caught-up", ": hb",
+                  "event: topic-deleted", "event: error", "from_seq_too_old", "superseded"):  # fmt: skip
+        assert frame in frames, frame
+
+    # GET /v0/ws: the upgrade; bearerAuth only (inherited), never `?token=` (ruling 15).
+    *_, ws = ops["open_websocket"]
+    assert "security" not in ws and doc["security"] == [{"bearerAuth": []}]
+    assert "docs/WEBSOCKET.md" in ws["description"] and "`?token=` is **not**" in ws["description"]
+    assert "content" not in ws["responses"]["101"]
+    assert "from_seq_too_old" in schemas["TombstoneReason"]["enum"]
 
 
 # ----------------------------------------------------------------------------- rulings 8 and 9
@@ -576,6 +666,17 @@ DOCUMENTED_DEFAULTS = {
     ("DiffRequest", "wait_ms"): "Default 0",
     ("ClaimRequest", "max"): "Default 1; 0 means the default",
     ("NackRequest", "delay_ms"): "Default 0",
+    ("create_watch", "lenient"): "Default false",
+    ("WatchTopicOptions", "from_seq"): "Default 0",
+    ("WatchTopicOptions", "tail"): "Default false",
+    ("WatchRequest", "node"): "Default none",
+    ("WatchRequest", "limit"): "Default 256; 0 means the default",
+    ("WatchRequest", "max_batch_bytes"): "Default 262144 (256 KiB); 0 means the server default 1048576",
+    ("WatchRequest", "heartbeat_ms"): "Default 15000",
+    ("WatchRequest", "include_meta"): "Default true",
+    ("WatchRequest", "include_tags"): "Default false",
+    ("WatchRequest", "include_data"): "Default true",
+    ("WatchRequest", "consistency"): "Default `eventual`",
 }
 
 

@@ -176,6 +176,17 @@ class WalPersistence:
         payload = formats.encode_lease(topic.id, [e.to_row() for e in events])
         return self._submit(FrameType.LEASE, payload, wait=durability is Durability.FSYNC)
 
+    def when_durable(self, topic: Topic, callback: Callable[[], None]) -> None:
+        if topic.config.durability in (Durability.DISK, Durability.MEMORY):
+            self.wal.after_sync(self.wal.next_lsn - 1, callback)
+        else:
+            callback()
+
+    def strong_head(self, topic: Topic) -> int:
+        if topic.config.durability in (Durability.DISK, Durability.MEMORY):
+            return min(topic.head_seq, topic.durable_seq)
+        return topic.head_seq
+
     def applied(self, topic: Topic, now_ms: int) -> None:
         self._seal(topic, now_ms)
 

@@ -145,6 +145,9 @@ class Wal:
         self._frame_count = 0
         self._frames_last_lsn = next_lsn - 1
         self._waiters: deque[_Waiter] = deque()
+        self._observers: deque[tuple[int, Callable[[], None]]] = deque()
+        """(lsn, callback) of :meth:`after_sync`: run when a sync covers the LSN, but they never
+        ask for one (the group commit's own window decides)."""
         self._flush_scheduled = False
         self._sync_timer: asyncio.TimerHandle | None = None
         self._closing = False
@@ -231,7 +234,7 @@ class Wal:
         future = None
         if wait or on_durable is not None:
             future = self.loop.create_future()
-            if not self._waiters:
+            if not self._waiters and not self._observers:
                 self._first_waiter_lsn = lsn  # the sync thread reports back only when needed
             self._waiters.append(_Waiter(lsn, future, on_durable))
         if self._frame_count > self.stats.queue_depth_peak:
@@ -240,6 +243,21 @@ class Wal:
             self._flush_scheduled = True
             self.loop.call_soon(self.flush)
         return future
+
+    def after_sync(self, lsn: int, callback: Callable[[], None]) -> None:
+        """Run ``callback`` on the loop once frame ``lsn`` is durable — at once if it already
+        is — without hastening the sync (``disk`` frames stay on the group-commit window).
+        Dropped if the WAL fails: what never became durable is never reported durable."""
+        if lsn <= self.durable_lsn:
+            callback()
+            return
+        if self.failed is not None:
+            return
+        if not self._waiters and not self._observers:
+            self._first_waiter_lsn = lsn
+        else:
+            self._first_waiter_lsn = min(self._first_waiter_lsn, lsn)
+        self._observers.append((lsn, callback))
 
     def flush(self) -> None:
         """Write every queued frame (one ``write``); ask for a sync now if anyone waits on one
@@ -313,6 +331,7 @@ class Wal:
             elif w.future is not None and not w.future.done():
                 w.future.set_exception(self.error_for(error))
         self._waiters = keep
+        self._observers = deque(o for o in self._observers if after_lsn is not None and o[0] <= after_lsn)
         with self._cond:
             tasks, self._tasks = self._tasks, deque()
         for t in tasks:
@@ -332,7 +351,11 @@ class Wal:
                 w.on_durable()
             if w.future is not None and not w.future.done():
                 w.future.set_result(fsync_ms)
-        self._first_waiter_lsn = waiters[0].lsn if waiters else 1 << 64
+        observers = self._observers
+        while observers and observers[0][0] <= upto:
+            observers.popleft()[1]()
+        heads = [q[0].lsn for q in (waiters,) if q] + [q[0][0] for q in (observers,) if q]
+        self._first_waiter_lsn = min(heads) if heads else 1 << 64
 
     def run_task(self, task: Callable[[], Any]) -> asyncio.Future[float]:
         """Run ``task`` on the sync thread once every frame submitted so far is durable (file

@@ -6,8 +6,6 @@ then reads and validates its own query or body (§10, decision in docs/DECISIONS
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -22,10 +20,11 @@ from .. import wire
 from ..context import ServerContext
 from ..errors import NotAcceptable
 from ..responses import Reply, after_ack, await_ack
-from ..sse import RETRY, Emit, StreamReply, event, heartbeat
+from ..sse import RETRY, StreamReply, event, heartbeat
+from ..streams import Sink, SlowConsumer, StreamLoop
 from ..validation import ValidatedRequest
 
-HEARTBEAT_S = 15.0
+HEARTBEAT_MS = 15_000
 
 
 def _opt(value: Any, default: Any = None) -> Any:
@@ -78,7 +77,7 @@ def _counters(ctx: ServerContext, name: str) -> QueueCounters:
     return ctx.queues.counters(ctx.queues.queue_topic(name))
 
 
-def _accepts_event_stream(accept: str | None) -> bool:
+def accepts_event_stream(accept: str | None) -> bool:
     if accept is None:
         return True
     kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
@@ -90,7 +89,7 @@ def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
     nacked or expire; release what it holds when the connection goes away."""
     ctx.queues.queue_topic(req.path["topic"])
     accept = req.header("accept")
-    if not _accepts_event_stream(accept):
+    if not accepts_event_stream(accept):
         raise NotAcceptable(
             "the /work stream is text/event-stream; send Accept: text/event-stream", {"accept": accept}
         )
@@ -101,31 +100,43 @@ def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
 
 
 class _WorkStream:
+    """One /work connection on the shared :class:`StreamLoop`: woken by appends to the queue
+    (hub listener) and by changes to the jobs it holds (the subscription's ``wake``)."""
+
     def __init__(self, ctx: ServerContext, topic: Topic, sub: WorkSubscription) -> None:
         self.ctx, self.topic, self.sub = ctx, topic, sub
-        self.changed = asyncio.Event()
-        sub.wake = self.changed.set
+        self.loop: StreamLoop | None = None
 
-    async def produce(self, emit: Emit) -> None:
-        await emit(RETRY + heartbeat())
-        last_frame = time.monotonic()
-        while True:
-            error = self._gone()
-            if error is not None:
-                await emit(event("error", orjson.dumps(error)))
-                return
-            jobs = await self._refill()
-            for job in jobs:
-                await emit(event("job", job.encode(self.topic.name), job.seq))
-            if jobs:
-                last_frame = time.monotonic()
-                continue
-            idle = time.monotonic() - last_frame
-            if idle >= HEARTBEAT_S:
-                await emit(heartbeat())
-                last_frame = time.monotonic()
-                continue
-            await self._wait(min(HEARTBEAT_S - idle, self._until_next_expiry()))
+    def topic_changed(self, name: str) -> None:
+        if self.loop is not None:
+            self.loop.wake()
+
+    async def produce(self, sink: Sink) -> None:
+        engine = self.ctx.engine
+        loop = self.loop = StreamLoop(
+            sink, engine.clock, HEARTBEAT_MS, lambda now: sink.write(heartbeat(now))
+        )
+        self.sub.wake = loop.wake
+        engine.hub.listen(self.topic.name, self)
+        try:
+            await loop.send(RETRY + heartbeat(engine.clock.now_ms()))
+            while True:
+                error = self._gone()
+                if error is not None:
+                    await loop.send(event("error", orjson.dumps(error)))
+                    return
+                jobs = await self._refill()
+                for job in jobs:
+                    loop.write(event("job", job.encode(self.topic.name), job.seq))
+                if jobs:
+                    await loop.flush()
+                    continue
+                await loop.idle(self._until_next_expiry_ms())
+        except SlowConsumer as exc:
+            sink.write(event("error", orjson.dumps({"code": 408, "error": str(exc)})))
+        finally:
+            engine.hub.unlisten(self.topic.name, self)
+            loop.close()
 
     def _gone(self) -> dict[str, Any] | None:
         current = self.ctx.engine.topic(self.topic.name)
@@ -152,30 +163,17 @@ class _WorkStream:
             return outcome.jobs
         return await outcome
 
-    def _until_next_expiry(self) -> float:
-        """Seconds until the earliest lease this stream holds expires (expiry is lazy: the
-        stream must look again then to refill)."""
+    def _until_next_expiry_ms(self) -> int | None:
+        """Milliseconds until the earliest lease this stream holds expires (expiry is lazy: the
+        stream must look again then to refill); ``None`` when it holds none."""
         queue = self.topic.queue
         if queue is None or not self.sub.held:
-            return HEARTBEAT_S
+            return None
         self.sub.held &= queue.leases.keys()  # defensive: only seqs still leased count as held
         deadlines = [queue.leases[s].deadline for s in self.sub.held]
         if not deadlines:
-            return HEARTBEAT_S
-        return max(0.0, (min(deadlines) - self.ctx.engine.clock.now_ms() + 1) / 1000)
-
-    async def _wait(self, timeout: float) -> None:
-        """Until a held job is acked/nacked/expired, new jobs are appended, or ``timeout``."""
-        self.changed.clear()
-        appended = asyncio.ensure_future(self.ctx.engine.notifier.wait(self.topic.name, timeout))
-        changed = asyncio.ensure_future(self.changed.wait())
-        try:
-            await asyncio.wait({appended, changed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in (appended, changed):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            return None
+        return max(0, min(deadlines) - self.ctx.engine.clock.now_ms() + 1)
 
     def close(self) -> None:
         self.ctx.queues.release_subscription(self.topic, self.sub)

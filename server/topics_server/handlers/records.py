@@ -74,7 +74,7 @@ async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result:
     deadline = time.monotonic() + wait_ms / 1000
     while not result.count and result.caught_up:
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or not await engine.notifier.wait(name, remaining):
+        if remaining <= 0 or not await engine.hub.wait(name, remaining):
             break
         options = {**options, "from_seq": result.next_from_seq}
         result = engine.diff(name, **options)

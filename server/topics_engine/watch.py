@@ -1,0 +1,564 @@
+"""Watching topics (§7): resumable, pull-based reads of many topics for one consumer.
+
+A :class:`Subscription` holds a :class:`Position` per watched topic — the consumer's cursor
+into that topic's record store — and the read options they share. Nothing is buffered per
+consumer: the topic is the shared buffer. When records become readable the engine's hub wakes
+the subscription, which marks the topic dirty; its stream then reads from the cursor
+(:meth:`Subscription.next_step`), sends what the :class:`Step` holds, and commits it. A slow
+consumer simply reads later, in bigger batches (up to ``limit`` / ``max_bytes``); a writer never
+waits for it. A ``strong`` subscription reads only the durable prefix (ruling 14).
+
+A :class:`WatchSession` (``POST /v0/watch``) is a subscription with an unguessable id, a TTL and
+at most one open stream; :class:`Watches` keeps them. The WebSocket data plane uses bare
+subscriptions. Both are features over the engine, like ``queues``.
+
+Resume tokens (ruling 12): a stream frame's ``id`` is the whole per-topic cursor map as unpadded
+base64url JSON (:func:`encode_cursors`); above :data:`MAX_INLINE_CURSORS` topics it is an opaque
+``~<n>`` checkpoint the session keeps (the last :data:`CHECKPOINTS` of them).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import re
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+from .engine import Engine, node_set
+from .errors import InvalidRequest, NotFound, TopicNotFound
+from .jsonvalues import to_int
+from .names import check_topic_name
+from .results import Diff, Tombstone
+from .topic import ReadOptions, Topic
+
+log = logging.getLogger("topics.watch")
+
+DEFAULT_LIMIT = 256
+DEFAULT_MAX_BYTES = 256 << 10
+ZERO_MAX_BYTES = 1 << 20
+"""``max_batch_bytes: 0`` means this (ruling 2)."""
+MAX_BATCH_BYTES = 8 << 20
+HEARTBEAT_MS = (1_000, 15_000, 60_000)
+"""Lowest, default and highest ``heartbeat_ms``."""
+SESSION_TTL_MS = 300_000
+MAX_INLINE_CURSORS = 64
+CHECKPOINTS = 256
+WID_RE = re.compile(r"^wid_[A-Za-z0-9_-]{22,64}$")
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WatchOptions:
+    nodes: frozenset[str] | None = None
+    """Loop prevention: records written by these nodes are not delivered (``dedupe_node``)."""
+    limit: int = DEFAULT_LIMIT
+    max_bytes: int = DEFAULT_MAX_BYTES
+    heartbeat_ms: int = HEARTBEAT_MS[1]
+    include_meta: bool = True
+    include_tags: bool = False
+    include_data: bool = True
+    strong: bool = False
+
+    @classmethod
+    def resolve(
+        cls,
+        max_limit: int,
+        *,
+        node: Any = None,
+        limit: Any = None,
+        max_batch_bytes: Any = None,
+        heartbeat_ms: Any = None,
+        include_meta: Any = None,
+        include_tags: Any = None,
+        include_data: Any = None,
+        consistency: Any = None,
+    ) -> WatchOptions:
+        """Defaults, clamps and checks of the watch options (``None`` = not given)."""
+        limit_ = to_int(limit or 0, "limit", clamp=True) or DEFAULT_LIMIT
+        size = (
+            DEFAULT_MAX_BYTES
+            if max_batch_bytes is None
+            else to_int(max_batch_bytes, "max_batch_bytes", clamp=True)
+        )
+        beat = HEARTBEAT_MS[1] if heartbeat_ms is None else to_int(heartbeat_ms, "heartbeat_ms", clamp=True)
+        if consistency not in (None, "eventual", "strong"):
+            raise InvalidRequest('consistency must be "eventual" or "strong"', {"field": "consistency"})
+        return cls(
+            nodes=node_set(node),
+            limit=min(limit_, max_limit),
+            max_bytes=min(size or ZERO_MAX_BYTES, MAX_BATCH_BYTES),
+            heartbeat_ms=min(max(beat, HEARTBEAT_MS[0]), HEARTBEAT_MS[2]),
+            include_meta=True if include_meta is None else bool(include_meta),
+            include_tags=bool(include_tags),
+            include_data=True if include_data is None else bool(include_data),
+            strong=consistency == "strong",
+        )
+
+    def read_options(self, upto: int, max_scan: int) -> ReadOptions:
+        return ReadOptions(
+            limit=self.limit,
+            nodes=self.nodes,
+            include_tags=self.include_tags,
+            include_meta=self.include_meta,
+            include_data=self.include_data,
+            max_bytes=self.max_bytes,
+            max_scan=max_scan,
+            upto=upto,
+        )
+
+
+# -- what a read produces ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RecordsEvent:
+    """``record``: records after ``from_seq`` up to ``to_seq`` (the last seq examined).
+    ``parts`` are the records' stored bytes (comma-separated JSON objects); ``share_key`` is the
+    same for every reader that got exactly these bytes, so their frame can be built once."""
+
+    topic: str
+    parts: list[bytes | memoryview]
+    count: int
+    from_seq: int
+    to_seq: int
+    head_seq: int
+    share_key: tuple[Any, ...]
+
+    @property
+    def cursor(self) -> int:
+        return self.to_seq
+
+
+@dataclass(slots=True)
+class TombstoneEvent:
+    """``tombstone``: records the reader had not read were lost; its cursor moves to
+    ``gap_to`` — or to 0 for ``recreated`` (the cursor was past the new incarnation's head:
+    the reader starts it over). The first cap/TTL loss after a connect has reason
+    ``from_seq_too_old`` (ruling 1)."""
+
+    topic: str
+    tombstone: Tombstone
+    cursor: int
+
+
+@dataclass(slots=True)
+class CaughtUpEvent:
+    """``caught-up``: the reader reached the head (each backlog → live transition)."""
+
+    topic: str
+    head_seq: int
+    cursor: int
+
+
+@dataclass(slots=True)
+class TopicDeletedEvent:
+    """``topic-deleted``: terminal for this topic; the rest of the subscription goes on (a
+    topic recreated under the name is not followed)."""
+
+    topic: str
+    head_seq: int
+    cursor: int
+    reason: str = "deleted"
+
+
+Event = RecordsEvent | TombstoneEvent | CaughtUpEvent | TopicDeletedEvent
+
+
+@dataclass(slots=True)
+class Position:
+    """One watched topic: the incarnation watched and the consumer's cursor into it."""
+
+    name: str
+    topic: Topic
+    cursor: int
+    """Exclusive: the next record delivered has a greater seq."""
+    from_seq: int
+    """Where the subscription started (echoed by ``POST /v0/watch``)."""
+    fresh: bool = True
+    """No read since the stream (re)connected: a tombstone now is ``from_seq_too_old``."""
+    live: bool = False
+    """Caught up, announced, and no backlog since."""
+
+
+@dataclass(slots=True)
+class Step:
+    """One read of one topic, to send and then :meth:`Subscription.commit`."""
+
+    position: Position
+    events: list[Event]
+    cursor: int
+    live: bool
+    more: bool
+    """Not caught up: the topic stays dirty and is read again (after the other dirty ones)."""
+    ended: bool = False
+
+
+# -- subscriptions -------------------------------------------------------------------------------
+
+
+class SharedReads:
+    """Reads shared by subscriptions: many consumers at the same cursor of the same topic
+    version, with the same options, get the very same :class:`Diff` (one scan, and one
+    ``share_key`` the server encodes its frame under once). Bounded: the oldest entries go
+    first (a new version of a topic makes its older entries useless anyway)."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.capacity = capacity
+        self._reads: OrderedDict[tuple[Any, ...], Diff] = OrderedDict()
+        self.hits = 0
+
+    def read(
+        self, topic: Topic, cursor: int, options: WatchOptions, upto: int, max_scan: int
+    ) -> tuple[Diff, tuple[Any, ...]]:
+        key = (topic.id, topic.version, cursor, upto, options)
+        diff = self._reads.get(key)
+        if diff is not None:
+            self.hits += 1
+            return diff, key
+        diff = topic.read(cursor, options.read_options(upto, max_scan))
+        reads = self._reads
+        reads[key] = diff
+        if len(reads) > self.capacity:
+            reads.popitem(last=False)
+        return diff, key
+
+
+class TopicStart:
+    """Where a subscription starts on one topic: after ``from_seq`` (0 = from the earliest), or
+    at the head when ``tail``."""
+
+    __slots__ = ("from_seq", "tail")
+
+    def __init__(self, from_seq: int = 0, tail: bool = False) -> None:
+        self.from_seq, self.tail = from_seq, tail
+
+    def cursor(self, topic: Topic) -> int:
+        return topic.head_seq if self.tail else self.from_seq
+
+
+class Subscription:
+    """Positions on several topics, read with one set of options."""
+
+    def __init__(self, engine: Engine, options: WatchOptions, reads: SharedReads | None = None) -> None:
+        self.engine = engine
+        self.options = options
+        self.reads = reads or SharedReads(capacity=16)
+        self.positions: dict[str, Position] = {}
+        self.dirty: dict[str, None] = {}
+        """Topics that may have something to read, in the order they became so."""
+        self.wake: Callable[[], None] | None = None
+        self.attached = False
+
+    # -- membership ------------------------------------------------------------------------
+
+    def add(self, name: str, topic: Topic, cursor: int) -> Position:
+        """Watch ``name`` from ``cursor`` (replacing its position if it was watched)."""
+        self.remove(name)
+        position = self.positions[name] = Position(name, topic, cursor, cursor)
+        if self.attached:
+            self._follow(position)
+            self.topic_changed(name)
+        return position
+
+    def remove(self, name: str) -> None:
+        position = self.positions.pop(name, None)
+        self.dirty.pop(name, None)
+        if position is not None and self.attached:
+            self._unfollow(position)
+
+    def attach(self, wake: Callable[[], None]) -> None:
+        """A stream starts serving this subscription: follow every topic; every position is
+        read afresh (tombstones on connect are ``from_seq_too_old``, caught-up re-announced)."""
+        if self.attached:
+            self.detach()
+        self.attached = True
+        self.wake = wake
+        for position in self.positions.values():
+            position.fresh, position.live = True, False
+            self._follow(position)
+            self.dirty[position.name] = None
+        wake()
+
+    def detach(self) -> None:
+        if not self.attached:
+            return
+        self.attached = False
+        self.wake = None
+        for position in self.positions.values():
+            self._unfollow(position)
+
+    def _follow(self, position: Position) -> None:
+        self.engine.hub.listen(position.name, self)
+        if self.options.strong:
+            self.engine.watch_strong(position.topic, +1)
+
+    def _unfollow(self, position: Position) -> None:
+        self.engine.hub.unlisten(position.name, self)
+        if self.options.strong:
+            self.engine.watch_strong(position.topic, -1)
+
+    def topic_changed(self, name: str) -> None:
+        """The hub's wake-up: ``name`` has something new (or went away)."""
+        if name in self.positions:
+            self.dirty[name] = None
+            if self.wake is not None:
+                self.wake()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def cursors(self) -> dict[str, int]:
+        return {name: p.cursor for name, p in self.positions.items()}
+
+    def rewind(self, cursors: dict[str, int]) -> None:
+        """Move positions back to ``cursors`` (a ``Last-Event-ID``): never forward."""
+        for name, cursor in cursors.items():
+            position = self.positions.get(name)
+            if position is not None and 0 <= cursor < position.cursor:
+                position.cursor, position.live = cursor, False
+                self.dirty[name] = None
+
+    def next_step(self) -> Step | None:
+        """Read the topic that became dirty first (``None`` when nothing is dirty)."""
+        while self.dirty:
+            name = next(iter(self.dirty))
+            del self.dirty[name]
+            position = self.positions.get(name)
+            if position is not None:
+                return self.read(position)
+        return None
+
+    def read(self, position: Position) -> Step:
+        engine, topic = self.engine, position.topic
+        if not engine.is_current(topic):
+            head = topic.head_seq
+            return Step(
+                position,
+                [TopicDeletedEvent(position.name, head, position.cursor)],
+                position.cursor,
+                False,
+                False,
+                True,
+            )
+        now = engine.clock.now_ms()
+        topic.expire(now)
+        topic.last_read_ts = now  # a stream is a reader (auto-priority)
+        upto = engine.strong_head(topic) if self.options.strong else topic.head_seq
+        diff, key = self.reads.read(
+            topic, position.cursor, self.options, upto, engine.limits.max_scan_per_read
+        )
+        events: list[Event] = []
+        cursor = position.cursor
+        if diff.tombstone is not None:
+            stone = diff.tombstone
+            if stone.reason == "recreated":
+                cursor = 0  # the read started the new incarnation over
+            else:
+                if position.fresh:
+                    stone = replace(stone, reason="from_seq_too_old")
+                cursor = max(cursor, stone.gap_to)
+            events.append(TombstoneEvent(position.name, stone, cursor))
+        if diff.count:
+            events.append(
+                RecordsEvent(
+                    position.name,
+                    diff.records_parts(),
+                    diff.count,
+                    cursor,
+                    diff.next_from_seq,
+                    diff.head_seq,
+                    key,
+                )
+            )
+        cursor = max(cursor, diff.next_from_seq)
+        caught_up = cursor >= upto
+        if caught_up and not position.live:
+            events.append(CaughtUpEvent(position.name, upto, cursor))  # strong: the durable head
+        return Step(position, events, cursor, caught_up, more=not caught_up)
+
+    def commit(self, step: Step) -> None:
+        """The step's frames went out: its position moves on."""
+        position = step.position
+        position.fresh = False
+        if step.ended:
+            self.remove(position.name)
+            return
+        position.cursor, position.live = step.cursor, step.live
+        if step.more:
+            self.dirty[position.name] = None
+
+
+# -- sessions -------------------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class WatchSession:
+    wid: str
+    sub: Subscription
+    last_access_ms: int
+    ttl_ms: int = SESSION_TTL_MS
+    owner: object | None = None
+    """The stream serving this session now (at most one: a second takes over, ruling 13)."""
+    _checkpoints: OrderedDict[str, dict[str, int]] = field(default_factory=OrderedDict)
+    _next_checkpoint: int = 1
+
+    def event_id(self, overrides: tuple[str, int] | None = None) -> str:
+        """The resume token of the session's cursors now (with one topic's cursor overridden:
+        the frame about to go out)."""
+        cursors = self.sub.cursors()
+        if overrides is not None:
+            cursors[overrides[0]] = overrides[1]
+        if len(cursors) <= MAX_INLINE_CURSORS:
+            return encode_cursors(cursors)
+        token = f"~{self._next_checkpoint}"
+        self._next_checkpoint += 1
+        self._checkpoints[token] = cursors
+        while len(self._checkpoints) > CHECKPOINTS:
+            self._checkpoints.popitem(last=False)
+        return token
+
+    def resolve(self, token: str) -> dict[str, int] | None:
+        """The cursor map of a resume token (``None`` if it is malformed or unknown)."""
+        if token.startswith("~"):
+            return self._checkpoints.get(token)
+        return decode_cursors(token)
+
+
+def encode_cursors(cursors: dict[str, int]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(cursors)).rstrip(b"=").decode()
+
+
+def decode_cursors(token: str) -> dict[str, int] | None:
+    """A cursor map from unpadded base64url JSON; ``None`` if it is not one."""
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        value = orjson.loads(raw)
+    except (binascii.Error, ValueError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and type(v) is int and v >= 0 for k, v in value.items()
+    ):
+        return None
+    return value
+
+
+class Watches:
+    """The watch sessions of this process."""
+
+    def __init__(self, engine: Engine, max_topics: int = 256, session_ttl_ms: int = SESSION_TTL_MS) -> None:
+        self.engine = engine
+        self.max_topics = max_topics
+        self.session_ttl_ms = session_ttl_ms
+        self._sessions: dict[str, WatchSession] = {}
+        self.reads = SharedReads()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def subscribe(
+        self,
+        topics: dict[str, TopicStart],
+        options: WatchOptions,
+        lenient: bool = False,
+        resume: dict[str, int] | None = None,
+        into: Subscription | None = None,
+    ) -> Subscription:
+        """A subscription (or ``into`` an existing one) on ``topics``: every name checked
+        first (400 for a bad name or too many topics, 404 ``topic_not_found`` for an unknown
+        one unless ``lenient`` drops it), so nothing is added when one fails. ``resume``
+        (cursors by topic) overrides the starts of the topics it names."""
+        if not topics:
+            raise InvalidRequest("topics must name at least one topic", {"field": "topics"})
+        if len(topics) > self.max_topics:
+            raise InvalidRequest(
+                f"a watch may name at most {self.max_topics} topics (TOPICS_MAX_WATCH_TOPICS); "
+                f"got {len(topics)}",
+                {"field": "topics", "max": self.max_topics},
+            )
+        found: list[tuple[str, Topic, int]] = []
+        for name, start in topics.items():
+            check_topic_name(name)
+            topic = self.engine.topic(name)
+            if topic is None:
+                if lenient:
+                    continue
+                raise TopicNotFound(name)
+            cursor = resume[name] if resume and name in resume else start.cursor(topic)
+            found.append((name, topic, cursor))
+        sub = into if into is not None else Subscription(self.engine, options, self.reads)
+        for name, topic, cursor in found:
+            sub.add(name, topic, cursor)
+        return sub
+
+    def create(
+        self,
+        topics: dict[str, TopicStart],
+        options: WatchOptions,
+        cursor: str | None = None,
+        lenient: bool = False,
+    ) -> WatchSession:
+        """A new session on ``topics`` (see :meth:`subscribe`); ``cursor`` (a resume token of
+        an earlier session) overrides the start of the topics it names."""
+        self.collect()
+        resume: dict[str, int] = {}
+        if cursor is not None:
+            decoded = decode_cursors(cursor)
+            if decoded is None:
+                raise InvalidRequest(
+                    "cursor is not a watch resume id (base64url JSON of topic -> seq)", {"field": "cursor"}
+                )
+            resume = decoded
+        sub = self.subscribe(topics, options, lenient, resume)
+        wid = "wid_" + secrets.token_urlsafe(16)
+        session = WatchSession(wid, sub, self.engine.clock.now_ms(), self.session_ttl_ms)
+        self._sessions[wid] = session
+        return session
+
+    def session(self, wid: str) -> WatchSession:
+        """The live session ``wid``: 400 if malformed, 404 ``not_found`` if unknown or
+        reclaimed (the client creates a new one)."""
+        if not WID_RE.match(wid):
+            raise InvalidRequest("malformed watch id: expected wid_ followed by base64url", {"field": "wid"})
+        self.collect()
+        session = self._sessions.get(wid)
+        if session is None:
+            raise NotFound(
+                f"watch session {wid} does not exist or was reclaimed after {self.session_ttl_ms} ms "
+                "without a stream; POST /v0/watch again (its cursor field resumes where you were)",
+                {"wid": wid},
+            )
+        session.last_access_ms = self.engine.clock.now_ms()
+        return session
+
+    def collect(self) -> int:
+        """Reclaim sessions with no open stream, idle for their TTL (run on every create and
+        stream open); returns how many."""
+        now = self.engine.clock.now_ms()
+        expired = [
+            wid for wid, s in self._sessions.items() if s.owner is None and now - s.last_access_ms >= s.ttl_ms
+        ]
+        for wid in expired:
+            self._sessions.pop(wid).sub.detach()
+        return len(expired)
+
+    def open(self, session: WatchSession, owner: object, wake: Callable[[], None]) -> object | None:
+        """``owner`` (a stream) takes the session; returns the stream it took it from."""
+        previous, session.owner = session.owner, owner
+        session.last_access_ms = self.engine.clock.now_ms()
+        session.sub.attach(wake)
+        return previous
+
+    def close(self, session: WatchSession, owner: object) -> None:
+        """``owner``'s stream ended; the session lives on for its TTL."""
+        session.last_access_ms = self.engine.clock.now_ms()
+        if session.owner is owner:
+            session.owner = None
+            session.sub.detach()

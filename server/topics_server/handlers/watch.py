@@ -1,0 +1,138 @@
+"""§7 — live fan-out: ``POST /v0/watch`` (a session), ``GET /v0/watch/:wid`` (its SSE stream)
+and ``GET /v0/ws`` (the WebSocket upgrade; the protocol itself is ``websocket``).
+
+The stream of a session (:class:`WatchStream`) runs on the shared :class:`StreamLoop`: it reads
+the session's dirty topics one step at a time from their cursors, writes each step's frames
+(``record`` / ``tombstone`` / ``caught-up`` / ``topic-deleted``, each with the session's resume
+``id``), commits the step, and flushes (waiting while the client is slow: its next reads then
+coalesce). Resume order on open (§7.3): the session's own cursors, then ``Last-Event-ID`` —
+only to rewind — which a malformed value cannot disturb (ignored, logged).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from topics_engine.watch import WatchSession
+
+from ..context import ServerContext
+from ..errors import NotAcceptable
+from ..frames import sse_frame
+from ..responses import Reply
+from ..sse import RETRY, StreamReply, event, heartbeat
+from ..streams import Sink, SlowConsumer, StreamLoop
+from ..subscriptions import opt, topic_starts, watch_options
+from ..validation import ValidatedRequest
+from ..websocket import WebSocketReply, check_upgrade
+from .queues import accepts_event_stream
+
+log = logging.getLogger("topics.watch")
+
+
+def create_watch(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+    body = req.json()
+    options = watch_options(body, ctx.engine.limits.max_limit)
+    session = ctx.watches.create(
+        topic_starts(body.topics), options, opt(body.cursor), bool(req.query.get("lenient", False))
+    )
+    return Reply(200, _session_body(session))
+
+
+def _session_body(session: WatchSession) -> dict[str, Any]:
+    topics = {
+        name: {"from_seq": p.from_seq, "head_seq": p.topic.head_seq, "earliest_seq": p.topic.earliest_seq}
+        for name, p in session.sub.positions.items()
+    }
+    return {
+        "wid": session.wid,
+        "stream_url": f"/v0/watch/{session.wid}",
+        "session_ttl_ms": session.ttl_ms,
+        "topics": topics,
+    }
+
+
+def watch_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
+    session = ctx.watches.session(req.path["wid"])
+    accept = req.header("accept")
+    if not accepts_event_stream(accept):
+        raise NotAcceptable(
+            "the watch stream is text/event-stream; send Accept: text/event-stream", {"accept": accept}
+        )
+    stream = WatchStream(ctx, session, req.header("last-event-id"))
+    return StreamReply(stream.produce, stream.close)
+
+
+def open_websocket(req: ValidatedRequest, ctx: ServerContext) -> WebSocketReply:
+    check_upgrade(req.header)
+    return WebSocketReply(ctx)
+
+
+class WatchStream:
+    """The one open stream of a watch session (a newer one takes the session over)."""
+
+    def __init__(self, ctx: ServerContext, session: WatchSession, last_event_id: str | None) -> None:
+        self.ctx = ctx
+        self.session = session
+        self.last_event_id = last_event_id
+        self.loop: StreamLoop | None = None
+        self.opened = False
+
+    def superseded(self) -> None:
+        """Another stream took the session (ruling 13): this one ends at its next turn."""
+        if self.loop is not None:
+            self.loop.wake()
+
+    async def produce(self, sink: Sink) -> None:
+        ctx, session = self.ctx, self.session
+        clock = ctx.engine.clock
+        sub = session.sub
+        loop = self.loop = StreamLoop(
+            sink, clock, sub.options.heartbeat_ms, lambda now: sink.write(heartbeat(now))
+        )
+        previous = ctx.watches.open(session, self, loop.wake)
+        self.opened = True
+        if isinstance(previous, WatchStream):
+            previous.superseded()
+        self._rewind()
+        cache = ctx.frames
+        try:
+            await loop.send(RETRY)
+            while True:
+                if session.owner is not self:
+                    error = {"code": 409, "error": "superseded: another stream opened this watch session"}
+                    await loop.send(event("error", orjson.dumps(error)))
+                    return
+                step = sub.next_step()
+                if step is None:
+                    await loop.idle()
+                    continue
+                name = step.position.name
+                for ev in step.events:
+                    loop.write(sse_frame(ev, session.event_id((name, ev.cursor)), cache))
+                sub.commit(step)
+                await loop.flush()
+                if loop.lagging:  # blocked past the grace: a loss met next is from_seq_too_old
+                    loop.lagging = False
+                    for position in sub.positions.values():
+                        position.fresh = True
+        except SlowConsumer as exc:
+            error = {"code": 408, "error": f"slow consumer: {exc}; the session keeps its cursors"}
+            sink.write(event("error", orjson.dumps(error)))
+        finally:
+            loop.close()
+
+    def _rewind(self) -> None:
+        token = self.last_event_id
+        if not token:
+            return
+        cursors = self.session.resolve(token.strip())
+        if cursors is None:
+            log.info("watch %s: ignoring a malformed Last-Event-ID %r", self.session.wid, token[:80])
+            return
+        self.session.sub.rewind(cursors)
+
+    def close(self) -> None:
+        if self.opened:
+            self.ctx.watches.close(self.session, self)

@@ -1,0 +1,170 @@
+"""The loop every long-lived push stream runs on: ``/work``, the watch stream, the WebSocket.
+
+A stream alternates between *sending* (frames it has, written to its :class:`Sink`) and *idling*
+(nothing to send: wait until woken — new records, a lease change — or until a heartbeat is due).
+:class:`StreamLoop` owns the three things they share:
+
+- **backpressure**: :meth:`StreamLoop.flush` waits while the client is not taking what was
+  written (the sink is ``blocked``). Nothing is buffered per stream above the transport: the
+  stream reads again only once the client has caught up, so its next frames coalesce more
+  records (up to its batch limits). A writer never waits for a stream.
+- **slow consumers** (§7.3): blocked for :data:`BUFFER_GRACE_MS`, the loop marks the stream
+  ``lagging`` (the watch then reports a loss met on its next read as ``from_seq_too_old``);
+  blocked for :data:`SLOW_CONSUMER_TIMEOUT_MS`, :meth:`flush` raises :class:`SlowConsumer` and
+  the stream sends a final error and closes.
+- **heartbeats**: when nothing went out for ``heartbeat_ms``, :meth:`idle` calls ``heartbeat(now_ms)``
+  (which writes the stream's own kind: an SSE comment, a WebSocket ping) — one timer per stream,
+  re-armed only when it fires (never per frame).
+
+Time is the engine's clock (a test moves a :class:`ManualClock` to fire heartbeats and
+timeouts); every wait is woken on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Protocol
+
+from topics_engine.clock import Clock, Timer
+
+BUFFER_GRACE_MS = 5_000
+SLOW_CONSUMER_TIMEOUT_MS = 30_000
+
+Frame = bytes | list[bytes | memoryview]
+"""One frame, whole or in parts (record bytes shared between streams are never joined)."""
+
+
+class Sink(Protocol):
+    """Where a stream's frames go: a chunked HTTP body, WebSocket messages, ASGI events."""
+
+    @property
+    def closed(self) -> bool:
+        """The client went away."""
+
+    @property
+    def blocked(self) -> bool:
+        """The client is not taking what was written (above the transport's high-water mark)."""
+
+    def write(self, frame: Frame) -> None:
+        """Queue one frame; never blocks. Raises ``ConnectionResetError`` once closed."""
+
+    async def drain(self) -> None:
+        """Return once the sink is no longer blocked (``ConnectionResetError`` if the client
+        goes away meanwhile)."""
+
+
+class SlowConsumer(Exception):
+    """The client took nothing for :data:`SLOW_CONSUMER_TIMEOUT_MS`."""
+
+
+class StreamLoop:
+    def __init__(
+        self,
+        sink: Sink,
+        clock: Clock,
+        heartbeat_ms: int,
+        heartbeat: Callable[[int], None],
+        *,
+        grace_ms: int = BUFFER_GRACE_MS,
+        slow_timeout_ms: int = SLOW_CONSUMER_TIMEOUT_MS,
+    ) -> None:
+        self.sink = sink
+        self.clock = clock
+        self.heartbeat_ms = heartbeat_ms
+        self._beat = heartbeat
+        self.grace_ms = grace_ms
+        self.slow_timeout_ms = slow_timeout_ms
+        self.lagging = False
+        """Blocked past the grace period since this was last reset by the stream."""
+        self.sent_ms = clock.now_ms()
+        self._woken = asyncio.Event()
+        self._beat_due = False
+        self._beat_timer: Timer | None = clock.call_later(heartbeat_ms, self._check_heartbeat)
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def write(self, frame: Frame) -> None:
+        self.sink.write(frame)
+        self.sent_ms = self.clock.now_ms()
+
+    async def send(self, frame: Frame) -> None:
+        self.write(frame)
+        await self.flush()
+
+    async def flush(self) -> None:
+        """Wait until the client takes what was written; :class:`SlowConsumer` past the
+        timeout, ``ConnectionResetError`` if it goes away."""
+        if not self.sink.blocked:
+            return
+        drained = asyncio.ensure_future(self.sink.drain())
+
+        def give_up() -> None:
+            drained.cancel()
+
+        timers = [
+            self.clock.call_later(self.grace_ms, self._grace_passed),
+            self.clock.call_later(self.slow_timeout_ms, give_up),
+        ]
+        try:
+            await drained
+        except asyncio.CancelledError:
+            if not drained.cancelled() or asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                raise  # this stream itself is being cancelled
+            raise SlowConsumer(f"the client read nothing for {self.slow_timeout_ms} ms") from None
+        finally:
+            for timer in timers:
+                timer.cancel()
+            if not drained.done():
+                drained.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                    await drained
+
+    def _grace_passed(self) -> None:
+        self.lagging = True
+
+    # -- idling -------------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Something may be ready to send (safe to call from engine callbacks, any number of
+        times)."""
+        self._woken.set()
+
+    async def idle(self, timeout_ms: int | None = None) -> None:
+        """Wait until :meth:`wake` (returns at once if woken since the last idle), or until
+        ``timeout_ms`` passed; send a heartbeat if one fell due meanwhile."""
+        if not self._woken.is_set():
+            timer = None if timeout_ms is None else self.clock.call_later(timeout_ms, self._woken.set)
+            try:
+                await self._woken.wait()
+            finally:
+                if timer is not None:
+                    timer.cancel()
+        self._woken.clear()
+        if self._beat_due:
+            self._beat_due = False
+            now = self.clock.now_ms()
+            self._beat(now)
+            self.sent_ms = now
+            await self.flush()
+            self._arm(self.heartbeat_ms)
+
+    def _check_heartbeat(self) -> None:
+        self._beat_timer = None
+        quiet = self.clock.now_ms() - self.sent_ms
+        if quiet >= self.heartbeat_ms:
+            self._beat_due = True
+            self._woken.set()
+        else:
+            self._arm(self.heartbeat_ms - quiet)
+
+    def _arm(self, delay_ms: int) -> None:
+        if self._beat_timer is None:
+            self._beat_timer = self.clock.call_later(delay_ms, self._check_heartbeat)
+
+    def close(self) -> None:
+        """Stop the heartbeat timer (the stream ended)."""
+        if self._beat_timer is not None:
+            self._beat_timer.cancel()
+            self._beat_timer = None

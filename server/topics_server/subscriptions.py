@@ -1,0 +1,33 @@
+"""Decoded subscription requests (a ``POST /v0/watch`` body, a WebSocket ``subscribe``) as the
+watch engine's options and start positions: one reading of the fields for both."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from topics_engine.watch import TopicStart, WatchOptions
+
+
+def opt(value: Any) -> Any:
+    return None if value is msgspec.UNSET else value
+
+
+def watch_options(body: Any, max_limit: int) -> WatchOptions:
+    """The stream options of a decoded ``WatchRequest`` (or WebSocket ``subscribe``)."""
+    return WatchOptions.resolve(
+        max_limit,
+        node=opt(body.node),
+        limit=opt(body.limit),
+        max_batch_bytes=opt(body.max_batch_bytes),
+        heartbeat_ms=opt(getattr(body, "heartbeat_ms", msgspec.UNSET)),
+        include_meta=opt(body.include_meta),
+        include_tags=opt(body.include_tags),
+        include_data=opt(body.include_data),
+        consistency=opt(getattr(body, "consistency", msgspec.UNSET)),
+    )
+
+
+def topic_starts(topics: dict[str, Any]) -> dict[str, TopicStart]:
+    """``{name: WatchTopicOptions}`` -> where each topic starts."""
+    return {name: TopicStart(opt(spec.from_seq) or 0, bool(opt(spec.tail))) for name, spec in topics.items()}

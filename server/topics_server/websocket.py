@@ -1,0 +1,368 @@
+"""The ``/v0/ws`` data plane (§7.4, docs/WEBSOCKET.md): JSON commands in, JSON frames out.
+
+:class:`WebSocketSession` is transport-independent: a transport (the native server in ``http``,
+or ``asgi``) completes the upgrade, feeds it each complete client message
+(:meth:`WebSocketSession.received`), runs :meth:`WebSocketSession.run` — the delivery loop, on
+the shared :class:`StreamLoop` — and calls :meth:`WebSocketSession.close` when the socket ends.
+Its :class:`MessageSink` sends one text message per frame.
+
+Commands are decoded with types compiled from the spec's own schemas (``WatchRequest`` for
+``subscribe``, ``AppendRequest`` for ``publish``), so a field means on the socket what it means
+over HTTP, and a command with an unknown or ill-typed field is refused like an HTTP body would
+be. Every failure answers with an ``error`` frame carrying the string code the equivalent HTTP
+request would get (ruling 15); nothing is dropped silently.
+
+Subscriptions are the watch engine's (``topics_engine.watch``): a socket holds several, each
+topic in at most one (subscribing a topic again moves it); at most ``TOPICS_MAX_WATCH_TOPICS``
+topics per socket. Appends take the HTTP write path, and an ``ack`` goes out once the write may
+be acknowledged (after its fsync on an ``fsync`` topic) — later commands are not held up by it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import copy
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
+import orjson
+from topics_engine.errors import InvalidRequest, Throttled
+from topics_engine.watch import Subscription
+
+from . import wire
+from .bodies import BodyCompiler, BodyDecoder, fields_set
+from .frames import ws_frame
+from .handlers.records import new_records
+from .responses import await_ack
+from .spec import load_document
+from .streams import Sink, SlowConsumer, StreamLoop
+from .subscriptions import topic_starts, watch_options
+
+if TYPE_CHECKING:
+    from .context import ServerContext
+
+log = logging.getLogger("topics.ws")
+
+PING_INTERVAL_MS = 15_000
+"""A WebSocket ping goes out after this long without any frame (keeps proxies from timing the
+socket out; browsers answer pings by themselves)."""
+CLOSE_TRY_AGAIN = 1013
+"""Close code for a slow consumer (RFC 6455 §7.4.1 registry: "try again later")."""
+
+
+class MessageSink(Sink, Protocol):
+    def ping(self, payload: bytes) -> None:
+        """Send a WebSocket ping."""
+
+    def close(self, code: int, reason: str) -> None:
+        """Start the closing handshake."""
+
+
+@dataclass
+class WebSocketReply:
+    """What the ``open_websocket`` handler returns: the transport completes the upgrade and
+    runs a :class:`WebSocketSession` on the socket."""
+
+    ctx: ServerContext
+
+
+def check_upgrade(header: Callable[[str], str | None]) -> None:
+    """400 unless the request is a WebSocket version-13 upgrade (a plain ``GET /v0/ws``, or
+    one with a malformed key, is not)."""
+    upgrade = (header("upgrade") or "").lower()
+    connection = {t.strip() for t in (header("connection") or "").lower().split(",")}
+    if "websocket" not in upgrade or "upgrade" not in connection:
+        raise InvalidRequest(
+            "GET /v0/ws opens a WebSocket: send Upgrade: websocket and Connection: Upgrade "
+            "(with Sec-WebSocket-Key and Sec-WebSocket-Version: 13)",
+            {"field": "upgrade"},
+        )
+    if (header("sec-websocket-version") or "").strip() != "13":
+        raise InvalidRequest("Sec-WebSocket-Version must be 13", {"field": "sec-websocket-version"})
+    try:
+        key = base64.b64decode((header("sec-websocket-key") or "").strip(), validate=True)
+    except binascii.Error:
+        key = b""
+    if len(key) != 16:
+        raise InvalidRequest(
+            "Sec-WebSocket-Key must be 16 random bytes in base64", {"field": "sec-websocket-key"}
+        )
+
+
+def text_frame_head(size: int) -> bytes:
+    """The header of one unmasked, final text frame of ``size`` payload bytes (RFC 6455 §5.2):
+    a server's frames are never masked and never compressed (ruling 10)."""
+    if size < 126:
+        return bytes((0x81, size))
+    if size < 1 << 16:
+        return bytes((0x81, 126)) + size.to_bytes(2, "big")
+    return bytes((0x81, 127)) + size.to_bytes(8, "big")
+
+
+# -- commands ------------------------------------------------------------------------------------
+
+
+class _Command(msgspec.Struct):
+    """Just enough of any command to route it (the rest is decoded per op)."""
+
+    op: str
+    request_id: str | None = None
+
+
+_COMMAND = msgspec.json.Decoder(_Command)
+
+_ENVELOPE = {
+    "op": {"type": "string"},
+    "request_id": {"type": "string", "maxLength": 256},
+}
+
+
+@cache
+def _decoders() -> dict[str, BodyDecoder]:
+    """Per-op decoders compiled from the spec's schemas plus the socket's own fields."""
+    doc = load_document()
+    schemas = doc["components"]["schemas"]
+    compiler = BodyCompiler(doc)
+
+    def closed(properties: dict[str, Any], required: list[str]) -> BodyDecoder:
+        schema = {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": properties,
+            "required": required,
+        }
+        return BodyDecoder(compiler.compile(schema, "WsCommand"))
+
+    watch = copy.deepcopy(schemas["WatchRequest"]["properties"])
+    for not_on_socket in ("cursor", "heartbeat_ms"):
+        watch.pop(not_on_socket)
+    start = schemas["WatchTopicOptions"]["properties"]
+    topic = {"type": "string", "minLength": 1}
+    return {
+        "subscribe": closed({**_ENVELOPE, **watch, "topic": topic, **start}, ["op"]),
+        "unsubscribe": closed({**_ENVELOPE, "topic": topic}, ["op", "topic"]),
+        "publish": closed(
+            {
+                **_ENVELOPE,
+                **schemas["AppendRequest"]["properties"],
+                "topic": topic,
+                "return_seqs": {"type": "boolean"},
+            },
+            ["op", "topic", "records"],
+        ),
+        "ping": closed(_ENVELOPE, ["op"]),
+    }
+
+
+class CommandError(Exception):
+    def __init__(self, request_id: str | None, err: BaseException) -> None:
+        super().__init__(str(err))
+        self.request_id = request_id
+        self.err = err
+
+
+def error_frame(request_id: str | None, err: BaseException) -> bytes:
+    """``{"op":"error","request_id"?,"code","message","detail"?}`` with the HTTP error's code."""
+    topics_err = wire.to_topics_error(err)
+    frame: dict[str, Any] = {"op": "error"}
+    if request_id is not None:
+        frame["request_id"] = request_id
+    frame["code"] = topics_err.code
+    frame["message"] = str(topics_err)
+    if topics_err.detail:
+        frame["detail"] = topics_err.detail
+    return orjson.dumps(frame)
+
+
+# -- the session ---------------------------------------------------------------------------------
+
+
+class WebSocketSession:
+    def __init__(self, ctx: ServerContext, sink: MessageSink) -> None:
+        self.ctx = ctx
+        self.sink = sink
+        self.loop = StreamLoop(sink, ctx.engine.clock, PING_INTERVAL_MS, self._heartbeat)
+        self.subs: list[Subscription] = []
+        self.by_topic: dict[str, Subscription] = {}
+        self.pending_acks: set[asyncio.Task[None]] = set()
+        self.closed = False
+
+    # -- incoming -------------------------------------------------------------------------------
+
+    def received(self, message: bytes, text: bool) -> None:
+        """Handle one complete client message (commands are answered in order of arrival;
+        a publish's ``ack`` may follow later frames when it waits for its fsync)."""
+        if self.closed:
+            return
+        try:
+            if not text:
+                raise CommandError(None, InvalidRequest("binary messages are not supported; send JSON text"))
+            self._command(message)
+        except CommandError as exc:
+            self._send(error_frame(exc.request_id, exc.err))
+
+    def _command(self, message: bytes) -> None:
+        try:
+            head = _COMMAND.decode(message)
+        except (msgspec.DecodeError, msgspec.ValidationError) as err:
+            raise CommandError(
+                None,
+                InvalidRequest(f'a command is a JSON object with an "op" string: {err}', {"field": "op"}),
+            ) from None
+        request_id = head.request_id
+        decoder = _decoders().get(head.op)
+        if decoder is None:
+            raise CommandError(
+                request_id,
+                InvalidRequest(
+                    f"unknown op {head.op!r}; one of subscribe, unsubscribe, publish, ping", {"field": "op"}
+                ),
+            )
+        try:
+            body = decoder.decode(message)
+            getattr(self, f"_{head.op}")(body, request_id)
+        except Exception as err:  # noqa: BLE001 — every failure becomes an error frame
+            raise CommandError(request_id, err) from None
+
+    def _heartbeat(self, now_ms: int) -> None:
+        self.sink.ping(b"%d" % now_ms)
+
+    def _send(self, frame: bytes) -> None:
+        if not self.sink.closed:
+            self.loop.write(frame)
+
+    def _ping(self, body: Any, request_id: str | None) -> None:
+        self._send(orjson.dumps({"op": "pong", "request_id": request_id}))
+
+    def _subscribe(self, body: Any, request_id: str | None) -> None:
+        watches = self.ctx.watches
+        unset = msgspec.UNSET
+        if (body.topic is unset) == (body.topics is unset):
+            raise InvalidRequest('subscribe names either "topic" or "topics"', {"field": "topic"})
+        if body.topics is not unset:
+            if any(v is not unset for v in (body.from_seq, body.tail)):
+                raise InvalidRequest(
+                    "from_seq and tail go with topic; with topics, give them per topic", {"field": "from_seq"}
+                )
+            starts = topic_starts(body.topics)
+        else:
+            starts = topic_starts({body.topic: body})
+        total = len(self.by_topic.keys() | starts.keys())
+        if total > watches.max_topics:
+            raise InvalidRequest(
+                f"a socket may watch at most {watches.max_topics} topics (TOPICS_MAX_WATCH_TOPICS)",
+                {"field": "topics", "max": watches.max_topics},
+            )
+        sub = watches.subscribe(starts, watch_options(body, self.ctx.engine.limits.max_limit))
+        for name in sub.positions:
+            self._drop(name)
+            self.by_topic[name] = sub
+        self.subs.append(sub)
+        topics = {
+            name: {"from_seq": p.from_seq, "head_seq": p.topic.head_seq, "earliest_seq": p.topic.earliest_seq}
+            for name, p in sub.positions.items()
+        }
+        self._send(orjson.dumps({"op": "subscribed", "request_id": request_id, "topics": topics}))
+        sub.attach(self.loop.wake)
+
+    def _unsubscribe(self, body: Any, request_id: str | None) -> None:
+        self._drop(body.topic)
+        self._send(orjson.dumps({"op": "unsubscribed", "request_id": request_id, "topic": body.topic}))
+
+    def _drop(self, name: str) -> None:
+        sub = self.by_topic.pop(name, None)
+        if sub is None:
+            return
+        sub.remove(name)
+        if not sub.positions:
+            sub.detach()
+            self.subs.remove(sub)
+
+    def _publish(self, body: Any, request_id: str | None) -> None:
+        unset = msgspec.UNSET
+        config = None if body.config is unset else fields_set(body.config)
+        result = self.ctx.engine.append(
+            body.topic,
+            new_records(body.records, None if body.node is unset else body.node),
+            idempotency_key=None if body.idempotency_key is unset else body.idempotency_key,
+            create=None if body.create is unset else body.create,
+            config=config,
+        )
+        ack: dict[str, Any] = {"op": "ack", "request_id": request_id, "topic": result.topic}
+        if body.return_seqs is True:
+            ack.update(wire.appended(result, return_seqs=True))
+            del ack["count"]
+        else:
+            ack.update(last_seq=result.last_seq, head_seq=result.head_seq)
+        if result.wait is None:
+            ack["performance"] = {"fsync_ms": 0.0}
+            self._send(orjson.dumps(ack))
+            return
+        task = asyncio.ensure_future(self._ack_after(result.wait, ack))
+        self.pending_acks.add(task)
+        task.add_done_callback(self.pending_acks.discard)
+
+    async def _ack_after(self, wait: Any, ack: dict[str, Any]) -> None:
+        try:
+            ack["performance"] = await await_ack(wait)
+        except Exception as err:  # noqa: BLE001 — e.g. the WAL went read-only: the write is not acked
+            self._send(error_frame(ack["request_id"], err))
+            return
+        self._send(orjson.dumps(ack))
+        await self.loop.flush()
+
+    # -- outgoing -------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Deliver every subscription's frames until the socket closes (cancelled by the
+        transport) or the client stops reading for the slow-consumer timeout."""
+        loop = self.loop
+        try:
+            await loop.flush()
+            while True:
+                found = self._next_step()
+                if found is None:
+                    await loop.idle()
+                    continue
+                sub, step = found
+                for ev in step.events:
+                    loop.write(ws_frame(ev, self.ctx.frames))
+                sub.commit(step)
+                if step.ended and self.by_topic.get(step.position.name) is sub:
+                    self._drop(step.position.name)
+                await loop.flush()
+                if loop.lagging:  # blocked past the grace: a loss met next is from_seq_too_old
+                    loop.lagging = False
+                    for sub_ in self.subs:
+                        for position in sub_.positions.values():
+                            position.fresh = True
+        except SlowConsumer as exc:
+            slow = Throttled(
+                f"slow consumer: {exc}; closing the socket (subscribe again from your positions)"
+            )
+            self.sink.write(error_frame(None, slow))
+            self.sink.close(CLOSE_TRY_AGAIN, "slow consumer")
+
+    def _next_step(self) -> tuple[Subscription, Any] | None:
+        """The next read, taking subscriptions in turn (the one served goes to the back)."""
+        for i, sub in enumerate(self.subs):
+            step = sub.next_step()
+            if step is not None:
+                self.subs.append(self.subs.pop(i))
+                return sub, step
+        return None
+
+    def close(self) -> None:
+        """The socket ended: stop following every topic, drop pending acks' frames."""
+        self.closed = True
+        for sub in self.subs:
+            sub.detach()
+        self.subs.clear()
+        self.by_topic.clear()
+        self.loop.close()
