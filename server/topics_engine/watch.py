@@ -13,8 +13,8 @@ at most one open stream; :class:`Watches` keeps them. The WebSocket data plane u
 subscriptions. Both are features over the engine, like ``queues``.
 
 Resume tokens (ruling 12): a stream frame's ``id`` is the whole per-topic cursor map as unpadded
-base64url JSON (:func:`encode_cursors`); above :data:`MAX_INLINE_CURSORS` topics it is an opaque
-``~<n>`` checkpoint the session keeps (the last :data:`CHECKPOINTS` of them).
+base64url JSON (:func:`encode_cursors`); above :data:`MAX_INLINE_CURSORS` topics an opaque ``~``
+token (the map deflated), still self-contained so any session can resolve it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import binascii
 import logging
 import re
 import secrets
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -49,8 +50,9 @@ HEARTBEAT_MS = (1_000, 15_000, 60_000)
 """Lowest, default and highest ``heartbeat_ms``."""
 SESSION_TTL_MS = 300_000
 MAX_INLINE_CURSORS = 64
-CHECKPOINTS = 256
-WID_RE = re.compile(r"^wid_[A-Za-z0-9_-]{22,64}$")
+MAX_TOKEN_JSON_BYTES = 4 << 20
+"""A deflated resume token never inflates past this (a token is client input)."""
+WID_RE = re.compile(r"^wid_[A-Za-z0-9_-]{22,}$")
 
 
 # -- options -------------------------------------------------------------------------------------
@@ -67,6 +69,15 @@ class WatchOptions:
     include_tags: bool = False
     include_data: bool = True
     strong: bool = False
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        fields = (self.nodes, self.limit, self.max_bytes, self.heartbeat_ms, self.include_meta)
+        more = (self.include_tags, self.include_data, self.strong)
+        object.__setattr__(self, "_hash", hash(fields + more))
+
+    def __hash__(self) -> int:  # computed once: options key every shared read
+        return self._hash
 
     @classmethod
     def resolve(
@@ -92,7 +103,7 @@ class WatchOptions:
         beat = HEARTBEAT_MS[1] if heartbeat_ms is None else to_int(heartbeat_ms, "heartbeat_ms", clamp=True)
         if consistency not in (None, "eventual", "strong"):
             raise InvalidRequest('consistency must be "eventual" or "strong"', {"field": "consistency"})
-        return cls(
+        options = cls(
             nodes=node_set(node),
             limit=min(limit_, max_limit),
             max_bytes=min(size or ZERO_MAX_BYTES, MAX_BATCH_BYTES),
@@ -102,6 +113,7 @@ class WatchOptions:
             include_data=True if include_data is None else bool(include_data),
             strong=consistency == "strong",
         )
+        return _OPTIONS.setdefault(options, options)  # equal options are one object
 
     def read_options(self, upto: int, max_scan: int) -> ReadOptions:
         return ReadOptions(
@@ -114,6 +126,10 @@ class WatchOptions:
             max_scan=max_scan,
             upto=upto,
         )
+
+
+_OPTIONS: dict[WatchOptions, WatchOptions] = {}
+"""Every distinct options value resolved so far (a handful in practice)."""
 
 
 # -- what a read produces ------------------------------------------------------------------------
@@ -407,41 +423,56 @@ class WatchSession:
     ttl_ms: int = SESSION_TTL_MS
     owner: object | None = None
     """The stream serving this session now (at most one: a second takes over, ruling 13)."""
-    _checkpoints: OrderedDict[str, dict[str, int]] = field(default_factory=OrderedDict)
-    _next_checkpoint: int = 1
 
     def event_id(self, overrides: tuple[str, int] | None = None) -> str:
         """The resume token of the session's cursors now (with one topic's cursor overridden:
         the frame about to go out)."""
+        positions = self.sub.positions
+        if overrides is not None and len(positions) == 1 and overrides[0] in positions:
+            token = _SINGLE_TOPIC_IDS.get(overrides)
+            if token is None:
+                if len(_SINGLE_TOPIC_IDS) >= 4096:
+                    _SINGLE_TOPIC_IDS.clear()
+                token = _SINGLE_TOPIC_IDS[overrides] = encode_cursors({overrides[0]: overrides[1]})
+            return token
         cursors = self.sub.cursors()
         if overrides is not None:
             cursors[overrides[0]] = overrides[1]
-        if len(cursors) <= MAX_INLINE_CURSORS:
-            return encode_cursors(cursors)
-        token = f"~{self._next_checkpoint}"
-        self._next_checkpoint += 1
-        self._checkpoints[token] = cursors
-        while len(self._checkpoints) > CHECKPOINTS:
-            self._checkpoints.popitem(last=False)
-        return token
+        return encode_cursors(cursors)
 
-    def resolve(self, token: str) -> dict[str, int] | None:
-        """The cursor map of a resume token (``None`` if it is malformed or unknown)."""
-        if token.startswith("~"):
-            return self._checkpoints.get(token)
+    @staticmethod
+    def resolve(token: str) -> dict[str, int] | None:
+        """The cursor map of a resume token (``None`` if it is malformed)."""
         return decode_cursors(token)
 
 
+_SINGLE_TOPIC_IDS: dict[tuple[str, int], str] = {}
+"""Tokens of one-topic cursor maps (the common watch), shared by every session."""
+
+
 def encode_cursors(cursors: dict[str, int]) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps(cursors)).rstrip(b"=").decode()
+    """Unpadded base64url JSON of the map; above :data:`MAX_INLINE_CURSORS` topics ``~`` +
+    unpadded base64url of the deflated JSON (opaque, but self-contained: any session — or a new
+    ``POST /v0/watch`` after a restart — resolves it)."""
+    raw = orjson.dumps(cursors)
+    if len(cursors) > MAX_INLINE_CURSORS:
+        return "~" + base64.urlsafe_b64encode(zlib.compress(raw, 6)).rstrip(b"=").decode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 def decode_cursors(token: str) -> dict[str, int] | None:
-    """A cursor map from unpadded base64url JSON; ``None`` if it is not one."""
+    """A cursor map from a token of :func:`encode_cursors`; ``None`` if it is not one."""
+    deflated = token.startswith("~")
+    body = token[1:] if deflated else token
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        if deflated:
+            inflater = zlib.decompressobj()
+            raw = inflater.decompress(raw, MAX_TOKEN_JSON_BYTES)
+            if inflater.unconsumed_tail:
+                return None
         value = orjson.loads(raw)
-    except (binascii.Error, ValueError, orjson.JSONDecodeError):
+    except (binascii.Error, ValueError, zlib.error, orjson.JSONDecodeError):
         return None
     if not isinstance(value, dict) or not all(
         isinstance(k, str) and type(v) is int and v >= 0 for k, v in value.items()

@@ -65,10 +65,23 @@ def sse_record_data(ev: RecordsEvent, cache: FrameCache) -> Parts:
     return parts
 
 
+JOIN_BELOW_BYTES = 16 << 10
+"""A shared frame smaller than this is joined into one ``bytes`` once (every reader then writes
+one buffer); a bigger one stays in parts (the record bytes are never copied)."""
+
+
 def sse_frame(ev: Event, event_id: str, cache: FrameCache) -> Frame:
-    """One SSE event for ``ev``, with ``id: event_id``."""
+    """One SSE event for ``ev``, with ``id: event_id`` (readers with the same batch and the same
+    id — e.g. many single-topic watchers at one cursor — share the very same frame)."""
     if isinstance(ev, RecordsEvent):
-        return event_parts(b"record", sse_record_data(ev, cache), event_id)
+        key = ("sse-frame", ev.share_key, event_id)
+        frame = cache.get(key)
+        if frame is None:
+            parts = event_parts(b"record", sse_record_data(ev, cache), event_id)
+            size = sum(map(len, parts))
+            frame = cache.put(key, [b"".join(parts)] if size < JOIN_BELOW_BYTES else parts)
+        first = frame[0]
+        return first if len(frame) == 1 and isinstance(first, bytes) else frame
     name, data = _plain(ev)
     return event_parts(name.encode(), [orjson.dumps(data)], event_id)
 

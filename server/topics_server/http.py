@@ -56,6 +56,9 @@ _WS_LOG.setLevel(logging.WARNING)  # not a line per opened socket
 
 KEEP_ALIVE_S = 75.0
 MAX_HEADER_BYTES = 64 << 10
+STALLED_CLOSE_S = 5.0
+"""A stream that ended on a client that is not reading closes its connection; the unread
+bytes are dropped (abort) if the client still has not taken them after this long."""
 MAX_QUEUED = 32
 """Pipelined requests queued behind one that waits before reading pauses."""
 
@@ -296,9 +299,12 @@ class HttpProtocol(asyncio.Protocol):
         finally:
             self.streaming = False
             reply.close()
-        if ended and not self.closed:
+        if ended and not self.closed and not self.write_paused:
             transport.write(b"0\r\n\r\n")
             return True
+        if not self.closed:  # it ended on a client that is not reading: close the connection
+            self.close()
+            self.loop.call_later(STALLED_CLOSE_S, transport.abort)
         return False
 
     def _upgrade(self, request: Request, reply: WebSocketReply) -> None:

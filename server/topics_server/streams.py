@@ -16,6 +16,14 @@ A stream alternates between *sending* (frames it has, written to its :class:`Sin
   (which writes the stream's own kind: an SSE comment, a WebSocket ping) — one timer per stream,
   re-armed only when it fires (never per frame).
 
+**Pumps.** A stream parked in :meth:`StreamLoop.idle` may register a ``pump``: a synchronous
+"write every frame ready now" that returns False when the stream's task must act (the client
+is not keeping up, the stream must end). A wake-up then runs the pump straight from one batch
+callback per event-loop iteration — for every stream woken in that iteration — instead of
+resuming each stream's task: a fan-out to a thousand idle watchers is a thousand pump calls, not
+a thousand task switches. The batch runs after the current callback, so the write that caused
+it is answered first.
+
 Time is the engine's clock (a test moves a :class:`ManualClock` to fire heartbeats and
 timeouts); every wait is woken on the event loop.
 """
@@ -79,6 +87,10 @@ class StreamLoop:
         self.lagging = False
         """Blocked past the grace period since this was last reset by the stream."""
         self.sent_ms = clock.now_ms()
+        self.pump: Callable[[], bool] | None = None
+        self.parked = False
+        """The stream's task waits in :meth:`idle` (so a pump may run in its place)."""
+        self._pump_due = False
         self._woken = asyncio.Event()
         self._beat_due = False
         self._beat_timer: Timer | None = clock.call_later(heartbeat_ms, self._check_heartbeat)
@@ -129,16 +141,38 @@ class StreamLoop:
     def wake(self) -> None:
         """Something may be ready to send (safe to call from engine callbacks, any number of
         times)."""
-        self._woken.set()
+        if self.parked and self.pump is not None:
+            if not self._pump_due:
+                self._pump_due = True
+                _PUMPS.schedule(self)
+        else:
+            self._woken.set()
+
+    def run_pump(self) -> None:
+        """Run the pump in place of the parked task (the batch's call); wake the task when the
+        pump cannot finish (or the task is no longer parked)."""
+        self._pump_due = False
+        pump = self.pump
+        if not self.parked or pump is None:
+            self._woken.set()
+            return
+        try:
+            done = pump()
+        except Exception:  # noqa: BLE001 — e.g. the client went away: the task deals with it
+            done = False
+        if not done:
+            self._woken.set()
 
     async def idle(self, timeout_ms: int | None = None) -> None:
         """Wait until :meth:`wake` (returns at once if woken since the last idle), or until
         ``timeout_ms`` passed; send a heartbeat if one fell due meanwhile."""
         if not self._woken.is_set():
             timer = None if timeout_ms is None else self.clock.call_later(timeout_ms, self._woken.set)
+            self.parked = True
             try:
                 await self._woken.wait()
             finally:
+                self.parked = False
                 if timer is not None:
                     timer.cancel()
         self._woken.clear()
@@ -164,7 +198,28 @@ class StreamLoop:
             self._beat_timer = self.clock.call_later(delay_ms, self._check_heartbeat)
 
     def close(self) -> None:
-        """Stop the heartbeat timer (the stream ended)."""
+        """Stop the heartbeat timer and the pump (the stream ended)."""
+        self.pump = None
         if self._beat_timer is not None:
             self._beat_timer.cancel()
             self._beat_timer = None
+
+
+class _PumpBatch:
+    """The streams woken in this event-loop iteration, pumped by one callback."""
+
+    def __init__(self) -> None:
+        self._due: list[StreamLoop] = []
+
+    def schedule(self, loop: StreamLoop) -> None:
+        if not self._due:
+            asyncio.get_running_loop().call_soon(self._run)
+        self._due.append(loop)
+
+    def _run(self) -> None:
+        due, self._due = self._due, []
+        for loop in due:
+            loop.run_pump()
+
+
+_PUMPS = _PumpBatch()

@@ -324,30 +324,38 @@ class WebSocketSession:
         transport) or the client stops reading for the slow-consumer timeout."""
         loop = self.loop
         try:
-            await loop.flush()
+            loop.pump = self._pump
             while True:
-                found = self._next_step()
-                if found is None:
-                    await loop.idle()
-                    continue
-                sub, step = found
-                for ev in step.events:
-                    loop.write(ws_frame(ev, self.ctx.frames))
-                sub.commit(step)
-                if step.ended and self.by_topic.get(step.position.name) is sub:
-                    self._drop(step.position.name)
+                done = self._pump()
                 await loop.flush()
                 if loop.lagging:  # blocked past the grace: a loss met next is from_seq_too_old
                     loop.lagging = False
-                    for sub_ in self.subs:
-                        for position in sub_.positions.values():
+                    for sub in self.subs:
+                        for position in sub.positions.values():
                             position.fresh = True
+                if done:
+                    await loop.idle()
         except SlowConsumer as exc:
             slow = Throttled(
                 f"slow consumer: {exc}; closing the socket (subscribe again from your positions)"
             )
             self.sink.write(error_frame(None, slow))
             self.sink.close(CLOSE_TRY_AGAIN, "slow consumer")
+
+    def _pump(self) -> bool:
+        """Write every frame ready now; False when the client is not keeping up."""
+        loop, frames = self.loop, self.ctx.frames
+        while not self.sink.blocked:
+            found = self._next_step()
+            if found is None:
+                return True
+            sub, step = found
+            for ev in step.events:
+                loop.write(ws_frame(ev, frames))
+            sub.commit(step)
+            if step.ended and self.by_topic.get(step.position.name) is sub:
+                self._drop(step.position.name)
+        return False
 
     def _next_step(self) -> tuple[Subscription, Any] | None:
         """The next read, taking subscriptions in turn (the one served goes to the back)."""

@@ -96,32 +96,43 @@ class WatchStream:
         if isinstance(previous, WatchStream):
             previous.superseded()
         self._rewind()
-        cache = ctx.frames
         try:
             await loop.send(RETRY)
+            loop.pump = self._pump
             while True:
                 if session.owner is not self:
                     error = {"code": 409, "error": "superseded: another stream opened this watch session"}
                     await loop.send(event("error", orjson.dumps(error)))
                     return
-                step = sub.next_step()
-                if step is None:
-                    await loop.idle()
-                    continue
-                name = step.position.name
-                for ev in step.events:
-                    loop.write(sse_frame(ev, session.event_id((name, ev.cursor)), cache))
-                sub.commit(step)
+                done = self._pump()
                 await loop.flush()
                 if loop.lagging:  # blocked past the grace: a loss met next is from_seq_too_old
                     loop.lagging = False
                     for position in sub.positions.values():
                         position.fresh = True
+                if done:
+                    await loop.idle()
         except SlowConsumer as exc:
             error = {"code": 408, "error": f"slow consumer: {exc}; the session keeps its cursors"}
             sink.write(event("error", orjson.dumps(error)))
         finally:
             loop.close()
+
+    def _pump(self) -> bool:
+        """Write every frame ready now (each step committed once written); False when the task
+        must act: the client is not keeping up, or another stream took the session."""
+        session, loop, cache = self.session, self.loop, self.ctx.frames
+        assert loop is not None
+        sub, sink = session.sub, loop.sink
+        while session.owner is self and not sink.blocked:
+            step = sub.next_step()
+            if step is None:
+                return True
+            name = step.position.name
+            for ev in step.events:
+                loop.write(sse_frame(ev, session.event_id((name, ev.cursor)), cache))
+            sub.commit(step)
+        return False
 
     def _rewind(self) -> None:
         token = self.last_event_id
