@@ -102,9 +102,25 @@ def documented_rejection(case: Case, status: int) -> str | None:
             return _append_limits_exceeded(body)
         if op in QUEUE_BODY_OPERATIONS:
             return _queue_rejection(op, body, case)
+        if op == "create_watch":
+            return _watch_rejection(body)
     if status == 422 and op == "append_records":
         # A creating write whose own inline config is already full (discard: reject) — §2 topic_full.
         return "topic_full on a discard:reject topic"
+    return None
+
+
+MAX_WATCH_TOPICS = 256
+
+
+def _watch_rejection(body: dict[str, Any]) -> str | None:
+    """§7 rules outside JSON Schema: at most TOPICS_MAX_WATCH_TOPICS topics; ``cursor`` is a
+    stream id the server issued (WatchRequest.cursor: "a malformed cursor is 400")."""
+    topics = body.get("topics")
+    if isinstance(topics, dict) and len(topics) > MAX_WATCH_TOPICS:
+        return "more topics than TOPICS_MAX_WATCH_TOPICS"
+    if "cursor" in body:
+        return "cursor that the server did not issue"
     return None
 
 
