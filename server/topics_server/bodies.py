@@ -302,6 +302,8 @@ class BodyDecoder:
         self._check = compiled.check
 
     def decode(self, raw: bytes) -> Any:
+        if not raw.isascii():  # JSON is UTF-8 (RFC 8259 §8.1); msgspec keeps Raw values unchecked
+            check_utf8(raw)
         try:
             value = self._decoder.decode(raw)
         except msgspec.ValidationError as err:
@@ -349,6 +351,16 @@ class ValueValidator:
 
 
 _AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+
+
+def check_utf8(raw: bytes) -> None:
+    """400 unless ``raw`` is valid UTF-8."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InvalidRequest(
+            f"request body is not valid UTF-8 (byte {err.start}): JSON text must be UTF-8", {"field": "body"}
+        ) from None
 
 
 def validation_error(message: str) -> InvalidRequest:

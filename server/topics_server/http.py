@@ -144,7 +144,13 @@ class HttpProtocol(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade as upgrade:
-            self.upgrade_data = bytearray(data[upgrade.args[0] :])
+            rest = data[upgrade.args[0] :]
+            if self.websocket is not None:  # upgraded while parsing: the rest is WebSocket frames
+                self.upgrade_data = bytearray()
+                if rest:
+                    self.websocket.receive(rest)
+                return
+            self.upgrade_data = bytearray(rest)
             if self.pending:  # answered as HTTP unless it is a WebSocket upgrade; then closed
                 request, _ = self.pending[-1]
                 self.pending[-1] = (request, False)

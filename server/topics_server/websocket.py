@@ -36,7 +36,7 @@ from topics_engine.errors import InvalidRequest, Throttled
 from topics_engine.watch import Subscription
 
 from . import wire
-from .bodies import BodyCompiler, BodyDecoder, fields_set
+from .bodies import BodyCompiler, BodyDecoder, check_utf8, fields_set
 from .frames import ws_frame
 from .handlers.records import new_records
 from .responses import await_ack
@@ -210,12 +210,19 @@ class WebSocketSession:
     def _command(self, message: bytes) -> None:
         try:
             head = _COMMAND.decode(message)
+        except UnicodeDecodeError:
+            raise CommandError(None, InvalidRequest("a text message must be valid UTF-8")) from None
         except (msgspec.DecodeError, msgspec.ValidationError) as err:
             raise CommandError(
                 None,
                 InvalidRequest(f'a command is a JSON object with an "op" string: {err}', {"field": "op"}),
             ) from None
         request_id = head.request_id
+        if not message.isascii():  # a text message is UTF-8 (RFC 6455 §5.6), and so is JSON
+            try:
+                check_utf8(message)
+            except InvalidRequest as err:
+                raise CommandError(request_id, err) from None
         decoder = _decoders().get(head.op)
         if decoder is None:
             raise CommandError(
