@@ -16,7 +16,6 @@ import json
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,8 @@ import httpx
 import pytest
 
 from bench.crash_harness import ServerProcess
+from tests.server.sse_client import SseFrame as Frame
+from tests.server.sse_client import parse_frame as _parse
 
 SSE = {"accept": "text/event-stream"}
 QUIET_S = 0.6  # "no further frame" windows: the server pushes within milliseconds
@@ -55,42 +56,6 @@ def _name(prefix: str = "wq") -> str:
 # ---------------------------------------------------------------------------------------------
 # an incremental SSE reader
 # ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Frame:
-    raw: str
-    comments: list[str] = field(default_factory=list)
-    id: str | None = None
-    event: str | None = None
-    data: str | None = None
-    retry: int | None = None
-
-    def json(self) -> Any:
-        assert self.data is not None, self.raw
-        return json.loads(self.data)
-
-
-def _parse(block: str) -> Frame:
-    frame = Frame(block)
-    data: list[str] = []
-    for line in block.split("\n"):
-        if line.startswith(":"):
-            frame.comments.append(line[1:].lstrip())
-            continue
-        key, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if key == "id":
-            frame.id = value
-        elif key == "event":
-            frame.event = value
-        elif key == "data":
-            data.append(value)
-        elif key == "retry":
-            frame.retry = int(value)
-    if data:
-        frame.data = "\n".join(data)
-    return frame
 
 
 class Frames:
