@@ -500,9 +500,8 @@ class Watches:
         options: WatchOptions,
         lenient: bool = False,
         resume: dict[str, int] | None = None,
-        into: Subscription | None = None,
     ) -> Subscription:
-        """A subscription (or ``into`` an existing one) on ``topics``: every name checked
+        """A subscription on ``topics``: every name checked
         first (400 for a bad name or too many topics, 404 ``topic_not_found`` for an unknown
         one unless ``lenient`` drops it), so nothing is added when one fails. ``resume``
         (cursors by topic) overrides the starts of the topics it names."""
@@ -524,7 +523,7 @@ class Watches:
                 raise TopicNotFound(name)
             cursor = resume[name] if resume and name in resume else start.cursor(topic)
             found.append((name, topic, cursor))
-        sub = into if into is not None else Subscription(self.engine, options, self.reads)
+        sub = Subscription(self.engine, options, self.reads)
         for name, topic, cursor in found:
             sub.add(name, topic, cursor)
         return sub

@@ -164,7 +164,7 @@ class _AsgiQueue:
 
     def __init__(self, send: Send) -> None:
         self.send = send
-        self.pending: list[Frame] = []
+        self.pending: list[Frame | None] = []
         self.closed = False
 
     @property
@@ -180,41 +180,40 @@ class _AsgiQueue:
         while self.pending:
             frame = self.pending.pop(0)
             try:
-                await self.send(self.message(frame if isinstance(frame, bytes) else b"".join(frame)))
+                await self.send(self.message(frame))
             except OSError as err:
                 self.closed = True
                 raise ConnectionResetError("client went away") from err
 
-    def message(self, payload: bytes) -> Message:
+    def message(self, frame: Frame | None) -> Message:
         raise NotImplementedError
 
 
 class _AsgiChunks(_AsgiQueue):
-    def message(self, payload: bytes) -> Message:
-        return {"type": "http.response.body", "body": payload, "more_body": True}
+    def message(self, frame: Frame | None) -> Message:
+        body = frame if isinstance(frame, bytes) else b"".join(frame or ())
+        return {"type": "http.response.body", "body": body, "more_body": True}
 
 
 class _AsgiMessages(_AsgiQueue):
-    """WebSocket text messages (pings are left to the ASGI server, which keeps the socket alive
-    itself)."""
+    """WebSocket text messages; ``None`` queued is the close (pings are left to the ASGI server,
+    which keeps the socket alive itself)."""
 
-    def message(self, payload: bytes) -> Message:
+    def message(self, frame: Frame | None) -> Message:
+        if frame is None:
+            return {"type": "websocket.close", "code": self.close_code}
+        payload = frame if isinstance(frame, bytes) else b"".join(frame)
         return {"type": "websocket.send", "text": payload.decode()}
 
     def ping(self, payload: bytes) -> None:
         pass
 
-    def close(self, code: int, reason: str) -> None:
-        self.pending.append(b"")
-        self.closed = True
+    close_code = 1000
 
-    async def drain(self) -> None:
-        while self.pending:
-            frame = self.pending.pop(0)
-            if frame == b"":
-                await self.send({"type": "websocket.close", "code": 1013})
-                return
-            await self.send(self.message(frame if isinstance(frame, bytes) else b"".join(frame)))
+    def close(self, code: int, reason: str) -> None:
+        self.close_code = code
+        self.pending.append(None)
+        self.closed = True
 
 
 async def _run_stream(reply: StreamReply, receive: Receive, send: Send) -> None:

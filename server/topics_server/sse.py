@@ -23,6 +23,14 @@ SSE_HEADERS = [
 RETRY = b"retry: 2000\n\n"
 
 
+def accepts_event_stream(accept: str | None) -> bool:
+    """``Accept`` allows an event stream (no header, ``text/event-stream``, ``text/*``, ``*/*``)."""
+    if accept is None:
+        return True
+    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return bool(kinds & {"text/event-stream", "text/*", "*/*"})
+
+
 def event(name: str, data: bytes, event_id: str | int | None = None) -> bytes:
     head = b"" if event_id is None else b"id: %s\n" % str(event_id).encode()
     return head + b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"

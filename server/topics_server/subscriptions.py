@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from topics_engine.watch import TopicStart, WatchOptions
+from topics_engine.watch import Subscription, TopicStart, WatchOptions
 
 
 def opt(value: Any) -> Any:
@@ -31,3 +31,11 @@ def watch_options(body: Any, max_limit: int) -> WatchOptions:
 def topic_starts(topics: dict[str, Any]) -> dict[str, TopicStart]:
     """``{name: WatchTopicOptions}`` -> where each topic starts."""
     return {name: TopicStart(opt(spec.from_seq) or 0, bool(opt(spec.tail))) for name, spec in topics.items()}
+
+
+def positions_body(sub: Subscription) -> dict[str, dict[str, int]]:
+    """Each watched topic's resolved start and watermarks (``POST /v0/watch``, ``subscribed``)."""
+    return {
+        name: {"from_seq": p.from_seq, "head_seq": p.topic.head_seq, "earliest_seq": p.topic.earliest_seq}
+        for name, p in sub.positions.items()
+    }

@@ -36,13 +36,13 @@ from topics_engine.errors import InvalidRequest, Throttled
 from topics_engine.watch import Subscription
 
 from . import wire
-from .bodies import BodyCompiler, BodyDecoder, check_utf8, fields_set
+from .bodies import BodyCompiler, BodyDecoder, check_utf8
 from .frames import ws_frame
-from .handlers.records import new_records
+from .handlers.records import append
 from .responses import await_ack
 from .spec import load_document
 from .streams import Sink, SlowConsumer, StreamLoop
-from .subscriptions import topic_starts, watch_options
+from .subscriptions import positions_body, topic_starts, watch_options
 
 if TYPE_CHECKING:
     from .context import ServerContext
@@ -271,11 +271,9 @@ class WebSocketSession:
             self._drop(name)
             self.by_topic[name] = sub
         self.subs.append(sub)
-        topics = {
-            name: {"from_seq": p.from_seq, "head_seq": p.topic.head_seq, "earliest_seq": p.topic.earliest_seq}
-            for name, p in sub.positions.items()
-        }
-        self._send(orjson.dumps({"op": "subscribed", "request_id": request_id, "topics": topics}))
+        self._send(
+            orjson.dumps({"op": "subscribed", "request_id": request_id, "topics": positions_body(sub)})
+        )
         sub.attach(self.loop.wake)
 
     def _unsubscribe(self, body: Any, request_id: str | None) -> None:
@@ -292,15 +290,7 @@ class WebSocketSession:
             self.subs.remove(sub)
 
     def _publish(self, body: Any, request_id: str | None) -> None:
-        unset = msgspec.UNSET
-        config = None if body.config is unset else fields_set(body.config)
-        result = self.ctx.engine.append(
-            body.topic,
-            new_records(body.records, None if body.node is unset else body.node),
-            idempotency_key=None if body.idempotency_key is unset else body.idempotency_key,
-            create=None if body.create is unset else body.create,
-            config=config,
-        )
+        result = append(self.ctx.engine, body.topic, body)
         ack: dict[str, Any] = {"op": "ack", "request_id": request_id, "topic": result.topic}
         if body.return_seqs is True:
             ack.update(wire.appended(result, return_seqs=True))

@@ -353,18 +353,20 @@ def test_subscribe_into_is_all_or_nothing(engine: Engine, watches: Watches) -> N
     session, _ = attached(watches, {"a": TopicStart()})
     sub = session.sub
     with raises_topics(TopicNotFound, "topic_not_found"):
-        watches.subscribe({"b": TopicStart(), "nope": TopicStart()}, opts(), into=sub)
+        watches.subscribe({"b": TopicStart(), "nope": TopicStart()}, opts())
     assert list(sub.positions) == ["a"]
     assert engine.hub.listener_count("b") == 0
 
 
-def test_subscribe_into_an_attached_subscription_follows_and_wakes(engine: Engine, watches: Watches) -> None:
+def test_adding_to_an_attached_subscription_follows_and_wakes(engine: Engine, watches: Watches) -> None:
     engine.append("a", data(1))
     engine.append("b", data(2))
     session, wake = attached(watches, {"a": TopicStart()})
     drain(session.sub)
     before = wake.calls
-    watches.subscribe({"b": TopicStart()}, opts(), into=session.sub)
+    topic_b = engine.topic("b")
+    assert topic_b is not None
+    session.sub.add("b", topic_b, 0)
     assert wake.calls == before + 1
     assert engine.hub.listener_count("b") == 1
     assert seqs_of(drain(session.sub)) == [1, 2]
@@ -1067,6 +1069,6 @@ def test_resubscribing_a_topic_does_not_leak_strong_watchers(engine: Engine, wat
     strong = opts(consistency="strong")
     sub = watches.subscribe({"t": TopicStart()}, strong)
     sub.attach(Waker())
-    watches.subscribe({"t": TopicStart(tail=True)}, strong, into=sub)
+    sub.add("t", topic, topic.head_seq)  # watched again: the old position is unfollowed
     sub.detach()
     assert topic.strong_watchers == 0

@@ -31,6 +31,8 @@ import httpx
 import pytest
 import yaml
 
+from tests.contract import CONTRACT_DEFAULTS
+
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi" / "v0.yaml"
 
@@ -42,25 +44,7 @@ HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "tra
 WARNING_RE = re.compile(r"warning|could not|cannot|skipping|unsupported|unable|invalid", re.IGNORECASE)
 
 # A full resolved config as the server echoes it; tests perturb copies of it.
-RESOLVED_CONFIG: dict[str, Any] = {
-    "type": "log",
-    "ttl_ms": 0,
-    "cap_records": 10,
-    "cap_bytes": 0,
-    "discard": "old",
-    "durable": False,
-    "durability": "disk",
-    "priority": None,
-    "auto_priority": True,
-    "auto_create": True,
-    "idempotency_window_ms": 120000,
-    "dedupe_node": True,
-    "lease_ms": 30000,
-    "claim_jitter_ms": 0,
-    "max_deliveries": 0,
-    "dead_letter": None,
-    "leases_durable": False,
-}
+RESOLVED_CONFIG: dict[str, Any] = {**CONTRACT_DEFAULTS, "cap_records": 10}
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from .. import wire
 from ..context import ServerContext
 from ..errors import NotAcceptable
 from ..responses import Reply, after_ack, await_ack
-from ..sse import RETRY, StreamReply, event, heartbeat
+from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
 from ..validation import ValidatedRequest
 
@@ -75,13 +75,6 @@ def extend_leases(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitabl
 
 def _counters(ctx: ServerContext, name: str) -> QueueCounters:
     return ctx.queues.counters(ctx.queues.queue_topic(name))
-
-
-def accepts_event_stream(accept: str | None) -> bool:
-    if accept is None:
-        return True
-    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
-    return bool(kinds & {"text/event-stream", "text/*", "*/*"})
 
 
 def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:

@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from topics_engine import Engine
 from topics_engine.records import NewRecords
-from topics_engine.results import Diff
+from topics_engine.results import Appended, Diff
 
 from .. import wire
 from ..bodies import fields_set
@@ -30,19 +30,21 @@ def new_records(records: list[Any], batch_node: str | None) -> NewRecords:
     return NewRecords.from_objects(records, batch_node, UNSET, msgspec.json.encode)
 
 
-def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
-    body = req.json()
-    key = _opt(body.idempotency_key)
-    if key is None:
-        key = req.headers.get("Idempotency-Key")
+def append(engine: Engine, topic: str, body: Any, idempotency_key: str | None = None) -> Appended:
+    """The write of a decoded ``AppendRequest`` (HTTP, or a WebSocket ``publish``); the body's
+    ``idempotency_key`` wins over the one given (the header)."""
     config = _opt(body.config)
-    result = ctx.engine.append(
-        req.path["topic"],
+    return engine.append(
+        topic,
         new_records(body.records, _opt(body.node)),
-        idempotency_key=key,
+        idempotency_key=_opt(body.idempotency_key, idempotency_key),
         create=_opt(body.create),
         config=fields_set(config) if config is not None else None,
     )
+
+
+def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    result = append(ctx.engine, req.path["topic"], req.json(), req.headers.get("Idempotency-Key"))
     wire_body = wire.appended(result, req.query.get("return_seqs", True))
     return after_ack(result.wait, 201 if result.created else 200, wire_body)
 

@@ -21,12 +21,11 @@ from ..context import ServerContext
 from ..errors import NotAcceptable
 from ..frames import sse_frame
 from ..responses import Reply
-from ..sse import RETRY, StreamReply, event, heartbeat
+from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
-from ..subscriptions import opt, topic_starts, watch_options
+from ..subscriptions import opt, positions_body, topic_starts, watch_options
 from ..validation import ValidatedRequest
 from ..websocket import WebSocketReply, check_upgrade
-from .queues import accepts_event_stream
 
 log = logging.getLogger("topics.watch")
 
@@ -41,15 +40,11 @@ def create_watch(req: ValidatedRequest, ctx: ServerContext) -> Reply:
 
 
 def _session_body(session: WatchSession) -> dict[str, Any]:
-    topics = {
-        name: {"from_seq": p.from_seq, "head_seq": p.topic.head_seq, "earliest_seq": p.topic.earliest_seq}
-        for name, p in session.sub.positions.items()
-    }
     return {
         "wid": session.wid,
         "stream_url": f"/v0/watch/{session.wid}",
         "session_ttl_ms": session.ttl_ms,
-        "topics": topics,
+        "topics": positions_body(session.sub),
     }
 
 
