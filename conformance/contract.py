@@ -81,7 +81,7 @@ def documented_rejection(case: Case, status: int) -> str | None:
     body = case.body if isinstance(case.body, dict) else {}
     topic = (case.path_parameters or {}).get("topic")
     if status == 400:
-        if op == "list_topics" and "cursor" in (case.query or {}):
+        if op in ("list_topics", "list_routers") and "cursor" in (case.query or {}):
             # §1.3 / cursor param: opaque; anything but a server-issued next_cursor is malformed.
             return "cursor that the server did not issue"
         if op == "delete_records":
@@ -104,6 +104,11 @@ def documented_rejection(case: Case, status: int) -> str | None:
             return _queue_rejection(op, body, case)
         if op == "create_watch":
             return _watch_rejection(body)
+        if op == "put_router":
+            if body.get("source") is not None and body.get("source") == body.get("dest"):
+                return "source == dest (RouterConfig.dest)"
+            if _glob_is_malformed(body.get("filter")):
+                return "Glob without a single trailing * (Match description)"
     if status == 422 and op == "append_records":
         # A creating write whose own inline config is already full (discard: reject) — §2 topic_full.
         return "topic_full on a discard:reject topic"

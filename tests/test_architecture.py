@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 from topics_engine.errors import TopicsError, error_classes
+from topics_engine.graphs import strongly_connected
 from topics_server import errors as server_errors  # noqa: F401 — registers the HTTP-layer errors
 from topics_server.spec import load_document
 from topics_server.wire import STATUS_BY_CODE
@@ -36,6 +37,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                 "matching",
                 "names",
                 "fanout",
+                "graphs",
                 "persistence",
                 "priority",
                 "recordlog",
@@ -47,7 +49,16 @@ LAYERS: list[tuple[str, set[str]]] = [
         },
     ),
     ("engine", {"topics_engine.engine"}),
-    ("features", {"topics_engine.queues", "topics_engine.watch", "topics_engine.datadir", "topics_engine"}),
+    (
+        "features",
+        {
+            "topics_engine.queues",
+            "topics_engine.routers",
+            "topics_engine.watch",
+            "topics_engine.datadir",
+            "topics_engine",
+        },
+    ),
     ("server", {"topics_server"}),
 ]
 
@@ -96,58 +107,14 @@ def _layer(module: str) -> int:
     return best
 
 
-def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Tarjan's algorithm (iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    found: list[list[str]] = []
-    counter = 0
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph[child]))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                found.append(sorted(component))
-    return found
-
-
 def test_the_import_graph_has_no_cycle() -> None:
-    cycles = [c for c in _strongly_connected(_import_graph()) if len(c) > 1]
+    cycles = [c for c in strongly_connected(_import_graph()) if len(c) > 1]
     assert cycles == []
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
-    assert [c for c in _strongly_connected(graph) if len(c) > 1] == [["a", "b", "c"]]
+    assert [c for c in strongly_connected(graph) if len(c) > 1] == [["a", "b", "c"]]
 
 
 def test_every_module_has_a_layer_and_imports_only_downward() -> None:

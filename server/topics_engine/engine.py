@@ -308,6 +308,38 @@ class Engine:
             wait.add_done_callback(_release_key(topic, idempotency_key))
         return Appended(name, first, last, max(topic.head_seq, last), created, False, wait)
 
+    def append_derived(
+        self,
+        topic: Topic,
+        records: NewRecords | None,
+        describe: Callable[[int, int], bytes],
+        trimmed: int = 0,
+    ) -> int:
+        """Append copies a router made of records stored elsewhere (derived records, ruling
+        17): the WAL gets ``describe(first_seq, ts)`` — a frame naming what was copied, not the
+        copies' bytes. ``records`` ``None``: reserve one seq marking ``trimmed`` source records
+        lost before they could be copied. Returns the first seq used. Raises
+        :class:`TopicFull` (nothing reserved) when ``topic`` is a full ``discard:"reject"``
+        topic; record size limits do not apply (the originals passed them)."""
+        self.persistence.check_writable()
+        now = self.clock.now_ms()
+        if records is None:
+            seq = topic.plan_hole()
+
+            def apply_hole() -> None:
+                if self.is_current(topic):
+                    topic.apply_hole(seq, trimmed)
+                    self.hub.notify(topic.name)
+
+            self.persistence.forward(topic, seq, describe(seq, now), apply_hole)
+            return seq
+        planned = topic.plan_append(records, now)
+        apply = self._applier(topic, planned, now)
+        self.persistence.forward(
+            topic, planned.last_seq, describe(planned.first_seq, planned.ts_runs[0][1]), apply
+        )
+        return planned.first_seq
+
     def watch_strong(self, topic: Topic, delta: int) -> None:
         """A ``strong`` watcher starts (+1) or stops (-1) reading ``topic``. While any does,
         appends report when they are durable; the first one also learns how far the records

@@ -25,26 +25,31 @@ class TagMatch:
         return tag.startswith(self.prefix)
 
 
-def _bad(message: str, value: Any) -> InvalidRequest:
-    return InvalidRequest(f"match: {message}", {"field": "match", "value": value})
+def _bad(message: str, value: Any, field: str) -> InvalidRequest:
+    return InvalidRequest(f"{field}: {message}", {"field": field, "value": value})
 
 
-def parse_match(value: Any) -> TagMatch:
+def parse_match(value: Any, field_name: str = "match") -> TagMatch:
+    """A §5 tuple (or bare tag string) -> :class:`TagMatch`; errors name ``field_name``."""
     if isinstance(value, str):
         return TagMatch(exact=value, prefix=None)
     if isinstance(value, tuple):
         value = list(value)
     if not isinstance(value, list) or len(value) != 3:
-        raise _bad('expected a tag string or a tuple ["tag", "Eq"|"Glob", "<value>"]', value)
+        raise _bad('expected a tag string or a tuple ["tag", "Eq"|"Glob", "<value>"]', value, field_name)
     field, op, operand = value
     if field != "tag":
-        raise _bad('the only matchable field is "tag"', value)
+        raise _bad('the only matchable field is "tag"', value, field_name)
     if not isinstance(operand, str):
-        raise _bad("the operand must be a string", value)
+        raise _bad("the operand must be a string", value, field_name)
     if op == "Eq":
         return TagMatch(exact=operand, prefix=None)
     if op == "Glob":
         if not operand.endswith("*") or "*" in operand[:-1]:
-            raise _bad('Glob takes a literal prefix followed by one trailing "*", e.g. "chat-42:*"', value)
+            raise _bad(
+                'Glob takes a literal prefix followed by one trailing "*", e.g. "chat-42:*"',
+                value,
+                field_name,
+            )
         return TagMatch(exact=None, prefix=operand[:-1])
-    raise _bad('op must be "Eq" or "Glob"', value)
+    raise _bad('op must be "Eq" or "Glob"', value, field_name)

@@ -1,4 +1,4 @@
-"""Topic-name rules (§1.1): ``^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$``, byte-exact, case-sensitive.
+"""Topic- and router-name rules (§1.1): ``^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$``, byte-exact, case-sensitive.
 
 Names never reach the filesystem (storage keys files by numeric topic id), but they are still
 validated here, at the engine boundary, whatever the HTTP layer already checked.
@@ -11,6 +11,8 @@ import re
 from .errors import InvalidRequest
 
 TOPIC_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,254}")
+ROUTER_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:>-]{0,254}")
+"""Router names (§6): the topic charset plus ``>`` (for the ``"<source>-><dest>"`` convention)."""
 
 
 def check_topic_name(name: str, field: str = "topic") -> str:

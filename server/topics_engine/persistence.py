@@ -49,6 +49,15 @@ class Persistence(Protocol):
         """Persist a planned ``batch`` (seqs and ``$ts`` assigned, records encoded) and run
         ``apply`` to make it visible — now, or once durable for the ``fsync`` class."""
 
+    def forward(self, topic: Topic, last_seq: int, payload: bytes, apply: Callable[[], None]) -> None:
+        """Log a router's forwarding step into ``topic`` (a ``ROUTER`` frame: the copies are
+        derived, their bytes not logged) whose seqs end at ``last_seq``, and run ``apply`` —
+        now, or once durable for the ``fsync`` class. Nobody waits for it."""
+
+    def router_change(self, payload: bytes, wait: bool = True) -> AckWait:
+        """Log a router's creation, reconfiguration, removal or progress; with ``wait`` the
+        future resolves once durable."""
+
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         """Persist the permanent delete of live ``seqs`` and run ``apply`` (now, or once durable)."""
 
@@ -94,6 +103,12 @@ class InMemory:
 
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         apply()
+        return None
+
+    def forward(self, topic: Topic, last_seq: int, payload: bytes, apply: Callable[[], None]) -> None:
+        apply()
+
+    def router_change(self, payload: bytes, wait: bool = True) -> AckWait:
         return None
 
     def logs_leases(self, topic: Topic) -> bool:

@@ -22,6 +22,7 @@ nothing).
 
 from __future__ import annotations
 
+import bisect
 import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -114,6 +115,10 @@ class Topic:
     ``disk``/``memory`` topics, see ``Persistence.track_durable``)."""
     strong_watchers: int = 0
     """Watchers with ``consistency: "strong"``: while any, appends report their durability."""
+    holes: list[tuple[int, int]] = field(default_factory=list)
+    """``(seq, missed)`` ascending: seqs a router reserved to mark source records it could not
+    copy (the source evicted them first). A reader crossing one gets a ``source_trim``
+    tombstone; they hold no record."""
 
     def __post_init__(self) -> None:
         if self.config.type is TopicType.QUEUE:
@@ -185,6 +190,20 @@ class Topic:
             self._evict_over_cap()
         self.last_write_ts = max(self.last_write_ts or 0, now_ms)
 
+    def plan_hole(self) -> int:
+        """Reserve the next seq as a ``source_trim`` marker (applied by :meth:`apply_hole`)."""
+        self.reserved_seq += 1
+        return self.reserved_seq
+
+    def apply_hole(self, seq: int, missed: int) -> None:
+        """Make a planned or replayed ``source_trim`` marker visible (idempotent)."""
+        if seq <= self.head_seq:
+            return
+        self.log.skip_to(seq)
+        self.holes.append((seq, missed))
+        self.reserved_seq = max(self.reserved_seq, seq)
+        self.version += 1
+
     def _added(self, batch: RecordBatch, skip: int, added: int, size: int) -> None:
         self.version += 1
         self.count += added
@@ -247,6 +266,7 @@ class Topic:
             idempotency=self.idempotency.entries(),
             queue=self.queue.image(self.config.leases_durable) if self.queue is not None else None,
             segments=segments,
+            holes=[[seq, missed] for seq, missed in self.holes if seq >= self.evict_floor],
         )
 
     def advance_head(self, seq: int) -> None:
@@ -267,6 +287,7 @@ class Topic:
         self.last_write_ts, self.last_read_ts = image.last_write_ts, image.last_read_ts
         self._last_ts = max(self._last_ts, image.last_ts)
         self.idempotency.restore(image.idempotency)
+        self.holes = [(seq, missed) for seq, missed in image.holes]
         if self.queue is not None and image.queue is not None:
             self.queue.restore(image.queue)
         self.sealed_upto = self.head_seq
@@ -408,6 +429,11 @@ class Topic:
         reason = reasons.pop() if len(reasons) == 1 else "mixed"
         return Tombstone(gap_from, self.earliest_seq - 1, reason, missed, self.earliest_seq, self.head_seq)
 
+    def _hole_after(self, cursor: int) -> tuple[int, int] | None:
+        """The first ``source_trim`` marker above ``cursor``."""
+        at = bisect.bisect_right(self.holes, (cursor, 1 << 64))
+        return self.holes[at] if at < len(self.holes) else None
+
     def read(self, from_seq: int, opts: ReadOptions) -> Diff:
         """Records after ``from_seq``: expired, deleted and own-node records skipped, but the
         cursor advances past them (``next_from_seq`` = seq of the last examined slot). Stops at
@@ -418,6 +444,17 @@ class Topic:
             from_seq = 0
         earliest = self.earliest_seq
         cursor = min(max(from_seq, earliest - 1), self.head_seq)
+        upto = opts.upto
+        if self.holes:
+            # a marker the reader has not passed — even one below ``earliest_seq`` (only deleted
+            # records before it), but not one lost with an evicted prefix (its tombstone covers it)
+            hole = self._hole_after(max(from_seq, self.evict_floor - 1))
+            if hole is not None and hole[0] <= cursor + 1 and tombstone is None:
+                tombstone = Tombstone(hole[0], hole[0], "source_trim", hole[1], earliest, self.head_seq)
+                cursor = max(cursor, hole[0])
+                hole = self._hole_after(cursor)
+            if hole is not None:  # stop before the next marker: one tombstone per read
+                upto = hole[0] - 1 if upto is None else min(upto, hole[0] - 1)
         nodes = opts.nodes if self.config.dedupe_node else None
         scan = self.log.scan(
             cursor,
@@ -428,7 +465,7 @@ class Topic:
             include_tags=opts.include_tags,
             include_meta=opts.include_meta,
             include_data=opts.include_data,
-            upto=opts.upto,
+            upto=upto,
         )
         return Diff(
             self.name, scan.parts, scan.count, scan.last_seq, tombstone, scan.scanned, self.head_seq, earliest

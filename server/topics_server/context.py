@@ -1,5 +1,5 @@
 """The per-process server context handlers receive: the engine and the features composed over
-it (queues, watch sessions, the frame cache streams share), its data directory, and the process
+it (queues, routers, watch sessions, the frame cache streams share), its data directory, and the process
 lifecycle (recovering -> ready -> shutting down)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from topics_engine import Engine, Queues
 from topics_engine.datadir.directory import DataDirectory
+from topics_engine.routers import Routers
 from topics_engine.watch import Watches
 
 from .frames import FrameCache
@@ -42,6 +43,7 @@ class ServerContext:
     datadir: DataDirectory | None = None
     max_watch_topics: int = 256
     queues: Queues = field(init=False)
+    routers: Routers = field(init=False)
     watches: Watches = field(init=False)
     frames: FrameCache = field(init=False)
     started: float = field(default_factory=time.monotonic)
@@ -55,6 +57,7 @@ class ServerContext:
 
     def __post_init__(self) -> None:
         self.queues = Queues(self.engine)
+        self.routers = Routers(self.engine)
         self.watches = Watches(self.engine, self.max_watch_topics)
         self.frames = FrameCache()
 
@@ -72,6 +75,7 @@ class ServerContext:
         (in-memory) engine is ready at once."""
         if self.datadir is None:
             self.ready = True
+            self.routers.start()
             return
         self.datadir.lock()
         self._recovery = asyncio.create_task(self._recover(self.datadir))
@@ -82,7 +86,7 @@ class ServerContext:
         def recover() -> None:
             gc.disable()  # recovery allocates millions of acyclic records: don't rescan them
             try:
-                for progress in store.recover(self.engine):
+                for progress in store.recover(self.engine, self.routers):
                     self.replay_progress = progress
             finally:
                 gc.enable()
@@ -92,6 +96,7 @@ class ServerContext:
         await asyncio.to_thread(recover)
         freeze_long_lived()
         store.open(self.engine, asyncio.get_running_loop())
+        self.routers.start()  # catch up from the recovered cursors
         self.replay_progress = 1.0
         self.ready = True
         log.info("ready: recovery took %.0f ms", (time.monotonic() - started) * 1000)

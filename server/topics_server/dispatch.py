@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .handlers import probes, queues, records, topics, watch
+from .handlers import probes, queues, records, routers, topics, watch
 
 HANDLERS: dict[str, Callable[..., Any]] = {
     "put_topic": topics.put_topic,
@@ -32,6 +32,10 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "nack_jobs": queues.nack_jobs,
     "extend_leases": queues.extend_leases,
     "work_stream": queues.work_stream,
+    "put_router": routers.put_router,
+    "get_router": routers.get_router,
+    "list_routers": routers.list_routers,
+    "delete_router": routers.delete_router,
     "create_watch": watch.create_watch,
     "watch_stream": watch.watch_stream,
     "open_websocket": watch.open_websocket,

@@ -30,6 +30,7 @@ from topics_engine.results import (
     TopicState,
     TopicSummary,
 )
+from topics_engine.routers import Router, RouterPage, RouterPut, RouterState
 
 log = logging.getLogger("topics.server")
 
@@ -145,6 +146,46 @@ def topic_page(p: TopicPage) -> dict[str, Any]:
 
 def topic_deleted(r: TopicDeleted) -> dict[str, Any]:
     return {"topic": r.topic, "deleted": r.deleted, "routers_removed": r.routers_removed}
+
+
+# -- routers (§6) ------------------------------------------------------------------------------
+
+
+def router(r: Router) -> dict[str, Any]:
+    return {"router": r.name, **r.config.to_wire()}
+
+
+def router_put(p: RouterPut) -> dict[str, Any]:
+    body = router(p.router)
+    return {"router": body.pop("router"), "created": p.created, **body}
+
+
+def router_state(s: RouterState) -> dict[str, Any]:
+    return {
+        **router(s.router),
+        "forwarded_total": s.router.forwarded_total,
+        "cursor": s.cursor,
+        "lag": s.lag,
+        "source_trimmed": s.router.source_trimmed,
+    }
+
+
+def router_page(p: RouterPage) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "routers": [
+            {
+                "router": r.name,
+                "source": r.config.source,
+                "dest": r.config.dest,
+                "guarantee": r.config.guarantee,
+                "forwarded_total": r.forwarded_total,
+            }
+            for r in p.routers
+        ]
+    }
+    if p.next_cursor is not None:
+        body["next_cursor"] = p.next_cursor
+    return body
 
 
 # -- records (§2–§5) ---------------------------------------------------------------------------

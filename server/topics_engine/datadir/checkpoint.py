@@ -2,8 +2,8 @@
 
 A checkpoint seals every hot record of every non-ephemeral topic, flips the delete flags of
 sealed records deleted since the last checkpoint (until now their WAL ``DELETE`` frames were the
-witness), writes a snapshot of all topics' metadata at a WAL position (LSN), drops segments that
-no longer hold a live record, and trims the WAL files wholly below that LSN.
+witness), writes a snapshot of all topics' metadata and the routers at a WAL position (LSN),
+drops segments that no longer hold a live record, and trims the WAL files wholly below that LSN.
 
 Consistency: the state is captured synchronously on the event loop (a cut). The file work runs
 on the segment thread (:class:`Sealer`) after every frame submitted before the cut is durable.
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..config import Durability
 from ..engine import Engine
+from ..routers import Routers
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.snapshot import write_snapshot
 from .persistence import WalPersistence
@@ -27,9 +28,15 @@ from .sealing import Sealer, segment_groups
 
 class Checkpointer:
     def __init__(
-        self, engine: Engine, persistence: WalPersistence, sealer: Sealer, snapshot_dir: Path
+        self,
+        engine: Engine,
+        routers: Routers,
+        persistence: WalPersistence,
+        sealer: Sealer,
+        snapshot_dir: Path,
     ) -> None:
         self.engine = engine
+        self.routers = routers
         self.persistence = persistence
         self.sealer = sealer
         self.wal = persistence.wal
@@ -57,7 +64,14 @@ class Checkpointer:
             topic.mark_sealed()
             earliest[topic.id] = topic.earliest_seq
             topics.append(topic.image([], final))
-        image = SnapshotImage(lsn, self.engine.next_topic_id, self.engine.deleted_heads(), topics)
+        image = SnapshotImage(
+            lsn,
+            self.engine.next_topic_id,
+            self.engine.deleted_heads(),
+            topics,
+            self.routers.images(),
+            self.routers.next_id,
+        )
         segments, fs, directory = self.sealer.segments, self.sealer.segments.fs, self.snapshot_dir
         chunk = self.sealer.policy.max_events
         flips = self.persistence.take_flips()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..config import Durability
 from ..engine import Engine
+from ..routers import Routers
 from ..storage.fs import FileSystem
 from ..storage.segments import SegmentStore
 from ..storage.wal import SYNC_DELAY_S, Wal
@@ -53,6 +54,7 @@ class DataDirectory:
         self.segments = SegmentStore(self.fs, path / "segments")
         self.wal: Wal | None = None
         self.engine: Engine | None = None
+        self.routers: Routers | None = None
         self.persistence: WalPersistence | None = None
         self.sealer: Sealer | None = None
         self.checkpointer: Checkpointer | None = None
@@ -76,15 +78,17 @@ class DataDirectory:
                 f"{self.path} is in use by another topics server; stop it or point TOPICS_DATA_DIR elsewhere"
             ) from None
 
-    def recover(self, engine: Engine) -> Iterator[float]:
-        """Load the snapshot and segments, replay the WAL tail (yielding progress)."""
+    def recover(self, engine: Engine, routers: Routers | None = None) -> Iterator[float]:
+        """Load the snapshot and segments, replay the WAL tail (yielding progress). Routers
+        (their definitions, progress and derived copies) are recovered into ``routers``."""
+        self.routers = routers = routers if routers is not None else Routers(engine, autorun=False)
         for directory in (self.wal_dir, self.segments.directory, self.snapshot_dir):
             self.fs.makedirs(directory)
-        yield from load_snapshot(engine, self.fs, self.snapshot_dir, self.segments, self.report)
+        yield from load_snapshot(engine, routers, self.fs, self.snapshot_dir, self.segments, self.report)
         orphans = self.segments.remove_unlisted()
         if orphans:
             log.info("removed %d segment files sealed after the snapshot (the WAL replays them)", orphans)
-        yield from replay_wal(engine, self.fs, self.wal_dir, self.report)
+        yield from replay_wal(engine, routers, self.fs, self.wal_dir, self.report)
         r = self.report
         log.info(
             "recovered snapshot@%d + %d WAL frames, %d records; next LSN %d",
@@ -109,7 +113,8 @@ class DataDirectory:
         )
         self.sealer = Sealer(self.wal, self.segments, self.segment_policy)
         self.persistence = WalPersistence(self.wal, seal=self.sealer.maybe_seal)
-        self.checkpointer = Checkpointer(engine, self.persistence, self.sealer, self.snapshot_dir)
+        routers = self.routers if self.routers is not None else Routers(engine, autorun=False)
+        self.checkpointer = Checkpointer(engine, routers, self.persistence, self.sealer, self.snapshot_dir)
         engine.persistence = self.persistence
 
     def checkpoint_due(self) -> bool:

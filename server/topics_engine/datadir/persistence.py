@@ -154,6 +154,17 @@ class WalPersistence:
             raise read_only_error(self.wal.failed) from None
         return self._track(lsn, future, on_durable)
 
+    def forward(self, topic: Topic, last_seq: int, payload: bytes, apply: Callable[[], None]) -> None:
+        if topic.config.durability is Durability.FSYNC:
+            self._submit(FrameType.ROUTER, payload, on_durable=apply)
+            return
+        self._reserve(topic, last_seq)  # a crash losing this frame never reuses these seqs
+        self._submit(FrameType.ROUTER, payload)
+        apply()
+
+    def router_change(self, payload: bytes, wait: bool = True) -> AckWait:
+        return self._submit(FrameType.ROUTER, payload, wait=wait)
+
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         durability = topic.config.durability
         if durability is Durability.EPHEMERAL or not seqs:

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..config import Durability, resolve_config
 from ..engine import Engine
 from ..leases import LeaseEvent, LeaseEventKind
+from ..routers import Routers
 from ..storage import formats
 from ..storage.frames import Frame, FrameType, scan
 from ..storage.fs import FileSystem
@@ -51,8 +52,9 @@ class ReplayReport:
 class Replayer:
     """Applies WAL frames to an engine."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, routers: Routers) -> None:
         self.engine = engine
+        self.routers = routers
         self.records = 0
         self.clean_stop: dict[int, int] | None = None
         """Exact ephemeral heads when the log ends with a clean shutdown (nothing acknowledged
@@ -68,6 +70,7 @@ class Replayer:
             FrameType.DELETE: self._delete,
             FrameType.SEQ_RESERVE: self._seq_reserve,
             FrameType.LEASE: self._lease,
+            FrameType.ROUTER: self._router,
         }.get(frame.type)
         if handler is not None:
             handler(frame)
@@ -119,6 +122,16 @@ class Replayer:
                     continue  # the job was acked or deleted since
                 topic.queue.apply(event)
 
+    def _router(self, frame: Frame) -> None:
+        payload = frame.payload
+        kind = formats.router_frame_kind(payload)
+        if kind == formats.ROUTER_PUT:
+            self.routers.apply_put(formats.decode_router_put(payload))
+        elif kind == formats.ROUTER_DELETE:
+            self.routers.apply_delete(formats.decode_router_delete(payload))
+        elif kind == formats.ROUTER_FORWARD:
+            self.routers.apply_forward(formats.decode_forward(payload))
+
     def _seq_reserve(self, frame: Frame) -> None:
         topic_id, reserved = formats.decode_seq_reserve(frame.payload)
         topic = self.engine.topic_by_id(topic_id)
@@ -131,6 +144,7 @@ class Replayer:
         handed out (their un-fsynced tail may be lost; its seqs are never handed out again).
         After a clean stop nothing was lost: heads stay where they were, ephemeral ones (whose
         records are not logged) at the exact head the stop recorded."""
+        self.routers.finish_replay()
         for topic in self.engine.topics():
             if topic.queue is not None:
                 topic.queue.reconcile(topic.live_seqs())
@@ -143,10 +157,15 @@ class Replayer:
 
 
 def load_snapshot(
-    engine: Engine, fs: FileSystem, snapshot_dir: Path, segments: SegmentStore, report: ReplayReport
+    engine: Engine,
+    routers: Routers,
+    fs: FileSystem,
+    snapshot_dir: Path,
+    segments: SegmentStore,
+    report: ReplayReport,
 ) -> Iterator[float]:
-    """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index);
-    sets ``report.snapshot_lsn``. Yields between segments."""
+    """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index) and
+    its routers into ``routers``; sets ``report.snapshot_lsn``. Yields between segments."""
     image = read_latest_snapshot(fs, snapshot_dir)
     if image is None:
         return
@@ -162,6 +181,9 @@ def load_snapshot(
             yield 0.0
         topic.restore(t)
         engine.register(topic)
+    routers.next_id = max(routers.next_id, image.next_router_id)
+    for r in image.routers:
+        routers.apply_put(r)
 
 
 def _load_segment(
@@ -185,12 +207,14 @@ def _load_segment(
         report.records += gone.count(0)
 
 
-def replay_wal(engine: Engine, fs: FileSystem, wal_dir: Path, report: ReplayReport) -> Iterator[float]:
-    """Replay every WAL file into ``engine``; yields progress in [0, 1] between chunks."""
+def replay_wal(
+    engine: Engine, routers: Routers, fs: FileSystem, wal_dir: Path, report: ReplayReport
+) -> Iterator[float]:
+    """Replay every WAL file into ``engine`` and ``routers``; yields progress in [0, 1]."""
     files = wal_files(fs, wal_dir)
     total = sum(fs.size(path) for _, path in files) or 1
     done = 0
-    replayer = Replayer(engine)
+    replayer = Replayer(engine, routers)
     expected_lsn: int | None = None
     for index, (first_lsn, path) in enumerate(files):
         buf = fs.read_bytes(path)

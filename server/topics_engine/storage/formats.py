@@ -19,7 +19,11 @@ Payloads by frame type (``<`` struct formats; ``NONE16``/``NONE32`` mark an abse
 - ``LEASE``: JSON ``{topic, events: [[kind, seq, lease_id, node, at, deliveries], ...]}``.
 - ``CLEAN_STOP``: JSON ``{"heads": {topic_id: head}}`` of ephemeral topics; the last frame of a
   clean shutdown (nothing after it was lost, so seq reservations need not be skipped over).
-- ``ROUTER``: reserved.
+- ``ROUTER``: one kind byte, then — ``ROUTER_PUT`` (JSON :class:`RouterPayload`: a router created
+  or reconfigured, with its cursor), ``ROUTER_DELETE`` (JSON ``{id}``), or ``ROUTER_FORWARD``
+  (binary, :class:`ForwardPayload`: a forwarding step — the router's new cursor and total, and
+  which source seqs were copied to which dest seqs; the copies' bytes are *not* logged, they
+  are re-derived from the source records on replay).
 
 Integer columns are read with ``array.frombytes`` (C speed).
 """
@@ -297,6 +301,95 @@ def decode_clean_stop(payload: memoryview) -> dict[int, int]:
     return {int(k): v for k, v in orjson.loads(payload)["heads"].items()}
 
 
+# -- ROUTER frames ------------------------------------------------------------------------------
+
+ROUTER_PUT = 1
+ROUTER_DELETE = 2
+ROUTER_FORWARD = 3
+_FORWARD_HEADER = struct.Struct("<BBQQQQqQQI")
+
+
+@dataclass(slots=True)
+class RouterPayload:
+    """A router's definition and progress (a ``ROUTER_PUT`` frame and a snapshot entry)."""
+
+    id: int
+    name: str
+    config: dict[str, Any]
+    """The stored router fields (``source``, ``dest``, ``preserve_node`` ...) as on the wire."""
+    cursor: int
+    """The last source seq the router examined (forwarded, filtered out or hop-capped)."""
+    forwarded_total: int = 0
+    source_trimmed: int = 0
+    """Source records the router could not forward because the source evicted them first."""
+
+
+def encode_router_put(p: RouterPayload) -> bytes:
+    body = {k: getattr(p, k) for k in RouterPayload.__slots__}
+    return bytes((ROUTER_PUT,)) + orjson.dumps(body)
+
+
+def encode_router_delete(router_id: int) -> bytes:
+    return bytes((ROUTER_DELETE,)) + orjson.dumps({"id": router_id})
+
+
+@dataclass(slots=True)
+class ForwardPayload:
+    """One forwarding step of a router: copies of source seqs ``copied`` (inclusive ranges,
+    ascending) occupy dest seqs ``first_dest_seq ..`` in order, all with ``$ts`` = ``ts``. A step
+    with ``trimmed`` > 0 copies nothing: the source evicted that many records before the router
+    reached them, and dest seq ``first_dest_seq`` marks the loss (``source_trim``)."""
+
+    router_id: int
+    cursor: int
+    forwarded_total: int
+    dest_id: int
+    first_dest_seq: int
+    ts: int
+    trimmed: int
+    copied: list[tuple[int, int]]
+    stamped: bool = False
+    """The copies carry ``meta._topics_router`` (exactly-once key and hop count)."""
+
+
+def encode_forward(p: ForwardPayload) -> bytes:
+    head = _FORWARD_HEADER.pack(
+        ROUTER_FORWARD,
+        int(p.stamped),
+        p.router_id,
+        p.cursor,
+        p.forwarded_total,
+        p.dest_id,
+        p.ts,
+        p.first_dest_seq,
+        p.trimmed,
+        len(p.copied),
+    )
+    return head + b"".join(RANGE.pack(a, b) for a, b in p.copied)
+
+
+def router_frame_kind(payload: bytes | memoryview) -> int:
+    return payload[0]
+
+
+def decode_router_put(payload: bytes | memoryview) -> RouterPayload:
+    return RouterPayload(**orjson.loads(payload[1:]))
+
+
+def decode_router_delete(payload: bytes | memoryview) -> int:
+    router_id: int = orjson.loads(payload[1:])["id"]
+    return router_id
+
+
+def decode_forward(payload: bytes | memoryview) -> ForwardPayload:
+    _, stamped, router_id, cursor, total, dest_id, ts, first, trimmed, n = _FORWARD_HEADER.unpack_from(
+        payload
+    )
+    at = _FORWARD_HEADER.size
+    copied = [RANGE.unpack_from(payload, at + i * RANGE.size) for i in range(n)]
+    return ForwardPayload(router_id, cursor, total, dest_id, first, ts, trimmed, copied, bool(stamped))
+
+
 # -- the snapshot schema -----------------------------------------------------------------------
 
 SNAPSHOT_VERSION = 1
@@ -339,6 +432,8 @@ class TopicImage:
     queue: QueueImage | None
     segments: list[str]
     """File names of the sealed segments holding the topic's records."""
+    holes: list[list[int]] = field(default_factory=list)
+    """``[seq, missed]``: dest seqs marking records a router could not copy (``source_trim``)."""
 
 
 @dataclass(slots=True)
@@ -348,6 +443,8 @@ class SnapshotImage:
     next_topic_id: int
     deleted_heads: dict[str, int]
     topics: list[TopicImage]
+    routers: list[RouterPayload] = field(default_factory=list)
+    next_router_id: int = 1
 
 
 def encode_snapshot(image: SnapshotImage) -> bytes:
@@ -364,6 +461,8 @@ def encode_snapshot(image: SnapshotImage) -> bytes:
             "next_topic_id": image.next_topic_id,
             "deleted_heads": image.deleted_heads,
             "topics": topics,
+            "routers": [{k: getattr(r, k) for k in RouterPayload.__slots__} for r in image.routers],
+            "next_router_id": image.next_router_id,
         }
     )
 
@@ -376,4 +475,7 @@ def decode_snapshot(body: bytes) -> SnapshotImage:
     for t in d["topics"]:
         q = t.pop("queue")
         topics.append(TopicImage(**t, queue=None if q is None else QueueImage(**q)))
-    return SnapshotImage(d["lsn"], d["next_topic_id"], d["deleted_heads"], topics)
+    routers = [RouterPayload(**r) for r in d.get("routers", [])]
+    return SnapshotImage(
+        d["lsn"], d["next_topic_id"], d["deleted_heads"], topics, routers, d.get("next_router_id", 1)
+    )

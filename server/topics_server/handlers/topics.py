@@ -1,4 +1,5 @@
-"""§1 — topic control plane: PUT / GET / DELETE /v0/topics/{topic}, GET /v0/topics."""
+"""§1 — topic control plane: PUT / GET / DELETE /v0/topics/{topic}, GET /v0/topics (a delete
+cascades to the routers naming the topic)."""
 
 from __future__ import annotations
 
@@ -33,5 +34,5 @@ def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
 
 
 def delete_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
-    result = ctx.engine.delete_topic(req.path["topic"], if_empty=req.query.get("if_empty", False))
+    result = ctx.routers.delete_topic(req.path["topic"], if_empty=req.query.get("if_empty", False))
     return after_ack(result.wait, 200, wire.topic_deleted(result))
