@@ -3,8 +3,8 @@ topic into a ``dest`` topic.
 
 Forwarding is off the source's write path: an append to a source notifies the :class:`Hub`,
 which marks the source's routers due; a pump scheduled on the event loop then copies what each
-router has not examined yet (at most :data:`FORWARD_BATCH` records per router per pass, so one
-busy router cannot starve the loop). Per source, records are forwarded in seq order.
+router has not examined yet — at most :data:`FORWARD_BATCH` records per pass, routers taking
+turns, so requests interleave with forwarding however many routers there are. Per source, records are forwarded in seq order.
 
 Derived copies (ruling 17): a forwarding step logs a ``ROUTER`` frame naming the source seqs it
 copied and the dest seqs and ``$ts`` they got — never the copies' bytes — so one source append is
@@ -494,10 +494,16 @@ class Routers:
         self._schedule()
 
     def pump(self) -> int:
-        """One forwarding pass: each due router takes one step. Returns the records copied."""
+        """One forwarding pass: due routers take one step each, in turn, until the pass copied
+        :data:`FORWARD_BATCH` records; the rest stay due, first in line for the next pass (so a
+        pass holds the loop for about one step whatever the number of routers). Returns the
+        records copied."""
         copied = 0
-        due, self._due = self._due, {}
-        for router in due:
+        due, self._due = list(self._due), {}
+        for i, router in enumerate(due):
+            if copied >= FORWARD_BATCH:
+                self._due = dict.fromkeys(due[i:]) | self._due
+                break
             if self._by_id.get(router.id) is not router or router.blocked:
                 continue
             try:
