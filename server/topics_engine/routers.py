@@ -4,7 +4,8 @@ topic into a ``dest`` topic.
 Forwarding is off the source's write path: an append to a source notifies the :class:`Hub`,
 which marks the source's routers due; a pump scheduled on the event loop then copies what each
 router has not examined yet — at most :data:`FORWARD_BATCH` records per pass, routers taking
-turns, so requests interleave with forwarding however many routers there are. Per source, records are forwarded in seq order.
+turns, so requests interleave with forwarding however many routers there are. Per source,
+records are forwarded in seq order.
 
 Derived copies (ruling 17): a forwarding step logs a ``ROUTER`` frame naming the source seqs it
 copied and the dest seqs and ``$ts`` they got — never the copies' bytes — so one source append is
@@ -139,10 +140,16 @@ class RouterState:
     """A router as ``GET`` reports it: its config, progress and lag."""
 
     router: Router
-    cursor: int
-    lag: int
-    """Source records above the cursor (``head_seq - cursor``): not examined yet."""
     source_head_seq: int
+
+    @property
+    def cursor(self) -> int:
+        return self.router.cursor
+
+    @property
+    def lag(self) -> int:
+        """Source records above the cursor (``head_seq - cursor``): not examined yet."""
+        return max(0, self.source_head_seq - self.router.cursor)
 
 
 @dataclass(slots=True)
@@ -279,13 +286,17 @@ class Routers:
         self._due: dict[Router, None] = {}
         self._scheduled = False
         self._autorun = autorun
-        self.forwarded_total = 0
 
     # -- registry -----------------------------------------------------------------------------
 
     @property
     def count(self) -> int:
         return len(self._by_name)
+
+    @property
+    def forwarded_total(self) -> int:
+        """Copies the current routers have appended, all together."""
+        return sum(router.forwarded_total for router in self._by_id.values())
 
     def get(self, name: str) -> Router:
         router = self._by_name.get(name)
@@ -412,8 +423,7 @@ class Routers:
     def state(self, name: str) -> RouterState:
         router = self.get(name)
         source = self.engine.topic(router.config.source)
-        head = source.head_seq if source is not None else router.cursor
-        return RouterState(router, router.cursor, max(0, head - router.cursor), head)
+        return RouterState(router, source.head_seq if source is not None else router.cursor)
 
     def page(
         self,
@@ -522,7 +532,7 @@ class Routers:
         return copied
 
     def drain(self) -> int:
-        """Pump until nothing is due (tests and recovery catch-up without a loop)."""
+        """Pump until nothing is due (forwarding without an event loop, e.g. in tests)."""
         total = 0
         while self._due:
             total += self.pump()
@@ -582,7 +592,6 @@ class Routers:
                 last_seq, more = picked[-1].seq, True
         router.cursor = last_seq
         router.forwarded_total += len(picked)
-        self.forwarded_total += len(picked)
         return len(picked), more
 
     def _copy(self, router: Router, dest: Topic, picked: list[Record], last_seq: int) -> None:
