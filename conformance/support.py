@@ -9,6 +9,12 @@ Determinism: the schemathesis config is built in code (no config-file discovery)
 fixed seed, ``deterministic`` generation (Hypothesis ``derandomize``) and no example
 database, so CI replays exactly the same cases on every run.
 
+Authentication: the app under test runs with one full-access API key (:data:`API_KEY`) and
+the document keeps every operation's ``security``; an auth provider registered on the schema
+(:class:`BearerKey`) signs every generated case, so each operation is exercised as an
+authorized client calls it, and schemathesis' ``ignored_auth`` check replays cases without
+the key and requires a 401. Cases the suite builds by hand carry :data:`AUTH_HEADERS`.
+
 Long-poll cost: ``wait_ms`` is a real long-poll (clamped to 30 s by default). Generated
 ``diff_topic`` bodies routinely carry large ``wait_ms`` values, so the engine under test
 runs with ``Limits(max_wait_ms=50)`` — the same code path (clamp, then wait), but a
@@ -17,7 +23,6 @@ caught-up read blocks at most 50 ms.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import re
 import zlib
@@ -46,6 +51,10 @@ MAX_EXAMPLES = 30
 STATEFUL_MAX_EXAMPLES = 20
 STATEFUL_STEP_COUNT = 6
 
+# The one (full-access) API key of the app under test.
+API_KEY = "conformance-key"
+AUTH_HEADERS = {"Authorization": f"Bearer {API_KEY}"}
+
 # The long-poll ceiling for the engine under test (see module docstring).
 TEST_MAX_WAIT_MS = 50
 
@@ -61,8 +70,9 @@ HYPOTHESIS_SETTINGS = hypothesis.settings(
 
 
 def build_app() -> Any:
-    """A fresh ASGI app over a fresh in-memory engine with a short long-poll ceiling."""
-    settings = load_settings({})
+    """A fresh ASGI app over a fresh in-memory engine with a short long-poll ceiling, its one
+    API key :data:`API_KEY`."""
+    settings = load_settings({"TOPICS_API_KEYS": API_KEY})
     limits = dataclasses.replace(settings.limits, max_wait_ms=TEST_MAX_WAIT_MS)
     assert isinstance(limits, Limits)
     app, _ctx = create_app(settings, Engine(SystemClock(), limits))
@@ -78,7 +88,8 @@ def build_schema(app: Any | None = None) -> OpenApiSchema:
     """
     config = SchemathesisConfig(seed=SEED)
     config.suppress_health_check = [HealthCheck.all]
-    schema = schemathesis.openapi.from_dict(dev_mode_document(), config=config)
+    schema = schemathesis.openapi.from_dict(load_document(), config=config)
+    schema.auth()(BearerKey)
     project = schema.config
     project.generation.update(
         modes=[GenerationMode.POSITIVE, GenerationMode.NEGATIVE],
@@ -95,18 +106,14 @@ def build_schema(app: Any | None = None) -> OpenApiSchema:
     return schema
 
 
-def dev_mode_document() -> dict[str, Any]:
-    """The document as a server without API keys serves it: the app under test runs in dev mode
-    (authentication disabled, any ``Authorization`` header ignored), so no operation requires
-    credentials there. The declared ``security`` is what a keyed server enforces; the
-    authorization tests run against one."""
-    doc = copy.deepcopy(load_document())
-    doc.pop("security", None)
-    for path_item in doc["paths"].values():
-        for operation in path_item.values():
-            if isinstance(operation, dict):
-                operation.pop("security", None)
-    return doc
+class BearerKey:
+    """The schemathesis auth provider: every generated case presents :data:`API_KEY`."""
+
+    def get(self, case: Any, ctx: Any) -> str:
+        return API_KEY
+
+    def set(self, case: Any, data: str, ctx: Any) -> None:
+        case.headers = {**(case.headers or {}), "Authorization": f"Bearer {data}"}
 
 
 def spec_operation_ids() -> set[str]:
@@ -178,9 +185,13 @@ class Seeder:
         _, config, records = SEED_SHAPES[zlib.crc32(topic.encode()) % len(SEED_SHAPES)]
         if config is None:
             return
-        response = self.put.Case(path_parameters={"topic": topic}, body=config).call(app=self.app)
+        response = self.put.Case(path_parameters={"topic": topic}, body=config, headers=AUTH_HEADERS).call(
+            app=self.app
+        )
         assert response.status_code in (200, 201), response.text
         if records:
             body = {"records": records}
-            response = self.append.Case(path_parameters={"topic": topic}, body=body).call(app=self.app)
+            response = self.append.Case(
+                path_parameters={"topic": topic}, body=body, headers=AUTH_HEADERS
+            ).call(app=self.app)
             assert response.status_code in (200, 201), response.text

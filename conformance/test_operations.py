@@ -28,7 +28,14 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from topics_server.spec import load_document
 
 from conformance.contract import positive_data_acceptance_per_contract
-from conformance.support import HYPOTHESIS_SETTINGS, SEED_SHAPES, Seeder, build_schema, seed_shape
+from conformance.support import (
+    AUTH_HEADERS,
+    HYPOTHESIS_SETTINGS,
+    SEED_SHAPES,
+    Seeder,
+    build_schema,
+    seed_shape,
+)
 
 # The §0.5 code catalogue, read from the spec's ErrorCode schema (one source of truth).
 ERROR_CODES = frozenset(load_document()["components"]["schemas"]["ErrorCode"]["enum"])
@@ -89,6 +96,8 @@ def seed(app: Any) -> Seeder:
 @HYPOTHESIS_SETTINGS
 def test_operation_conforms(case: Case, app: Any, seed: Seeder) -> None:
     seed(case)
+    # the ignored_auth check re-sends the case without the key through the operation's app
+    case.operation.schema.app = app
     case.call_and_validate(
         app=app,
         excluded_checks=[positive_data_acceptance],
@@ -116,10 +125,11 @@ SEEDED_READS = [
 def test_seeded_topic_responses_conform(shape: str, operation_id: str, body: Any, app: Any) -> None:
     topic = next(f"{shape}-{i}" for i in range(10_000) if seed_shape(f"{shape}-{i}") == shape)
     Seeder(schema, app)(schema.find_operation_by_id("get_topic").Case(path_parameters={"topic": topic}))
-    kwargs: dict[str, Any] = {"path_parameters": {"topic": topic}}
+    kwargs: dict[str, Any] = {"path_parameters": {"topic": topic}, "headers": dict(AUTH_HEADERS)}
     if body is not None:
         kwargs["body"] = body
     case = schema.find_operation_by_id(operation_id).Case(**kwargs)
+    case.operation.schema.app = app  # for the ignored_auth probes (see test_operation_conforms)
     response = case.call_and_validate(app=app, additional_checks=[error_envelope])
     if shape == "capped" and operation_id == "diff_topic" and body and body.get("from_seq") == 1:
         assert response.json()["tombstone"]["reason"] == "cap", response.text

@@ -11,14 +11,15 @@ from typing import Any
 
 import pytest
 
-from conformance.support import build_schema
+from conformance.support import AUTH_HEADERS, build_schema
 
 schema = build_schema()
 
 
 def _call(app: Any, operation_id: str, topic: str, body: Any = None, **kwargs: Any) -> Any:
     operation = schema.find_operation_by_id(operation_id)
-    case_kwargs: dict[str, Any] = {"path_parameters": {"topic": topic}, **kwargs}
+    headers = {**AUTH_HEADERS, **kwargs.pop("headers", {})}
+    case_kwargs: dict[str, Any] = {"path_parameters": {"topic": topic}, "headers": headers, **kwargs}
     if body is not None:
         case_kwargs["body"] = body
     return operation.Case(**case_kwargs).call(app=app)

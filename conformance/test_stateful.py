@@ -75,6 +75,7 @@ def test_stateful_links(monkeypatch: pytest.MonkeyPatch) -> None:
         def setup(self) -> None:
             super().setup()
             self.app = build_app()
+            schema.app = self.app  # for the ignored_auth probes, which send through the schema's app
 
         def get_call_kwargs(self, case: Case) -> dict[str, Any]:
             return {"app": self.app}

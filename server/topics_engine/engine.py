@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .batch import check_batch_size, prepare_batch
 from .clock import Clock
-from .config import TopicConfig, resolve_config
-from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound
+from .config import Durability, TopicConfig, resolve_config
+from .errors import InvalidRequest, Throttled, TopicNotEmpty, TopicNotFound
 from .fanout import Hub
 from .jsonvalues import to_int
 from .limits import Limits
-from .listing import decode_cursor, encode_cursor
+from .listing import decode_cursor, effective_prefixes, encode_cursor, names_after
 from .matching import parse_match
 from .names import check_topic_name
 from .persistence import InMemory, Persistence
@@ -46,7 +46,7 @@ from .results import (
     TopicSummary,
 )
 from .storage.formats import RecordBatch
-from .topic import ReadOptions, Topic
+from .topic import ReadOptions, Topic, Usage
 
 MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 100
@@ -62,9 +62,15 @@ class Engine:
         self.limits = limits or Limits()
         self.persistence: Persistence = persistence or InMemory()
         self.hub = Hub()
+        self.usage = Usage()
+        """Live records and bytes over all registered topics."""
         self._topics: dict[str, Topic] = {}
         self._by_id: dict[int, Topic] = {}
         self._names: list[str] = []
+        self.by_class: dict[Durability, int] = dict.fromkeys(Durability, 0)
+        """Live topics by durability class (kept by register, unregister and apply_config)."""
+        self.queue_topics: dict[int, Topic] = {}
+        """Live queue topics by id."""
         self._deleted_heads: dict[str, int] = {}
         self.next_topic_id = 1
 
@@ -87,9 +93,15 @@ class Engine:
         return topic
 
     def register(self, topic: Topic) -> None:
-        """Add a topic under its name and id (live create or replayed create)."""
+        """Add a topic under its name and id (live create or replayed create); its records
+        join the engine's totals."""
+        self.usage.add(topic.count, topic.bytes)
+        topic.usage = self.usage
         self._topics[topic.name] = topic
         self._by_id[topic.id] = topic
+        self.by_class[topic.config.durability] += 1
+        if topic.queue is not None:
+            self.queue_topics[topic.id] = topic
         self.next_topic_id = max(self.next_topic_id, topic.id + 1)
         bisect.insort(self._names, topic.name)
 
@@ -97,9 +109,53 @@ class Engine:
         """Remove a topic (live or replayed delete); remembers its head for ``recreated``."""
         del self._topics[topic.name]
         del self._by_id[topic.id]
+        self.by_class[topic.config.durability] -= 1
+        self.queue_topics.pop(topic.id, None)
+        self.usage.add(-topic.count, -topic.bytes)
+        topic.usage = Usage()
         del self._names[bisect.bisect_left(self._names, topic.name)]
         self._deleted_heads[topic.name] = topic.reserved_seq
         self.hub.notify(topic.name)
+
+    def check_topic_room(self, new: int = 1) -> None:
+        """429 ``throttled`` if ``new`` more topics would exceed ``max_topics`` (§11)."""
+        cap = self.limits.max_topics
+        if cap and new and len(self._topics) + new > cap:
+            raise Throttled(
+                f"{len(self._topics)} topics exist (the max_topics cap is {cap}); delete one or "
+                "raise TOPICS_MAX_TOPICS",
+                {"limit": "max_topics", "max": cap},
+            )
+
+    def _check_bytes_room(self, topic: Topic, planned: RecordBatch) -> None:
+        """429 ``throttled`` (the plan cancelled) if the write ``planned`` on ``topic`` would
+        take the live bytes (writes awaiting their fsync included) over ``max_total_bytes``
+        (§11), counted after the write's own evictions (ruling 20). Before refusing, records
+        past their TTL anywhere are expired (expiry is otherwise lazy, per topic). Checked
+        only when the quota is set."""
+        cap = self.limits.max_total_bytes
+        if not cap:
+            return
+        total = self._total_after(topic, planned)
+        if total > cap:
+            now = self.clock.now_ms()
+            for other in self._topics.values():
+                if other.config.ttl_ms and other is not topic:
+                    other.expire(now)
+            total = self._total_after(topic, planned)
+        if total > cap:
+            topic.cancel_plan(planned)
+            raise Throttled(
+                f"the write of {len(planned.blob) + 1} bytes would take the live total to {total} "
+                f"bytes (the max_total_bytes cap is {cap}); delete or expire records, or raise "
+                "TOPICS_MAX_TOTAL_BYTES",
+                {"limit": "max_total_bytes", "max": cap},
+            )
+
+    def _total_after(self, topic: Topic, planned: RecordBatch) -> int:
+        usage = self.usage
+        current = topic.bytes + topic.pending_bytes if self.is_current(topic) else 0
+        return usage.bytes + usage.pending - current + topic.bytes_after(planned)
 
     def deleted_heads(self) -> dict[str, int]:
         """Head seqs of deleted topics by name (for ``recreated`` tombstones; snapshotted)."""
@@ -117,6 +173,10 @@ class Engine:
     def topics(self) -> list[Topic]:
         return [self._topics[name] for name in self._names]
 
+    def names(self) -> Sequence[str]:
+        """Live topic names in name order (the registry's own list: read it, never keep it)."""
+        return self._names
+
     def is_current(self, topic: Topic) -> bool:
         """``topic`` is still the live incarnation of its name (not deleted or recreated)."""
         return self._by_id.get(topic.id) is topic
@@ -130,6 +190,7 @@ class Engine:
         config = resolve_config(name, fields, topic.config if topic else None)
         if topic is None:
             self.persistence.check_writable()
+            self.check_topic_room()
             topic = self._new_topic(name, config)
             self.register(topic)
             return TopicPut(name, True, config, self.persistence.topic_put(topic, self.clock.now_ms()))
@@ -144,6 +205,8 @@ class Engine:
         time the change was made, so the old TTL's expiries replay exactly)."""
         now = self.clock.now_ms() if at_ms is None else at_ms
         topic.expire(now)  # what the old TTL already expired stays expired
+        self.by_class[topic.config.durability] -= 1
+        self.by_class[config.durability] += 1
         topic.config = config
         topic.version += 1
         topic.enforce_retention(now)
@@ -184,22 +247,20 @@ class Engine:
         page_size: int = 0,
         cursor: str | None = None,
         touch: bool = False,
+        within: tuple[str, ...] = (),
     ) -> TopicPage:
         """One page of topics in name order; the cursor is returned only if more remain.
-        ``page_size`` 0 means the default (ruling 3); it is clamped to [1, 1000]."""
+        ``page_size`` 0 means the default (ruling 3); it is clamped to [1, 1000]. ``within``
+        (an API key's prefix allowlist; empty: any) hides every other name."""
         page_size = DEFAULT_PAGE_SIZE if page_size <= 0 else min(MAX_PAGE_SIZE, page_size)
-        names = self._names
-        start = bisect.bisect_left(names, prefix)
-        if cursor is not None:
-            start = max(start, bisect.bisect_right(names, decode_cursor(cursor)))
+        after = decode_cursor(cursor) if cursor is not None else None
         now = self.clock.now_ms()
         page: list[TopicSummary] = []
-        i = start
-        while i < len(names) and len(page) < page_size and names[i].startswith(prefix):
-            page.append(self._summary(self._topics[names[i]], now, touch))
-            i += 1
-        more = i < len(names) and names[i].startswith(prefix)
-        return TopicPage(page, encode_cursor(page[-1].topic) if more and page else None)
+        for name in names_after(self._names, effective_prefixes(prefix, within), after):
+            if len(page) == page_size:
+                return TopicPage(page, encode_cursor(page[-1].topic))
+            page.append(self._summary(self._topics[name], now, touch))
+        return TopicPage(page, None)
 
     def _summary(self, topic: Topic, now: int, touch: bool) -> TopicSummary:
         topic.expire(now)
@@ -285,6 +346,7 @@ class Engine:
             resolved = resolve_config(name, config or {})
             if not (resolved.auto_create if create is None else create):
                 raise TopicNotFound(name)
+            self.check_topic_room()
             topic = self._new_topic(name, resolved)
         elif idempotency_key is not None:
             seen = topic.idempotency.lookup(idempotency_key, now, topic.config.idempotency_window_ms)
@@ -293,6 +355,7 @@ class Engine:
                 pending = topic.pending_keys.get(idempotency_key)
                 return Appended(name, seen[0], seen[1], topic.head_seq, False, True, pending)
         planned = topic.plan_append(batch, now, self.limits.record_limits)
+        self._check_bytes_room(topic, planned)
         first, last = planned.first_seq, planned.last_seq
         if idempotency_key is not None:
             topic.idempotency.remember(idempotency_key, now, first, last)
@@ -334,6 +397,7 @@ class Engine:
             self.persistence.forward(topic, seq, describe(seq, now), apply_hole)
             return seq
         planned = topic.plan_append(records, now)
+        self._check_bytes_room(topic, planned)
         apply = self._applier(topic, planned, now)
         self.persistence.forward(
             topic, planned.last_seq, describe(planned.first_seq, planned.ts_runs[0][1]), apply
@@ -361,13 +425,15 @@ class Engine:
 
     def _applier(self, topic: Topic, planned: RecordBatch, now: int) -> Callable[[], None]:
         """The apply step of an append: run at once, or once durable (fsync class)."""
-        count, size = planned.count, len(planned.blob) + 1
+        count, size, usage = planned.count, len(planned.blob) + 1, topic.usage
         topic.pending_count += count
         topic.pending_bytes += size
+        usage.pending += size
 
         def apply() -> None:
             topic.pending_count -= count
             topic.pending_bytes -= size
+            usage.pending -= size
             if self.is_current(topic):
                 topic.apply_append(planned, now)
                 self.persistence.applied(topic, now)

@@ -1,4 +1,5 @@
-"""Per-request hard limits the engine enforces (§2 batching limits, §3 read clamps).
+"""Hard limits the engine enforces: per request (§2 batching limits, §3 read clamps) and per
+instance (§11: how many topics, how many retained bytes; 0 = unlimited).
 
 The server builds one :class:`Limits` from its settings; defaults are the contract's.
 """
@@ -24,6 +25,10 @@ class Limits:
     max_wait_ms: int = 30_000
     max_idempotency_key_chars: int = 256
     max_scan_per_read: int = 100_000
+    max_topics: int = 100_000
+    """``TOPICS_MAX_TOPICS``: topics that may exist at once (0: unlimited)."""
+    max_total_bytes: int = 0
+    """``TOPICS_MAX_TOTAL_BYTES``: retained record bytes over all topics (0: unlimited)."""
 
     @property
     def record_limits(self) -> tuple[int, int, int, int]:

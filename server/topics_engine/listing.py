@@ -1,4 +1,5 @@
-"""Opaque list cursors (§0.7): base64 of ``{"after": "<last name on the page>"}``.
+"""List pages (§0.7): opaque cursors — base64 of ``{"after": "<last name on the page>"}`` — and
+the walk over a sorted name list restricted to a request prefix and an allowlist of prefixes.
 
 Clients must treat the cursor as opaque; a cursor that does not decode is a 400.
 """
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
+from collections.abc import Iterator
 
 import orjson
 
@@ -29,3 +32,35 @@ def decode_cursor(cursor: str) -> str:
         )
     after: str = decoded["after"]
     return after
+
+
+def effective_prefixes(prefix: str, within: tuple[str, ...] = ()) -> list[str]:
+    """The prefixes a name must start with to match both ``prefix`` and one of ``within`` (an
+    API key's allowlist; empty: any name), ascending, none covered by another — so the names
+    they match form disjoint runs of a sorted list, in order."""
+    if not within:
+        return [prefix]
+    narrowed = set()
+    for p in within:
+        if p.startswith(prefix):
+            narrowed.add(p)  # the allowed prefix is the narrower one
+        elif prefix.startswith(p):
+            narrowed.add(prefix)
+    candidates = sorted(narrowed)
+    kept: list[str] = []
+    for p in candidates:
+        if not kept or not p.startswith(kept[-1]):
+            kept.append(p)
+    return kept
+
+
+def names_after(names: list[str], prefixes: list[str], after: str | None) -> Iterator[str]:
+    """The names of the sorted list ``names`` that start with one of ``prefixes`` (see
+    :func:`effective_prefixes`) and sort after ``after``, in order."""
+    for p in prefixes:
+        i = bisect.bisect_left(names, p)
+        if after is not None:
+            i = max(i, bisect.bisect_right(names, after))
+        while i < len(names) and names[i].startswith(p):
+            yield names[i]
+            i += 1

@@ -171,6 +171,15 @@ class RecordLog:
             k, i = k + 1, 0
         return out
 
+    def live_sizes(self) -> Iterator[int]:
+        """The sizes of the live records, oldest first (lazily: a caller that stops early pays
+        for what it read)."""
+        for ch in self._chunks:
+            i = ch.next_live(ch.front)
+            while i < ch.count:
+                yield ch.size(i)
+                i = ch.next_live(i + 1)
+
     def first_live(self) -> tuple[_Chunk, int] | None:
         for ch in self._chunks:
             i = ch.next_live(ch.front)

@@ -51,13 +51,14 @@ from .errors import (
     InvalidRequest,
     RouterCycle,
     RouterNotFound,
+    Throttled,
     TopicExistsIncompatible,
     TopicFull,
     TopicNotFound,
     TopicsError,
 )
 from .graphs import strongly_connected
-from .listing import decode_cursor, encode_cursor
+from .listing import decode_cursor, effective_prefixes, encode_cursor, names_after
 from .matching import TagMatch, parse_match
 from .names import ROUTER_NAME_RE, check_topic_name
 from .records import NewRecords, Record, encode
@@ -275,8 +276,10 @@ def check_router_name(name: str) -> str:
 class Routers:
     """The router registry and its forwarding pump (on the engine's loop)."""
 
-    def __init__(self, engine: Engine, *, autorun: bool = True) -> None:
+    def __init__(self, engine: Engine, *, autorun: bool = True, max_routers: int = 0) -> None:
         self.engine = engine
+        self.max_routers = max_routers
+        """``TOPICS_MAX_ROUTERS`` (§11; 0: unlimited): only a new router counts."""
         self._by_name: dict[str, Router] = {}
         self._by_id: dict[int, Router] = {}
         self._names: list[str] = []
@@ -369,9 +372,12 @@ class Routers:
             self._check_fan_in(name, config)
             self._check_cycle(current, config)
         engine.persistence.check_writable()
-        for topic_name in (config.source, config.dest):
-            if engine.topic(topic_name) is None:
-                engine.put_topic(topic_name, {})
+        if current is None:
+            self._check_room()
+        missing = [n for n in dict.fromkeys((config.source, config.dest)) if engine.topic(n) is None]
+        engine.check_topic_room(len(missing))  # all or none: a refused router leaves no topic
+        for topic_name in missing:
+            engine.put_topic(topic_name, {})
         source = engine.get(config.source)
         if current is None:
             router = Router(self.next_id, name, config, source.head_seq, match=match)
@@ -387,6 +393,15 @@ class Routers:
         wait = engine.persistence.router_change(formats.encode_router_put(router.payload()))
         self._wake(router)
         return RouterPut(router, current is None, wait)
+
+    def _check_room(self) -> None:
+        """429 ``throttled`` when a new router would exceed ``max_routers``."""
+        if self.max_routers and len(self._by_name) >= self.max_routers:
+            raise Throttled(
+                f"{len(self._by_name)} routers exist (the max_routers cap is {self.max_routers}); "
+                "delete one or raise TOPICS_MAX_ROUTERS",
+                {"limit": "max_routers", "max": self.max_routers},
+            )
 
     def _check_fan_in(self, name: str, config: RouterConfig) -> None:
         for other in self._by_name.values():
@@ -432,18 +447,15 @@ class Routers:
         dest: str | None = None,
         page_size: int = 0,
         cursor: str | None = None,
+        within: tuple[str, ...] = (),
     ) -> RouterPage:
-        """One page of routers in name order, filtered by name prefix, source and dest."""
+        """One page of routers in name order, filtered by name prefix, source and dest;
+        ``within`` (an API key's prefix allowlist; empty: any) hides every other name."""
         page_size = DEFAULT_PAGE_SIZE if page_size <= 0 else min(MAX_PAGE_SIZE, page_size)
-        names = self._names
-        start = bisect.bisect_left(names, prefix)
-        if cursor is not None:
-            start = max(start, bisect.bisect_right(names, decode_cursor(cursor)))
+        after = decode_cursor(cursor) if cursor is not None else None
         page: list[Router] = []
-        i = start
-        while i < len(names) and names[i].startswith(prefix):
-            router = self._by_name[names[i]]
-            i += 1
+        for name in names_after(self._names, effective_prefixes(prefix, within), after):
+            router = self._by_name[name]
             if (source is None or router.config.source == source) and (
                 dest is None or router.config.dest == dest
             ):
@@ -584,10 +596,11 @@ class Routers:
             try:
                 self._copy(router, dest, picked, last_seq)
                 break
-            except TopicFull:
+            except (TopicFull, Throttled):
                 if len(picked) == 1:
                     raise
-                # a full ``reject`` dest: copy what fits, so a backlog over its cap still drains
+                # a full ``reject`` dest (or the total-bytes quota): copy what fits, so a backlog
+                # over its cap still drains
                 picked = picked[: len(picked) // 2]
                 last_seq, more = picked[-1].seq, True
         router.cursor = last_seq

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import builtins
+import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,24 @@ class ReadOptions:
     max_scan: int = 100_000
     upto: int | None = None
     """Read no record above this seq (a ``strong`` watch reads only what is durable)."""
+
+
+class Usage:
+    """Live records and their bytes summed over topics: every change to a topic's ``count`` and
+    ``bytes`` is added here too, so the totals cost nothing to read (§11 total-bytes quota,
+    metrics)."""
+
+    __slots__ = ("records", "bytes", "pending")
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.bytes = 0
+        self.pending = 0
+        """Bytes of planned writes not yet applied (awaiting their fsync)."""
+
+    def add(self, records: int, size: int) -> None:
+        self.records += records
+        self.bytes += size
 
 
 @dataclass
@@ -115,6 +134,9 @@ class Topic:
     ``disk``/``memory`` topics, see ``Persistence.track_durable``)."""
     strong_watchers: int = 0
     """Watchers with ``consistency: "strong"``: while any, appends report their durability."""
+    usage: Usage = field(default_factory=Usage)
+    """The engine's totals this topic's ``count`` and ``bytes`` are part of (shared by every
+    registered topic; a topic of its own until registered)."""
     holes: list[tuple[int, int]] = field(default_factory=list)
     """``(seq, missed)`` ascending: seqs a router reserved to mark source records it could not
     copy (the source evicted them first). A reader crossing one gets a ``source_trim``
@@ -177,6 +199,35 @@ class Topic:
         self._last_ts = ts
         return batch
 
+    def bytes_after(self, batch: RecordBatch) -> int:
+        """This topic's bytes (pending writes included) once ``batch`` is applied and the cap
+        evictions it causes are done (``discard:"old"``), computed from the sizes of the
+        records the eviction would take, oldest first; pending writes are not evictable here
+        (they are applied first, so this errs high). Changes nothing."""
+        after = self.bytes + self.pending_bytes + len(batch.blob) + 1
+        cfg = self.config
+        if cfg.discard is not Discard.OLD or not (cfg.cap_records or cfg.cap_bytes):
+            return after
+        count = self.count + batch.count
+        sizes = itertools.chain(
+            self.log.live_sizes(), (batch.ends[i] - batch.start(i) + 1 for i in range(batch.count))
+        )
+        if cfg.cap_records:
+            for _ in range(max(0, min(count - cfg.cap_records, count - 1))):
+                after -= next(sizes)
+                count -= 1
+        if cfg.cap_bytes:
+            while count > 1 and after > cfg.cap_bytes:
+                after -= next(sizes)
+                count -= 1
+        return after
+
+    def cancel_plan(self, batch: RecordBatch) -> None:
+        """Give back the seqs of ``batch``, the newest plan, which will not be applied (a check
+        after planning refused the write): the next write gets them, so no seq is skipped."""
+        assert batch.last_seq == self.reserved_seq, "only the newest plan can be cancelled"
+        self.reserved_seq = batch.first_seq - 1
+
     def apply_append(self, batch: RecordBatch, now_ms: int) -> None:
         """Make planned, replayed or loaded records visible (ascending seqs, gaps allowed).
         Records at or below ``head_seq`` are already present and skipped, so replaying a frame
@@ -208,6 +259,7 @@ class Topic:
         self.version += 1
         self.count += added
         self.bytes += size
+        self.usage.add(added, size)
         if batch.tags is not None:
             tags, first = self.tags, batch.first_seq
             for i in range(skip, batch.count):
@@ -227,6 +279,7 @@ class Topic:
         live, size = self.log.load(batch, gone)
         self.count += live
         self.bytes += size
+        self.usage.add(live, size)
         if batch.tags is not None:
             for i in range(skip, batch.count):
                 tag = batch.tags[i]
@@ -343,6 +396,7 @@ class Topic:
             self.version += 1
         self.count -= gone.count
         self.bytes -= gone.bytes
+        self.usage.add(-gone.count, -gone.bytes)
         if gone.tagged:
             self.tags.note_removed(gone.tagged, self.is_live)
         if self.queue is not None and seqs:
@@ -394,6 +448,7 @@ class Topic:
             self.version += 1
         self.count -= len(deleted)
         self.bytes -= size
+        self.usage.add(-len(deleted), -size)
         if self.queue is not None:
             discard = self.queue.discard
             for seq in deleted:

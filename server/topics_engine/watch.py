@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from .engine import Engine, node_set
-from .errors import InvalidRequest, NotFound, TopicNotFound
+from .errors import InvalidRequest, NotFound, Throttled, TopicNotFound
 from .jsonvalues import to_int
 from .names import check_topic_name
 from .results import Diff, Tombstone
@@ -423,6 +423,8 @@ class WatchSession:
     ttl_ms: int = SESSION_TTL_MS
     owner: object | None = None
     """The stream serving this session now (at most one: a second takes over, ruling 13)."""
+    creator: object = None
+    """Who created the session (the server's API key identity; ``None`` without auth)."""
 
     def event_id(self, overrides: tuple[str, int] | None = None) -> str:
         """The resume token of the session's cursors now (with one topic's cursor overridden:
@@ -484,9 +486,18 @@ def decode_cursors(token: str) -> dict[str, int] | None:
 class Watches:
     """The watch sessions of this process."""
 
-    def __init__(self, engine: Engine, max_topics: int = 256, session_ttl_ms: int = SESSION_TTL_MS) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        max_topics: int = 256,
+        session_ttl_ms: int = SESSION_TTL_MS,
+        *,
+        max_sessions: int = 0,
+    ) -> None:
         self.engine = engine
         self.max_topics = max_topics
+        self.max_sessions = max_sessions
+        """``TOPICS_MAX_WATCH_SESSIONS`` (§11; 0: unlimited); idle sessions are reclaimed first."""
         self.session_ttl_ms = session_ttl_ms
         self._sessions: dict[str, WatchSession] = {}
         self.reads = SharedReads()
@@ -534,10 +545,18 @@ class Watches:
         options: WatchOptions,
         cursor: str | None = None,
         lenient: bool = False,
+        creator: object = None,
     ) -> WatchSession:
         """A new session on ``topics`` (see :meth:`subscribe`); ``cursor`` (a resume token of
-        an earlier session) overrides the start of the topics it names."""
+        an earlier session) overrides the start of the topics it names. ``creator`` (opaque: the
+        server's API key identity) is kept on the session for its streams to check."""
         self.collect()
+        if self.max_sessions and len(self._sessions) >= self.max_sessions:
+            raise Throttled(
+                f"{len(self._sessions)} watch sessions exist (the max_watch_sessions cap is "
+                f"{self.max_sessions}); idle sessions are reclaimed after their session_ttl_ms",
+                {"limit": "max_watch_sessions", "max": self.max_sessions},
+            )
         resume: dict[str, int] = {}
         if cursor is not None:
             decoded = decode_cursors(cursor)
@@ -548,7 +567,7 @@ class Watches:
             resume = decoded
         sub = self.subscribe(topics, options, lenient, resume)
         wid = "wid_" + secrets.token_urlsafe(16)
-        session = WatchSession(wid, sub, self.engine.clock.now_ms(), self.session_ttl_ms)
+        session = WatchSession(wid, sub, self.engine.clock.now_ms(), self.session_ttl_ms, creator=creator)
         self._sessions[wid] = session
         return session
 

@@ -1,8 +1,11 @@
 """The application: one dispatcher compiled from the OpenAPI document, behind either transport.
 
 :class:`TopicsApp` turns a :class:`Request` into a :class:`Response` (or a stream): match the
-route (``routes``, built by connexion from the spec), refuse data operations while recovering
-(503), bind and validate the request lazily (``validation``), call the handler, render its
+route (``routes``, built by connexion from the spec), admit the caller (``access``: 401/403 from
+the key, its scopes and its prefix allowlist), refuse data operations while recovering (503),
+bind and validate the request lazily (``validation``), take a slot under the §11 concurrency
+caps (``admission``: a stream slot for the SSE GETs and the WebSocket, else an in-flight slot
+per key, held until the response is ready or the stream ends), call the handler, render its
 :class:`Reply` (``responses``) — and turn any failure into the §0.5 envelope (``wire``). A
 handler returns its reply directly when it has nothing to wait for (a ``disk`` append, a read),
 or an awaitable when it must wait (an fsync, a long-poll, a coalescing window): the common paths
@@ -25,9 +28,13 @@ from topics_engine.errors import NotReady
 from topics_engine.jsonvalues import dumps
 
 from . import wire
+from .access import BODY_NAMES, Gate, check_body_names
+from .admission import Slot
+from .auth import KeyStore
+from .bodies import fields_set
 from .context import ServerContext
-from .dispatch import HANDLERS, PROBES
-from .errors import MethodNotAllowed
+from .dispatch import HANDLERS, PROBES, STREAMS
+from .errors import MethodNotAllowed, Unauthorized
 from .request import Request
 from .responses import Reply, Response, json_response, performance_block, render
 from .routes import RouteTable
@@ -42,40 +49,65 @@ Outcome = Response | StreamReply | WebSocketReply
 
 
 class TopicsApp:
-    def __init__(self, ctx: ServerContext, max_body_bytes: int) -> None:
+    def __init__(self, ctx: ServerContext, max_body_bytes: int, gate: Gate | None = None) -> None:
         self.ctx = ctx
         self.max_body_bytes = max_body_bytes
+        self.gate = gate or Gate(KeyStore())
         self.routes = RouteTable(load_specification(), handlers=HANDLERS, max_body_bytes=max_body_bytes)
 
     def handle(self, request: Request) -> Outcome | Awaitable[Outcome]:
         """The response to ``request``: at once, or an awaitable when the handler waits."""
+        slot: Slot | None = None
         try:
             match = self.routes.match(request.method, request.path)
             operation = match.operation
-            if not self.ctx.ready and operation.operation_id not in PROBES:
+            op_id = operation.operation_id
+            principal = self.gate.admit(request, op_id, operation.requirement, match.path_params)
+            if not self.ctx.ready and op_id not in PROBES:
                 raise NotReady(
                     "replaying the write-ahead log; retry shortly",
                     {"replay_progress": round(self.ctx.replay_progress, 4), "retry_after_ms": 1000},
                 )
             req = operation.validator.bind(request, match.path_params)
+            if principal is not None:
+                req.principal = principal
+                if principal.prefixes and op_id in BODY_NAMES:
+                    check_body_names(principal, op_id, fields_set(req.json()))
+            if op_id in STREAMS:
+                slot = self.ctx.admission.open_stream(principal)
+            elif principal is not None:
+                slot = self.ctx.admission.begin_request(principal)
             out = operation.handler(req, self.ctx)
         except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
+            if slot is not None:
+                slot.release()
             return self.error(request, exc)
         if isinstance(out, Reply):
+            if slot is not None:
+                slot.release()
             return render(out, request.started, request.accepts_gzip)
         if isinstance(out, StreamReply | WebSocketReply):
-            return out
-        return self._finish(out, request)
+            return _holding(out, slot)
+        return self._finish(out, request, slot)
 
     async def _finish(
-        self, pending: Awaitable[Reply | StreamReply | WebSocketReply], request: Request
+        self,
+        pending: Awaitable[Reply | StreamReply | WebSocketReply],
+        request: Request,
+        slot: Slot | None,
     ) -> Outcome:
         try:
             out = await pending
-        except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
-            return self.error(request, exc)
+        except BaseException as exc:  # cancellation included: the slot goes back either way
+            if slot is not None:
+                slot.release()
+            if isinstance(exc, Exception):  # every failure becomes the envelope
+                return self.error(request, exc)
+            raise
         if isinstance(out, StreamReply | WebSocketReply):
-            return out
+            return _holding(out, slot)
+        if slot is not None:
+            slot.release()
         return render(out, request.started, request.accepts_gzip)
 
     def error(self, request: Request, exc: BaseException) -> Response:
@@ -85,12 +117,32 @@ class TopicsApp:
         headers: list[tuple[bytes, bytes]] = []
         if isinstance(err, MethodNotAllowed) and err.detail:
             headers.append((b"allow", ", ".join(err.detail["allowed"]).encode()))
+        if isinstance(err, Unauthorized):
+            headers.append((b"www-authenticate", b'Bearer realm="topics"'))
         retry_after = wire.retry_after_s(err)
         if retry_after is not None:
             headers.append((b"retry-after", str(retry_after).encode()))
         body: dict[str, Any] = wire.error_body(err)
         body["performance"] = performance_block(request.started, {})
         return json_response(wire.status_of(err), dumps(body), headers, request.accepts_gzip)
+
+
+def _holding(reply: StreamReply | WebSocketReply, slot: Slot | None) -> StreamReply | WebSocketReply:
+    """``reply`` holding its stream slot until the stream ends (the transport closes it)."""
+    if slot is None:
+        return reply
+    if isinstance(reply, WebSocketReply):
+        reply.slot = slot
+        return reply
+    close = reply.close
+
+    def closed() -> None:
+        try:
+            close()
+        finally:
+            slot.release()
+
+    return StreamReply(reply.produce, closed)
 
 
 def build(
@@ -110,5 +162,7 @@ def build(
             checkpoint_wal_bytes=settings.checkpoint_wal_bytes,
             wal_sync_delay_s=settings.wal_sync_ms / 1000,
         )
-    ctx = ServerContext(engine, datadir, max_watch_topics=settings.max_watch_topics, ready=datadir is None)
-    return TopicsApp(ctx, settings.max_body_bytes), ctx
+    ctx = ServerContext(
+        engine, datadir, max_watch_topics=settings.max_watch_topics, caps=settings.caps, ready=datadir is None
+    )
+    return TopicsApp(ctx, settings.max_body_bytes, Gate(settings.api_keys, settings.probe_auth)), ctx

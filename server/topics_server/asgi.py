@@ -27,7 +27,7 @@ from .responses import Response
 from .settings import Settings
 from .sse import SSE_HEADERS, StreamReply
 from .streams import Frame
-from .websocket import WebSocketReply, WebSocketSession
+from .websocket import WebSocketReply
 
 
 def create_app(
@@ -105,7 +105,7 @@ class AsgiApp:
             return
         await send({"type": "websocket.accept"})
         sink = _AsgiMessages(send)
-        session = WebSocketSession(outcome.ctx, sink)
+        session = outcome.open(sink)
         delivery = asyncio.ensure_future(session.run())
         try:
             while not delivery.done():

@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import ctypes
 import logging
+import os
 import signal
 import sys
 
@@ -42,13 +43,22 @@ async def run(settings: Settings) -> int:
         log.error("cannot listen on %s:%d: %s", settings.host, settings.port, err)
         await ctx.stop()
         return 1
-    log.warning(
-        "topics %s listening on http://%s:%d, data in %s (authentication disabled: no API keys)",
+    log.info(
+        "topics %s listening on http://%s:%d, data in %s",
         VERSION,
         settings.host,
         settings.port,
         settings.data_dir,
     )
+    if settings.api_keys.enabled:
+        log.info(
+            "authentication on: %d API keys (SHA-256 digests held, never the keys)", len(settings.api_keys)
+        )
+    else:
+        log.warning(
+            "AUTHENTICATION DISABLED: no API keys (TOPICS_API_KEYS) are configured, so every request is "
+            "served and any Authorization header is ignored (dev mode)"
+        )
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -100,6 +110,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"topics: configuration error: {err}", file=sys.stderr)
         return 2
+    finally:
+        # the keys live on only as digests: no plaintext left in the process environment
+        os.environ.pop("TOPICS_API_KEYS", None)
     return serve(settings)
 
 

@@ -15,7 +15,9 @@ from topics_engine.datadir.directory import DataDirectory
 from topics_engine.routers import Routers
 from topics_engine.watch import Watches
 
+from .admission import Admission
 from .frames import FrameCache
+from .settings import Caps
 
 VERSION = "0.1.0"
 log = logging.getLogger("topics.server")
@@ -42,10 +44,12 @@ class ServerContext:
     engine: Engine
     datadir: DataDirectory | None = None
     max_watch_topics: int = 256
+    caps: Caps = field(default_factory=Caps)
     queues: Queues = field(init=False)
     routers: Routers = field(init=False)
     watches: Watches = field(init=False)
     frames: FrameCache = field(init=False)
+    admission: Admission = field(init=False)
     started: float = field(default_factory=time.monotonic)
     ready: bool = False
     replay_progress: float = 0.0
@@ -57,9 +61,10 @@ class ServerContext:
 
     def __post_init__(self) -> None:
         self.queues = Queues(self.engine)
-        self.routers = Routers(self.engine)
-        self.watches = Watches(self.engine, self.max_watch_topics)
+        self.routers = Routers(self.engine, max_routers=self.caps.max_routers)
+        self.watches = Watches(self.engine, self.max_watch_topics, max_sessions=self.caps.max_watch_sessions)
         self.frames = FrameCache()
+        self.admission = Admission(self.caps)
 
     @property
     def wal_read_only(self) -> bool:

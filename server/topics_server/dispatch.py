@@ -27,6 +27,7 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "ready": probes.ready,
     "healthz": probes.healthz,
     "readyz": probes.readyz,
+    "metrics": probes.metrics,
     "claim_jobs": queues.claim_jobs,
     "ack_jobs": queues.ack_jobs,
     "nack_jobs": queues.nack_jobs,
@@ -41,5 +42,9 @@ HANDLERS: dict[str, Callable[..., Any]] = {
     "open_websocket": watch.open_websocket,
 }
 
-PROBES = frozenset({"health", "ready", "healthz", "readyz"})
-"""Operations served while the server is still recovering."""
+PROBES = frozenset({"health", "ready", "healthz", "readyz", "metrics"})
+"""Operations served while the server is still recovering (the metrics describe the recovering
+process)."""
+
+STREAMS = frozenset({"watch_stream", "work_stream", "open_websocket"})
+"""Long-lived operations: they hold a stream slot (§11 SSE connection caps), not an in-flight one."""

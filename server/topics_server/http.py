@@ -291,10 +291,13 @@ class HttpProtocol(asyncio.Protocol):
             self.close()
 
     async def _stream(self, reply: StreamReply) -> bool:
-        """Run a stream to its end; True if the connection can carry another request."""
-        assert self.transport is not None
-        self.transport.write(_head(200, SSE_HEADERS, b"transfer-encoding: chunked\r\n"))
+        """Run a stream to its end; True if the connection can carry another request. The
+        reply is closed on every path (its close gives the stream slot back)."""
         transport = self.transport
+        if transport is None or self.closed:  # the client left before the stream started
+            reply.close()
+            return False
+        transport.write(_head(200, SSE_HEADERS, b"transfer-encoding: chunked\r\n"))
         self.streaming = True
         ended = False
         try:
@@ -329,9 +332,13 @@ class HttpProtocol(asyncio.Protocol):
         # frames from here on: a protocol that starts open (the handshake was parsed above)
         protocol = ServerProtocol(state=State.OPEN, max_size=self.app.max_body_bytes, logger=_WS_LOG)
         ws = self.websocket = _NativeWebSocket(self, protocol)
-        ws.session = WebSocketSession(reply.ctx, ws)
+        ws.session = reply.open(ws)
         self.busy = self.streaming = True
         self.task = self.loop.create_task(ws.serve())
+        # a task cancelled before it first ran (the client reset the connection right after the
+        # upgrade) never reaches serve()'s ``finally``: close the session when the task ends
+        session = ws.session
+        self.task.add_done_callback(lambda _: session.close())
         early, self.upgrade_data = bytes(self.upgrade_data or b""), bytearray()
         if early:
             ws.receive(early)

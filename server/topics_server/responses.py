@@ -3,11 +3,12 @@
 A handler returns a :class:`Reply`: a status, and either a dict (serialized once with orjson) or
 pre-encoded JSON object bytes *without* their closing brace — as one ``bytes`` or as a list of
 buffers (record reads: slices of the record bytes encoded at append time, never joined on the
-server). :func:`render` turns it into a :class:`Response` — status, headers, body — that either
+server) — or, with ``content_type`` set, a non-JSON body sent as is (the metrics' text
+exposition). :func:`render` turns it into a :class:`Response` — status, headers, body — that either
 transport writes as is (the native one hands a parts body to one vectored write);
 ``performance`` is appended last, so ``server_total_ms`` covers everything up to serialization.
 
-Compression (ruling 10): a JSON response larger than :data:`GZIP_MIN_BYTES` is gzip-encoded
+Compression (ruling 10): a JSON (or raw) response larger than :data:`GZIP_MIN_BYTES` is gzip-encoded
 when the request's ``Accept-Encoding`` allows gzip (fast level 1: the server's CPU, not the
 network, is the bottleneck of a local deployment). Streams (SSE) are never compressed.
 """
@@ -43,6 +44,9 @@ class Reply:
     body: dict[str, Any] | bytes | Parts
     performance: dict[str, Any] = field(default_factory=dict)
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    content_type: bytes | None = None
+    """Set for a non-JSON reply: ``body`` (``bytes``) is the whole body, sent as is with this
+    content type (no ``performance`` block)."""
 
 
 @dataclass(slots=True)
@@ -144,5 +148,17 @@ def json_response(
     return Response(status, JSON_HEADERS, payload)
 
 
+def raw_response(reply: Reply, gzip_ok: bool) -> Response:
+    """A non-JSON reply (``content_type`` set, ``body`` bytes), gzip-encoded like JSON."""
+    assert isinstance(reply.body, bytes) and reply.content_type is not None
+    headers = [(b"content-type", reply.content_type), *reply.headers]
+    if gzip_ok and len(reply.body) > GZIP_MIN_BYTES:
+        extra = [(b"content-encoding", b"gzip"), (b"vary", b"accept-encoding")]
+        return Response(reply.status, [*headers, *extra], gzip_bytes(reply.body))
+    return Response(reply.status, headers, reply.body)
+
+
 def render(reply: Reply, started: float, gzip_ok: bool) -> Response:
+    if reply.content_type is not None:
+        return raw_response(reply, gzip_ok)
     return json_response(reply.status, encode_reply(reply, started), reply.headers, gzip_ok)

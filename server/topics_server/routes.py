@@ -2,7 +2,8 @@
 
 connexion walks the spec (``AbstractRoutingAPI``): every path and method becomes an operation,
 its ``operationId`` resolved to a handler (start-up fails if one has none), its parameters and
-body schema resolved. :class:`RouteTable` compiles each operation's validator once and indexes
+body schema resolved, its ``security`` read as the scopes it needs (start-up fails if it
+declares none). :class:`RouteTable` compiles each operation's validator once and indexes
 the path templates in a segment trie, so matching a request costs one dict lookup per path
 segment — no per-route regular expressions, no middleware stack.
 """
@@ -20,6 +21,7 @@ from connexion.resolver import Resolver
 from connexion.spec import Specification
 from topics_engine.errors import NotFound
 
+from .access import Requirement
 from .bodies import BodyCompiler
 from .errors import MethodNotAllowed
 from .validation import OperationValidator
@@ -33,7 +35,8 @@ class Operation:
     operation_id: str
     handler: Handler
     validator: OperationValidator
-    security: list[dict[str, list[str]]]
+    requirement: Requirement
+    """Who may call it: the scopes of its ``security`` in the spec (``access``)."""
 
 
 @dataclass
@@ -64,12 +67,11 @@ class RouteTable(AbstractRoutingAPI[Operation]):
         super().__init__(specification, resolver=Resolver(function_resolver=lambda op_id: handlers[op_id]))
 
     def make_operation(self, operation: AbstractOperation) -> Operation:
-        security = operation.security if operation.security is not None else []
         return Operation(
             operation.operation_id,
             operation.function,
             OperationValidator(operation, self._compiler, self._max_body_bytes),
-            list(security),
+            Requirement.from_security(operation.operation_id, operation.security),
         )
 
     @staticmethod

@@ -1,8 +1,9 @@
 """Server settings, built from the environment in exactly one function (:func:`load_settings`).
 
-Variables and defaults are the contract's (§0.2, §2). Bad configuration raises
-:class:`ConfigError`, whose message names the variable and says how to fix it; ``topics serve``
-prints it and exits non-zero instead of starting.
+Variables and defaults are the contract's (§0.2, §2, §11). Bad configuration raises
+:class:`ConfigError`, whose message names the variable and says how to fix it (never a key's
+secret); ``topics serve`` prints it and exits non-zero instead of starting. ``TOPICS_API_KEYS``
+is kept only as the hashed :class:`KeyStore`.
 """
 
 from __future__ import annotations
@@ -10,15 +11,29 @@ from __future__ import annotations
 import ipaddress
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from topics_engine import Limits
 from topics_engine.limits import KIB, MIB
 
+from .auth import KeyConfigError, KeyStore
+
 
 class ConfigError(Exception):
     """Configuration that must not start a server."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    """The §11 resource caps the server enforces (0: unlimited). The topic and total-bytes caps
+    are the engine's (``Limits``); the router and watch-session caps their features'."""
+
+    max_routers: int = 10_000
+    max_watch_sessions: int = 10_000
+    max_sse_connections: int = 10_000
+    max_sse_connections_per_key: int = 1000
+    max_inflight_per_key: int = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +50,11 @@ class Settings:
     checkpoint_wal_bytes: int = 256 * MIB
     wal_sync_ms: int = 10
     max_watch_topics: int = 256
+    api_keys: KeyStore = field(default_factory=KeyStore)
+    """Digests only; empty: authentication disabled (dev mode)."""
+    probe_auth: bool = False
+    """``TOPICS_PROBE_AUTH``: the probes (health, ready) need a key too."""
+    caps: Caps = Caps()
 
 
 _LIMIT_VARS = {
@@ -44,6 +64,14 @@ _LIMIT_VARS = {
     "TOPICS_MAX_TAG_BYTES": "max_tag_bytes",
     "TOPICS_MAX_NODE_BYTES": "max_node_bytes",
     "TOPICS_MAX_LIMIT": "max_limit",
+}
+_QUOTA_VARS = {"TOPICS_MAX_TOPICS": "max_topics", "TOPICS_MAX_TOTAL_BYTES": "max_total_bytes"}
+_CAP_VARS = {
+    "TOPICS_MAX_ROUTERS": "max_routers",
+    "TOPICS_MAX_WATCH_SESSIONS": "max_watch_sessions",
+    "TOPICS_MAX_SSE_CONNECTIONS": "max_sse_connections",
+    "TOPICS_MAX_SSE_CONNECTIONS_PER_KEY": "max_sse_connections_per_key",
+    "TOPICS_MAX_INFLIGHT_PER_KEY": "max_inflight_per_key",
 }
 _LIMIT_CEILINGS = {"max_tag_bytes": 4096, "max_node_bytes": 4096}
 """A record's tag and node sit in its head, whose offsets the record store keeps as 16-bit
@@ -87,18 +115,31 @@ def _is_loopback(host: str) -> bool:
     return host == "localhost" or ipaddress.ip_address(host).is_loopback
 
 
-def _check_exposure(env: Mapping[str, str], host: str) -> None:
-    """Fail closed (§0.2): this build has no authentication yet, so keys cannot be honoured,
-    and a non-loopback bind would be an open event store unless explicitly allowed."""
-    if env.get("TOPICS_API_KEYS", "").strip():
+def _flag(env: Mapping[str, str], name: str) -> bool:
+    raw = env.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise ConfigError(f"{name}={raw!r} is not a boolean; set it to true or false (or 1 or 0)")
+
+
+def _api_keys(env: Mapping[str, str]) -> KeyStore:
+    try:
+        return KeyStore.parse(env.get("TOPICS_API_KEYS", ""))
+    except KeyConfigError as err:
+        raise ConfigError(str(err)) from None
+
+
+def _check_exposure(env: Mapping[str, str], host: str, keys: KeyStore) -> None:
+    """Fail closed (§0.2): a non-loopback bind with no keys would be an open event store unless
+    explicitly allowed."""
+    if keys.enabled or _is_loopback(host):
+        return
+    if env.get("TOPICS_ALLOW_INSECURE_NO_AUTH", "").strip() != "1":
         raise ConfigError(
-            "TOPICS_API_KEYS is set, but this build does not implement bearer "
-            "authentication yet; unset it and bind loopback (TOPICS_HOST=127.0.0.1)"
-        )
-    if not _is_loopback(host) and env.get("TOPICS_ALLOW_INSECURE_NO_AUTH", "") != "1":
-        raise ConfigError(
-            f"TOPICS_HOST={host} is not loopback and no API keys are configured; "
-            "bind 127.0.0.1, or set TOPICS_ALLOW_INSECURE_NO_AUTH=1 on a trusted "
+            f"TOPICS_HOST={host} is not loopback and no API keys are configured; set "
+            "TOPICS_API_KEYS, bind 127.0.0.1, or set TOPICS_ALLOW_INSECURE_NO_AUTH=1 on a trusted "
             "private network"
         )
 
@@ -109,10 +150,12 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     defaults = Limits()
     limits = Limits(
         **{
-            field: _int(env, var, getattr(defaults, field), 1, _LIMIT_CEILINGS.get(field, 2**40))
-            for var, field in _LIMIT_VARS.items()
-        }
+            name: _int(env, var, getattr(defaults, name), 1, _LIMIT_CEILINGS.get(name, 2**40))
+            for var, name in _LIMIT_VARS.items()
+        },
+        **{name: _int(env, var, getattr(defaults, name), 0, 2**62) for var, name in _QUOTA_VARS.items()},
     )
+    caps = Caps(**{name: _int(env, var, getattr(Caps(), name), 0, 2**40) for var, name in _CAP_VARS.items()})
     if limits.max_meta_bytes > limits.max_record_bytes:
         raise ConfigError(
             f"TOPICS_MAX_META_BYTES ({limits.max_meta_bytes}) exceeds TOPICS_MAX_RECORD_BYTES "
@@ -126,7 +169,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
             "point it at a directory (it is created if missing)"
         )
     host = _host(env)
-    _check_exposure(env, host)
+    keys = _api_keys(env)
+    _check_exposure(env, host, keys)
     log_level = env.get("TOPICS_LOG_LEVEL", "info").strip().lower() or "info"
     if log_level not in _LOG_LEVELS:
         raise ConfigError(f"TOPICS_LOG_LEVEL={log_level!r} is unknown; use one of {', '.join(_LOG_LEVELS)}")
@@ -143,4 +187,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_body_bytes=max_body,
         limits=limits,
         log_level=log_level,
+        api_keys=keys,
+        probe_auth=_flag(env, "TOPICS_PROBE_AUTH"),
+        caps=caps,
     )

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl
 from connexion.operations import AbstractOperation
 from topics_engine.errors import InvalidRequest
 
+from .auth import Principal
 from .bodies import BodyCompiler, BodyDecoder, ValueValidator, too_large
 from .errors import UnsupportedMediaType
 from .request import Request
@@ -32,11 +33,13 @@ class ValidatedRequest:
     coerced query/header params and the decoded body. Absent optional parameters are absent
     from ``query``; handlers apply the contract's defaults."""
 
-    __slots__ = ("path", "request", "_validator", "_query", "_headers", "_body")
+    __slots__ = ("path", "request", "principal", "_validator", "_query", "_headers", "_body")
 
     def __init__(self, path: dict[str, str], validator: OperationValidator, request: Request) -> None:
         self.path = path
         self.request = request
+        self.principal: Principal | None = None
+        """The request's API key (``None`` with auth disabled or on a public probe)."""
         self._validator = validator
         self._query: dict[str, Any] | None = None
         self._headers: dict[str, str] | None = None

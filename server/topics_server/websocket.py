@@ -36,7 +36,10 @@ from topics_engine.errors import InvalidRequest, Throttled
 from topics_engine.watch import Subscription
 
 from . import wire
-from .bodies import BodyCompiler, BodyDecoder, check_utf8
+from .access import forbid_name, forbid_scopes
+from .admission import Slot
+from .auth import Principal
+from .bodies import BodyCompiler, BodyDecoder, check_utf8, fields_set
 from .frames import ws_frame
 from .handlers.records import append
 from .responses import await_ack
@@ -67,9 +70,16 @@ class MessageSink(Sink, Protocol):
 @dataclass
 class WebSocketReply:
     """What the ``open_websocket`` handler returns: the transport completes the upgrade and
-    runs a :class:`WebSocketSession` on the socket."""
+    runs the :class:`WebSocketSession` :meth:`open` makes on the socket."""
 
     ctx: ServerContext
+    principal: Principal | None = None
+    """The key that opened the socket: each command is authorized against it."""
+    slot: Slot | None = None
+    """The socket's §11 stream slot, released when the session closes."""
+
+    def open(self, sink: MessageSink) -> WebSocketSession:
+        return WebSocketSession(self.ctx, sink, self.principal, self.slot)
 
 
 def check_upgrade(header: Callable[[str], str | None]) -> None:
@@ -160,6 +170,34 @@ def _decoders() -> dict[str, BodyDecoder]:
     }
 
 
+@cache
+def command_scopes() -> dict[str, frozenset[str]]:
+    """The scopes each command needs, from ``x-command-scopes`` of ``GET /v0/ws`` in the spec
+    (``publish_with_config``: a publish that carries ``config``)."""
+    declared = load_document()["paths"]["/v0/ws"]["get"]["x-command-scopes"]
+    return {op: frozenset(scopes) for op, scopes in declared.items()}
+
+
+def _authorize(principal: Principal, op: str, body: Any) -> None:
+    """403 ``forbidden`` unless the key may run this command on the topics it names."""
+    unset = msgspec.UNSET
+    names: list[tuple[str, str]] = []
+    if op == "publish":
+        config = fields_set(body.config) if body.config not in (unset, None) else None
+        forbid_scopes(principal, command_scopes()["publish_with_config" if config else op], op)
+        names.append(("topic", body.topic))
+        if config and isinstance(config.get("dead_letter"), str):
+            names.append(("config.dead_letter", config["dead_letter"]))
+    else:
+        forbid_scopes(principal, command_scopes()[op], op)
+        if op == "subscribe":
+            names.extend(("topics", n) for n in (body.topics if body.topics is not unset else {}))
+            if body.topic is not unset:
+                names.append(("topic", body.topic))
+    for where, name in names:
+        forbid_name(principal, name, where)
+
+
 class CommandError(Exception):
     def __init__(self, request_id: str | None, err: BaseException) -> None:
         super().__init__(str(err))
@@ -184,9 +222,17 @@ def error_frame(request_id: str | None, err: BaseException) -> bytes:
 
 
 class WebSocketSession:
-    def __init__(self, ctx: ServerContext, sink: MessageSink) -> None:
+    def __init__(
+        self,
+        ctx: ServerContext,
+        sink: MessageSink,
+        principal: Principal | None = None,
+        slot: Slot | None = None,
+    ) -> None:
         self.ctx = ctx
         self.sink = sink
+        self.principal = principal
+        self.slot = slot
         self.loop = StreamLoop(sink, ctx.engine.clock, PING_INTERVAL_MS, self._heartbeat)
         self.subs: list[Subscription] = []
         self.by_topic: dict[str, Subscription] = {}
@@ -233,6 +279,8 @@ class WebSocketSession:
             )
         try:
             body = decoder.decode(message)
+            if self.principal is not None:
+                _authorize(self.principal, head.op, body)
             getattr(self, f"_{head.op}")(body, request_id)
         except Exception as err:  # noqa: BLE001 — every failure becomes an error frame
             raise CommandError(request_id, err) from None
@@ -364,8 +412,13 @@ class WebSocketSession:
         return None
 
     def close(self) -> None:
-        """The socket ended: stop following every topic, drop pending acks' frames."""
+        """The socket ended: stop following every topic, drop pending acks' frames, give the
+        stream slot back. Idempotent (a transport may call it twice on the way out)."""
+        if self.closed:
+            return
         self.closed = True
+        if self.slot is not None:
+            self.slot.release()
         for sub in self.subs:
             sub.detach()
         self.subs.clear()

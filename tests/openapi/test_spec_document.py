@@ -118,6 +118,7 @@ EXPECTED_STATUSES = {
     "create_watch": {"200", "400", "404", "413", "415", "429"},
     "watch_stream": {"200", "400", "401", "404", "406", "429"},
     "open_websocket": {"101", "400", "401"},
+    "metrics": {"200"},
 }
 
 
@@ -607,9 +608,9 @@ def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
                   "event: topic-deleted", "event: error", "from_seq_too_old", "superseded"):  # fmt: skip
         assert frame in frames, frame
 
-    # GET /v0/ws: the upgrade; bearerAuth only (inherited), never `?token=` (ruling 15).
+    # GET /v0/ws: the upgrade; bearerAuth only, never `?token=` (ruling 15).
     *_, ws = ops["open_websocket"]
-    assert "security" not in ws and doc["security"] == [{"bearerAuth": []}]
+    assert ws["security"] == [{"bearerAuth": []}]
     assert "docs/WEBSOCKET.md" in ws["description"] and "`?token=` is **not**" in ws["description"]
     assert "content" not in ws["responses"]["101"]
     assert "from_seq_too_old" in schemas["TombstoneReason"]["enum"]
@@ -913,24 +914,58 @@ def test_topic_summary_lists_every_server_field(doc: dict[str, Any]) -> None:
 
 PROBES = {"health", "ready", "healthz", "readyz"}
 
+# The contract's per-route scope table (§0.2), restated independently of the document.
+ROUTE_SCOPES = {
+    "list_topics": ["read"],
+    "get_topic": ["read"],
+    "diff_topic": ["read"],
+    "list_routers": ["read"],
+    "get_router": ["read"],
+    "create_watch": ["read"],
+    "watch_stream": ["read"],
+    "metrics": ["read"],
+    "append_records": ["write"],
+    "ack_jobs": ["write"],
+    "nack_jobs": ["write"],
+    "extend_leases": ["write"],
+    "claim_jobs": ["read", "write"],
+    "work_stream": ["read", "write"],
+    "delete_topic": ["delete"],
+    "delete_router": ["delete"],
+    "delete_records": ["delete"],
+    "put_topic": ["admin"],
+    "put_router": ["admin"],
+    "open_websocket": [],  # a key, no scope: each command is authorized on its own
+}
+
 
 def test_security_schemes(doc: dict[str, Any]) -> None:
     schemes = doc["components"]["securitySchemes"]
     assert schemes["bearerAuth"]["type"] == "http" and schemes["bearerAuth"]["scheme"] == "bearer"
     token = schemes["tokenQuery"]
     assert (token["type"], token["in"], token["name"]) == ("apiKey", "query", "token")
-    assert doc["security"] == [{"bearerAuth": []}]
+    # No document-wide default: an operation added without its own requirement fails here (and
+    # the server refuses to start).
+    assert "security" not in doc
     for _, _, item, op in _operations(doc):
         op_id = op["operationId"]
+        assert "security" in op, f"{op_id}: every operation declares its security and scopes"
         if op_id in PROBES:
             assert op["security"] == [], f"{op_id}: probes declare no auth"
-        elif op_id in SSE_OPERATIONS:
-            assert op["security"] == [{"bearerAuth": []}, {"tokenQuery": []}], op_id
+            continue
+        scopes = ROUTE_SCOPES[op_id]
+        if op_id in SSE_OPERATIONS:
+            assert op["security"] == [{"bearerAuth": scopes}, {"tokenQuery": scopes}], op_id
         else:
-            assert "security" not in op, f"{op_id}: inherits the top-level bearerAuth"
+            assert op["security"] == [{"bearerAuth": scopes}], op_id
         # `?token=` is the security scheme; a parameter of the same name would duplicate it.
         params = [_resolve(doc, p) for p in item.get("parameters", []) + op.get("parameters", [])]
         assert not [p for p in params if p["in"] == "query" and p["name"] == "token"], op_id
-    # No scopes yet (the auth issue adds them).
-    requirements = [doc["security"]] + [op.get("security", []) for *_, op in _operations(doc)]
-    assert all(scopes == [] for req in requirements for entry in req for scopes in entry.values())
+    ws = next(op for *_, op in _operations(doc) if op["operationId"] == "open_websocket")
+    assert ws["x-command-scopes"] == {
+        "subscribe": ["read"],
+        "unsubscribe": [],
+        "ping": [],
+        "publish": ["write"],
+        "publish_with_config": ["write", "admin"],
+    }

@@ -36,7 +36,14 @@ def test_limits_come_from_the_environment() -> None:
         ({"TOPICS_MAX_BODY_BYTES": "-5"}, "TOPICS_MAX_BODY_BYTES"),
         ({"TOPICS_HOST": "not a host"}, "TOPICS_HOST"),
         ({"TOPICS_HOST": "0.0.0.0"}, "TOPICS_ALLOW_INSECURE_NO_AUTH"),
-        ({"TOPICS_API_KEYS": "k1"}, "TOPICS_API_KEYS"),
+        ({"TOPICS_API_KEYS": "k1:bogus"}, "TOPICS_API_KEYS entry #1"),
+        ({"TOPICS_API_KEYS": "k1,k2:r+x"}, "TOPICS_API_KEYS entry #2"),
+        ({"TOPICS_API_KEYS": "k1,,k2"}, "TOPICS_API_KEYS entry #2"),
+        ({"TOPICS_API_KEYS": "k1::a|"}, "TOPICS_API_KEYS entry #1"),
+        ({"TOPICS_API_KEYS": "k1:r,k1:w"}, "entries #1 and #2"),
+        ({"TOPICS_PROBE_AUTH": "maybe"}, "TOPICS_PROBE_AUTH"),
+        ({"TOPICS_MAX_TOPICS": "-1"}, "TOPICS_MAX_TOPICS"),
+        ({"TOPICS_MAX_SSE_CONNECTIONS_PER_KEY": "lots"}, "TOPICS_MAX_SSE_CONNECTIONS_PER_KEY"),
         ({"TOPICS_MAX_META_BYTES": "4096", "TOPICS_MAX_RECORD_BYTES": "1024"}, "TOPICS_MAX_META_BYTES"),
         ({"TOPICS_LOG_LEVEL": "loud"}, "TOPICS_LOG_LEVEL"),
         ({"TOPICS_WAL_SYNC_MS": "0"}, "TOPICS_WAL_SYNC_MS"),
@@ -53,3 +60,26 @@ def test_bad_configuration_refuses_with_a_fix(env: dict[str, str], needle: str) 
 def test_non_loopback_allowed_explicitly() -> None:
     s = load_settings({"TOPICS_HOST": "0.0.0.0", "TOPICS_ALLOW_INSECURE_NO_AUTH": "1"})
     assert s.host == "0.0.0.0"
+
+
+def test_keys_with_a_non_loopback_bind_start() -> None:
+    s = load_settings({"TOPICS_HOST": "0.0.0.0", "TOPICS_API_KEYS": "ops::"})
+    assert s.host == "0.0.0.0" and s.api_keys.enabled
+
+
+def test_a_refusal_never_echoes_a_secret() -> None:
+    for value in ("s3cr3t-key:rx", "s3cr3t-key:bad:scope", "ok,s3cr3t-key:r:|", "s3cr3t-key,s3cr3t-key"):
+        with pytest.raises(ConfigError) as info:
+            load_settings({"TOPICS_API_KEYS": value})
+        assert "s3cr3t" not in str(info.value), value
+
+
+def test_caps_come_from_the_environment_and_default_to_the_contracts() -> None:
+    s = load_settings({})
+    assert (s.limits.max_topics, s.limits.max_total_bytes) == (100_000, 0)
+    caps = s.caps
+    assert (caps.max_routers, caps.max_watch_sessions, caps.max_sse_connections) == (10_000, 10_000, 10_000)
+    assert (caps.max_sse_connections_per_key, caps.max_inflight_per_key) == (1000, 1000)
+    s = load_settings({"TOPICS_MAX_TOPICS": "0", "TOPICS_MAX_ROUTERS": "3", "TOPICS_MAX_TOTAL_BYTES": "1000"})
+    assert (s.limits.max_topics, s.caps.max_routers, s.limits.max_total_bytes) == (0, 3, 1000)
+    assert load_settings({"TOPICS_PROBE_AUTH": "true"}).probe_auth

@@ -1028,20 +1028,18 @@ async def test_topics_per_socket_are_capped(clock: ManualClock) -> None:
             assert (await c.recv())["op"] == "caught_up"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not implemented: docs/WEBSOCKET.md (Limits) says a socket counts against "
-    "TOPICS_MAX_SSE_CONNECTIONS and an upgrade over the cap is 429 throttled with "
-    "error.detail.limit; the settings do not read the variable and the upgrade is always 101",
-)
 async def test_sockets_over_the_connection_cap_are_429(clock: ManualClock) -> None:
-    async with serve({"TOPICS_MAX_SSE_CONNECTIONS": "1"}, clock) as server, ws_client(server):
-        raw = await server.raw()
-        raw.send(handshake())
-        status, _, body = await raw.response()
-        error = assert_envelope(status, body, 429, "throttled")
-        assert "limit" in error["detail"]
-        raw.close()
+    async with serve({"TOPICS_MAX_SSE_CONNECTIONS": "1"}, clock) as server:
+        async with ws_client(server):
+            raw = await server.raw()
+            raw.send(handshake())
+            status, headers, body = await raw.response()
+            error = assert_envelope(status, body, 429, "throttled")
+            assert error["detail"] == {"limit": "max_sse_connections", "max": 1}
+            raw.close()
+        # the first socket closed: its slot is free again
+        async with ws_client(server) as c:
+            assert (await c.call({"op": "ping", "request_id": "p"}))["op"] == "pong"
 
 
 # -- tombstones and deletion -----------------------------------------------------------------------

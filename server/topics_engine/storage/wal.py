@@ -32,6 +32,7 @@ frame submitted before it is durable.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import threading
 import time
@@ -85,20 +86,73 @@ class _Task:
     future: asyncio.Future[float]
 
 
+FSYNC_BUCKETS_US: tuple[int, ...] = (
+    50,
+    100,
+    250,
+    500,
+    1_000,
+    2_500,
+    5_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+)
+"""Upper bounds (µs, inclusive: Prometheus ``le``) of the fsync latency histogram's buckets; one
+more bucket, ``+Inf``, takes the rest."""
+
+
+@dataclass(frozen=True, slots=True)
+class FsyncHistogram:
+    """A consistent snapshot of the fsync latency histogram: ``counts[i]`` fsyncs took at most
+    ``FSYNC_BUCKETS_US[i]`` µs and more than the bound before it (per bucket, not cumulative);
+    ``counts[-1]`` is the ``+Inf`` bucket. ``count == sum(counts)``; ``sum_us`` is their total."""
+
+    counts: tuple[int, ...]
+    sum_us: int
+    count: int
+
+
 @dataclass
 class WalStats:
+    """The WAL's counters since it was opened (not persisted across restarts).
+
+    Written by the loop thread (frames, batches, bytes, rotations, the queue peak) and by the
+    sync thread (:meth:`record_fsync`); read by either. The fsync histogram is updated and read
+    under a lock, so a snapshot's buckets, sum and count agree."""
+
     frames_total: int = 0
     batches_total: int = 0
+    """``write`` calls: each writes every frame queued during one event-loop iteration."""
     fsyncs_total: int = 0
     bytes_written_total: int = 0
     rotations_total: int = 0
     queue_depth_peak: int = 0
-    fsync_us: list[int] = field(default_factory=list)
+    """Highest :attr:`Wal.queue_depth` seen at a submit."""
+    submit_full_total: int = 0
+    """Submits that found the queue full. Always 0: the WAL's submit queue is unbounded (a
+    submit never waits — it queues the frame and returns; the loop writes once per iteration),
+    so the counter exists only for the metric's shape (§8.3)."""
+    fsync_counts: list[int] = field(default_factory=lambda: [0] * (len(FSYNC_BUCKETS_US) + 1))
+    """Per-bucket (not cumulative) fsync counts, indexed like ``FSYNC_BUCKETS_US`` + ``+Inf``."""
+    fsync_sum_us: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def record_fsync(self, micros: int) -> None:
-        self.fsyncs_total += 1
-        if len(self.fsync_us) < 100_000:
-            self.fsync_us.append(micros)
+        """One fsync (of every file a sync covers) took ``micros`` µs (sync thread)."""
+        bucket = bisect.bisect_left(FSYNC_BUCKETS_US, micros)
+        with self._lock:
+            self.fsyncs_total += 1
+            self.fsync_counts[bucket] += 1
+            self.fsync_sum_us += micros
+
+    def fsync_histogram(self) -> FsyncHistogram:
+        with self._lock:
+            return FsyncHistogram(tuple(self.fsync_counts), self.fsync_sum_us, self.fsyncs_total)
 
 
 class Wal:
@@ -180,6 +234,8 @@ class Wal:
 
     @property
     def queue_depth(self) -> int:
+        """Frames submitted and not yet written, plus written frames somebody waits on (a
+        future or ``on_durable``) that are not durable yet."""
         return self._frame_count + len(self._waiters)
 
     def fail(self, error: BaseException) -> None:
@@ -237,8 +293,9 @@ class Wal:
             if not self._waiters and not self._observers:
                 self._first_waiter_lsn = lsn  # the sync thread reports back only when needed
             self._waiters.append(_Waiter(lsn, future, on_durable))
-        if self._frame_count > self.stats.queue_depth_peak:
-            self.stats.queue_depth_peak = self._frame_count
+        depth = self._frame_count + len(self._waiters)
+        if depth > self.stats.queue_depth_peak:
+            self.stats.queue_depth_peak = depth
         if not self._flush_scheduled:
             self._flush_scheduled = True
             self.loop.call_soon(self.flush)

@@ -1,10 +1,11 @@
-"""§8.1–§8.2 — liveness and readiness, at /v0 and as /healthz, /readyz aliases."""
+"""§8.1–§8.3 — liveness and readiness, at /v0 and as /healthz, /readyz aliases; the metrics."""
 
 from __future__ import annotations
 
 from topics_engine.errors import NotReady, ShuttingDown
 
 from ..context import VERSION, ServerContext
+from ..metrics import TEXT_CONTENT_TYPE, metrics_snapshot, metrics_text
 from ..responses import Reply
 from ..validation import ValidatedRequest
 
@@ -34,6 +35,41 @@ def ready(req: ValidatedRequest, ctx: ServerContext) -> Reply:
             {"wal_read_only": True},
         )
     return Reply(200, {"status": "ready", "wal_replay_complete": True, "topics": ctx.engine.topic_count})
+
+
+VARY_ACCEPT = (b"vary", b"accept")
+
+
+def metrics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+    """§8.3: the Prometheus text exposition, or the JSON snapshot when ``Accept`` prefers
+    ``application/json``. 200 always — also while the WAL replays."""
+    principal = req.principal
+    allowed = principal.allows if principal is not None and principal.prefixes else None  # ruling 19
+    if wants_json(req.header("accept")):
+        return Reply(200, metrics_snapshot(ctx, allowed), headers=[VARY_ACCEPT])
+    return Reply(200, metrics_text(ctx, allowed), headers=[VARY_ACCEPT], content_type=TEXT_CONTENT_TYPE)
+
+
+def wants_json(accept: str | None) -> bool:
+    """``Accept`` lists ``application/json`` with a quality above 0 and at least that of
+    ``text/plain`` (absent types have quality 0; ``*/*`` and ``text/*`` do not count)."""
+    if not accept:
+        return False
+    quality: dict[str, float] = {}
+    for item in accept.split(","):
+        kind, *params = (p.strip() for p in item.split(";"))
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        kind = kind.lower()
+        quality[kind] = max(quality.get(kind, 0.0), q)
+    json_q = quality.get("application/json", 0.0)
+    return json_q > 0 and json_q >= quality.get("text/plain", 0.0)
 
 
 healthz = health

@@ -28,6 +28,7 @@ def list_routers(req: ValidatedRequest, ctx: ServerContext) -> Reply:
         dest=q.get("dest"),
         page_size=q.get("page_size", 0),
         cursor=q.get("cursor"),
+        within=req.principal.prefixes if req.principal is not None else (),
     )
     return Reply(200, wire.router_page(page))
 

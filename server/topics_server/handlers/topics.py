@@ -29,6 +29,7 @@ def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
         page_size=q.get("page_size", 0),
         cursor=q.get("cursor"),
         touch=q.get("touch", False),
+        within=req.principal.prefixes if req.principal is not None else (),
     )
     return Reply(200, wire.topic_page(page))
 

@@ -18,7 +18,7 @@ import orjson
 from topics_engine.watch import WatchSession
 
 from ..context import ServerContext
-from ..errors import NotAcceptable
+from ..errors import NotAcceptable, Unauthorized
 from ..frames import sse_frame
 from ..responses import Reply
 from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
@@ -33,8 +33,13 @@ log = logging.getLogger("topics.watch")
 def create_watch(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     body = req.json()
     options = watch_options(body, ctx.engine.limits.max_limit)
+    creator = req.principal.key_id if req.principal is not None else None
     session = ctx.watches.create(
-        topic_starts(body.topics), options, opt(body.cursor), bool(req.query.get("lenient", False))
+        topic_starts(body.topics),
+        options,
+        opt(body.cursor),
+        bool(req.query.get("lenient", False)),
+        creator=creator,
     )
     return Reply(200, _session_body(session))
 
@@ -50,6 +55,9 @@ def _session_body(session: WatchSession) -> dict[str, Any]:
 
 def watch_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
     session = ctx.watches.session(req.path["wid"])
+    if req.principal is not None and session.creator != req.principal.key_id:
+        # the wid is bound to its creating key: a leaked wid is not a credential (§0.2)
+        raise Unauthorized("this watch session belongs to another API key; present the key that created it")
     accept = req.header("accept")
     if not accepts_event_stream(accept):
         raise NotAcceptable(
@@ -61,7 +69,7 @@ def watch_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
 
 def open_websocket(req: ValidatedRequest, ctx: ServerContext) -> WebSocketReply:
     check_upgrade(req.header)
-    return WebSocketReply(ctx)
+    return WebSocketReply(ctx, req.principal)
 
 
 class WatchStream:

@@ -1,0 +1,167 @@
+"""Who may call what (§0.2): each operation's requirement, read from its ``security`` in the
+OpenAPI document, and the gate every request passes before its handler runs.
+
+The document is the one place the per-route scope table lives: an operation's
+``security: [{bearerAuth: [scopes]}]`` names the scopes it needs (all of them), a
+``tokenQuery`` alternative allows ``?token=`` (the two SSE GETs only), ``security: []`` makes
+it public (the probes, gated only by ``TOPICS_PROBE_AUTH``). An operation that declares no
+``security`` refuses the start, so a route can never be added without a scope.
+
+Order of the checks (ruling 19: before anything that reveals whether a name exists): the key
+(401 ``unauthorized``), the scopes (403), the names in the path (403); the names in the body
+are checked once the body is decoded (:func:`check_body_names`). With no keys configured every
+request passes and the ``Authorization`` header is ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from .auth import KeyStore, Principal
+from .errors import Forbidden, Unauthorized
+from .request import Request
+
+NAME_PARAMS = ("topic", "router")
+"""Path parameters that are topic/router names (checked against a key's allowlist)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """What an operation asks of a request's credentials."""
+
+    public: bool = False
+    """``security: []``: no key needed (the probes, unless ``TOPICS_PROBE_AUTH``)."""
+    scopes: frozenset[str] = frozenset()
+    """Every one of these scopes is needed."""
+    token_query: bool = False
+    """The key may come as ``?token=`` (the first occurrence, form-decoded)."""
+
+    @classmethod
+    def from_security(cls, operation_id: str, security: list[dict[str, list[str]]] | None) -> Requirement:
+        if security is None:
+            raise ValueError(
+                f"operation {operation_id} declares no security in openapi/v0.yaml; give it "
+                "`security: [{bearerAuth: [<scopes>]}]` (or `security: []` for a public probe)"
+            )
+        if not security:
+            return cls(public=True)
+        schemes = {name: frozenset(scopes) for entry in security for name, scopes in entry.items()}
+        if "bearerAuth" not in schemes or not set(schemes) <= {"bearerAuth", "tokenQuery"}:
+            raise ValueError(
+                f"operation {operation_id}: security must offer bearerAuth (and only tokenQuery besides)"
+            )
+        scopes = schemes["bearerAuth"]
+        if schemes.get("tokenQuery", scopes) != scopes:
+            raise ValueError(
+                f"operation {operation_id}: bearerAuth and tokenQuery must require the same scopes"
+            )
+        return cls(scopes=scopes, token_query="tokenQuery" in schemes)
+
+
+def bearer_token(request: Request) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header (scheme case-insensitive)."""
+    value = request.header("authorization")
+    if value is None:
+        return None
+    scheme, _, token = value.strip().partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
+def query_token(query_string: bytes) -> str | None:
+    """The first ``token`` query parameter, form-decoded (``+`` is a space, ``%xx`` UTF-8)."""
+    if b"token" not in query_string and b"%" not in query_string:
+        return None
+    for name, value in parse_qsl(query_string.decode("utf-8", "replace"), keep_blank_values=True):
+        if name == "token":
+            return value
+    return None
+
+
+def forbid_name(principal: Principal, name: str, where: str) -> None:
+    """403 unless ``name`` is inside the key's allowlist."""
+    if not principal.allows(name):
+        raise Forbidden(
+            f"{principal.label} may not use {where} {name!r}: it is outside the key's prefix allowlist",
+            {"name": name, "field": where},
+        )
+
+
+def forbid_scopes(principal: Principal, required: Iterable[str], what: str) -> None:
+    """403 unless the key has every scope in ``required``."""
+    missing = principal.missing(required)
+    if missing:
+        raise Forbidden(
+            f"api key lacks {'+'.join(missing)} scope for {what}",
+            {"required": sorted(required), "missing": missing},
+        )
+
+
+class Gate:
+    """Authentication and authorization of every request (no keys: everything passes)."""
+
+    def __init__(self, keys: KeyStore, probe_auth: bool = False) -> None:
+        self.keys = keys
+        self.probe_auth = probe_auth
+
+    @property
+    def enabled(self) -> bool:
+        return self.keys.enabled
+
+    def authenticate(self, request: Request, token_query: bool = False) -> Principal:
+        """The request's key; 401 if it presents none or an unknown one."""
+        token = bearer_token(request)
+        if token is None and token_query:
+            token = query_token(request.query_string)
+        principal = self.keys.authenticate(token)
+        if principal is None:
+            raise Unauthorized(
+                "missing or unknown bearer token; send Authorization: Bearer <API key>"
+                if token is None
+                else "unknown API key",
+                None,
+            )
+        return principal
+
+    def admit(
+        self, request: Request, operation_id: str, requirement: Requirement, path: dict[str, str]
+    ) -> Principal | None:
+        """The request's key once it may call this operation on these path names (``None``
+        with auth disabled, or on a public operation)."""
+        if not self.keys.enabled or (requirement.public and not self.probe_auth):
+            return None
+        principal = self.authenticate(request, requirement.token_query)
+        if requirement.scopes:
+            forbid_scopes(principal, requirement.scopes, operation_id)
+        for param in NAME_PARAMS:
+            name = path.get(param)
+            if name is not None:
+                forbid_name(principal, name, param)
+        return principal
+
+
+def _config_names(config: Any) -> list[str]:
+    dead_letter = config.get("dead_letter") if isinstance(config, dict) else None
+    return [dead_letter] if isinstance(dead_letter, str) else []
+
+
+BODY_NAMES: dict[str, Callable[[dict[str, Any]], list[tuple[str, str]]]] = {
+    "put_topic": lambda body: [("dead_letter", n) for n in _config_names(body)],
+    "append_records": lambda body: [("config.dead_letter", n) for n in _config_names(body.get("config"))],
+    "put_router": lambda body: [(f, body[f]) for f in ("source", "dest") if isinstance(body.get(f), str)],
+    "create_watch": lambda body: [("topics", n) for n in body.get("topics") or {}],
+}
+"""Operations whose body names other topics, and how to find them (the request's fields as
+sent, see ``bodies.fields_set``)."""
+
+
+def check_body_names(principal: Principal, operation_id: str, body: dict[str, Any]) -> None:
+    """403 if the body names a topic outside the key's allowlist."""
+    names = BODY_NAMES.get(operation_id)
+    if names is None or not principal.prefixes:
+        return
+    for field, name in names(body):
+        forbid_name(principal, name, field)

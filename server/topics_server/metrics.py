@@ -1,0 +1,357 @@
+"""§8.3 — the metric families of ``GET /v0/metrics``, read from the :class:`ServerContext`.
+
+One prometheus_client collector (:class:`TopicsCollector`) yields every family; each render
+registers it in a private :class:`CollectorRegistry` (never the process-global default one, so
+nothing else ever shows up here and nothing of ours elsewhere) and renders either
+
+* the Prometheus text exposition 0.0.4 (:func:`metrics_text`, content type
+  :data:`TEXT_CONTENT_TYPE`), or
+* a JSON snapshot of the same families (:func:`metrics_snapshot`)::
+
+      {"metrics": {"<exposed name>": {"type": "gauge" | "counter" | "histogram",
+                                      "help": "...",
+                                      "samples": [{"name": ..., "labels": {...}, "value": ...}]}}}
+
+  keyed by the name the text format exposes (``topics_wal_frames_total``: prometheus_client
+  keeps a counter's family name without ``_total`` and adds it back to the exposed name and
+  its sample). A histogram has ``_bucket`` samples (label ``le``, cumulative, ``+Inf`` last),
+  ``_sum`` and ``_count``.
+
+Families: process aggregates (over every topic, whatever the caller may see), a per-topic block
+for at most :data:`MAX_TOPIC_METRICS` topics in name order — only those ``allowed`` admits (an API
+key's prefix allowlist), with ``topics_topic_metrics_truncated`` 1 when more were eligible — and
+the WAL's counters, gauges and fsync latency histogram. Without a data directory (in-memory
+engine), or before the WAL is open, the WAL families are present with zeros.
+
+Cost: a scrape runs on the event loop — writes wait while it runs — so it reads what the engine
+keeps up to date (topic count, ``engine.usage``) and walks only the queue topics (lazy lease
+expiry) and the bounded per-topic block; :func:`topic_index` is the one remaining pass over
+every topic until the engine keeps its class counts and queue set (``bench/metrics_scrape.py``
+times a scrape at 100 000 topics).
+
+While the WAL replays (on a worker thread that is mutating the engine) a scrape reads only the
+topic and router counts: the per-topic block is empty and the other engine aggregates are 0
+(``topics_recovery_progress`` says how far replay is). Once ready, lazy expiry is applied as any
+read applies it (TTL for the exported topics, lease deadlines for queues), so the gauges agree
+with ``GET /v0/topics/:topic``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client.exposition import generate_latest
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector, CollectorRegistry
+from topics_engine import Engine
+from topics_engine.config import Durability
+from topics_engine.storage.wal import FSYNC_BUCKETS_US, FsyncHistogram, WalStats
+from topics_engine.topic import Topic
+
+from .context import ServerContext
+
+MAX_TOPIC_METRICS = 1000
+"""Most topics the per-topic block lists (the first eligible ones in name order)."""
+TEXT_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
+
+TopicFilter = Callable[[str], bool]
+"""Which topic names the caller may see (``None``: all)."""
+
+
+# -- engine seams ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TopicIndex:
+    """What a scrape needs of the topic registry beyond its counts."""
+
+    by_class: dict[Durability, int]
+    """Live topics by durability class."""
+    queues: list[Topic]
+    """Live queue topics (any order)."""
+    names: Iterable[str]
+    """Live topic names in name order (read lazily, only up to the per-topic block's end)."""
+
+
+def topic_index(engine: Engine) -> TopicIndex:
+    """The engine's own class counts, queue topics and sorted names (kept up to date as topics
+    are registered, unregistered and reconfigured: no pass over every topic)."""
+    return TopicIndex(dict(engine.by_class), [*engine.queue_topics.values()], engine.names())
+
+
+# -- reading the context -----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class TopicRow:
+    """One topic of the per-topic block; ``ready``/``in_flight`` are ``None`` for a log."""
+
+    name: str
+    head_seq: int
+    earliest_seq: int
+    records: int
+    bytes: int
+    ready: int | None
+    in_flight: int | None
+
+
+@dataclass(slots=True)
+class Aggregates:
+    """Engine-wide gauges (over every topic, whoever asks)."""
+
+    topics: int
+    by_class: dict[Durability, int]
+    routers: int
+    records: int
+    bytes: int
+    queue_topics: int
+    leases_in_flight: int
+
+
+def aggregates(ctx: ServerContext, index: TopicIndex | None) -> Aggregates:
+    """The aggregates (``index`` ``None`` while recovering: the counts only, the rest 0)."""
+    engine = ctx.engine
+    if index is None:
+        return Aggregates(engine.topic_count, dict.fromkeys(Durability, 0), ctx.routers.count, 0, 0, 0, 0)
+    usage = engine.usage
+    return Aggregates(
+        engine.topic_count,
+        index.by_class,
+        ctx.routers.count,
+        usage.records,
+        usage.bytes,
+        len(index.queues),
+        leases_in_flight(index.queues, engine.clock.now_ms()),
+    )
+
+
+def leases_in_flight(queues: list[Topic], now: int) -> int:
+    """Leases held over ``queues`` after lazy lease expiry (as any read of a queue applies it;
+    an expired lease is not in flight)."""
+    total = 0
+    for topic in queues:
+        q = topic.queue
+        if q is not None:
+            q.expire(now)
+            total += len(q.leases)
+    return total
+
+
+def topic_rows(
+    engine: Engine, index: TopicIndex | None, allowed: TopicFilter | None
+) -> tuple[list[TopicRow], bool]:
+    """The per-topic block: the first :data:`MAX_TOPIC_METRICS` topics in name order that
+    ``allowed`` admits, and whether more were eligible (``index`` ``None``: none, not capped)."""
+    if index is None:
+        return [], False
+    eligible = index.names if allowed is None else filter(allowed, index.names)
+    chosen = list(itertools.islice(eligible, MAX_TOPIC_METRICS + 1))
+    now = engine.clock.now_ms()
+    rows = [_row(engine, engine.get(name), now) for name in chosen[:MAX_TOPIC_METRICS]]
+    return rows, len(chosen) > MAX_TOPIC_METRICS
+
+
+def _row(engine: Engine, topic: Topic, now: int) -> TopicRow:
+    topic.expire(now)  # lazy TTL expiry, as any read of the topic applies it
+    counters = engine.queue_counters(topic)
+    return TopicRow(
+        topic.name,
+        topic.head_seq,
+        topic.earliest_seq,
+        topic.count,
+        topic.bytes,
+        counters.ready if counters is not None else None,
+        counters.in_flight if counters is not None else None,
+    )
+
+
+@dataclass(slots=True)
+class WalView:
+    """The WAL's numbers (zeros without one)."""
+
+    stats: WalStats
+    histogram: FsyncHistogram
+    queue_depth: int
+    read_only: bool
+
+
+def wal_view(ctx: ServerContext) -> WalView:
+    wal = ctx.datadir.wal if ctx.datadir is not None else None
+    stats = wal.stats if wal is not None else WalStats()
+    depth, read_only = (wal.queue_depth, wal.read_only) if wal is not None else (0, False)
+    return WalView(stats, stats.fsync_histogram(), depth, read_only)
+
+
+# -- the families ------------------------------------------------------------------------------
+
+
+def _gauge(name: str, help_: str, value: float) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, help_, value=value)
+
+
+def _counter(name: str, help_: str, value: float) -> CounterMetricFamily:
+    """A counter named exactly ``name`` (which ends in ``_total``) when exposed."""
+    return CounterMetricFamily(name, help_, value=value)
+
+
+class TopicsCollector(Collector):
+    """Every §8.3 family, read from ``ctx`` at each :meth:`collect`; the per-topic block lists
+    only topics ``allowed`` admits (``None``: all), the aggregates are never filtered."""
+
+    def __init__(self, ctx: ServerContext, allowed: TopicFilter | None = None) -> None:
+        self.ctx = ctx
+        self.allowed = allowed
+
+    def collect(self) -> Iterator[Metric]:
+        ctx = self.ctx
+        index = topic_index(ctx.engine) if ctx.ready else None
+        rows, truncated = topic_rows(ctx.engine, index, self.allowed)  # expires first
+        yield from self._process(aggregates(ctx, index))
+        yield from self._per_topic(rows, truncated)
+        yield from self._wal(wal_view(ctx))
+
+    def _process(self, agg: Aggregates) -> Iterator[Metric]:
+        ctx = self.ctx
+        yield _gauge("topics_topics", "Live topics.", agg.topics)
+        by_class = GaugeMetricFamily(
+            "topics_topics_by_class", "Live topics by durability class.", labels=["class"]
+        )
+        for durability, n in agg.by_class.items():
+            by_class.add_metric([durability.value], n)
+        yield by_class
+        yield _gauge("topics_routers", "Routers.", agg.routers)
+        yield _gauge("topics_records_live", "Live records over all topics.", agg.records)
+        yield _gauge("topics_bytes_live", "Encoded bytes of the live records over all topics.", agg.bytes)
+        yield _gauge("topics_queue_topics", "Topics of type queue.", agg.queue_topics)
+        yield _gauge(
+            "topics_queue_leases_in_flight",
+            "Leased, unacknowledged jobs over all queues.",
+            agg.leases_in_flight,
+        )
+        streams = ctx.admission.sse_connections
+        yield _gauge("topics_sse_connections", "Open streams (SSE and WebSocket).", streams)
+        yield _gauge("topics_watch_sessions", "Watch sessions.", len(ctx.watches))
+        yield _gauge(
+            "topics_ready",
+            "1 when /v0/ready answers 200 (WAL replayed, not draining, WAL writable), else 0.",
+            int(ctx.ready and not ctx.shutting_down and not ctx.wal_read_only),
+        )
+        yield _gauge(
+            "topics_recovery_progress",
+            "WAL replay progress, 0.0 to 1.0 (1 once recovered).",
+            1.0 if ctx.ready else ctx.replay_progress,
+        )
+        yield _gauge("topics_uptime_ms", "Milliseconds since the server started.", ctx.uptime_ms)
+
+    def _per_topic(self, rows: list[TopicRow], truncated: bool) -> Iterator[Metric]:
+        def family(name: str, help_: str, value: Callable[[TopicRow], int | None]) -> GaugeMetricFamily:
+            out = GaugeMetricFamily(name, help_, labels=["topic"])
+            for row in rows:
+                v = value(row)
+                if v is not None:
+                    out.add_metric([row.name], v)
+            return out
+
+        yield family("topics_topic_head_seq", "Highest assigned seq per topic.", lambda r: r.head_seq)
+        yield family(
+            "topics_topic_earliest_seq",
+            "Lowest live seq per topic (head_seq + 1 when empty).",
+            lambda r: r.earliest_seq,
+        )
+        yield family("topics_topic_records_live", "Live records per topic.", lambda r: r.records)
+        yield family("topics_topic_bytes_live", "Encoded bytes of live records per topic.", lambda r: r.bytes)
+        yield family("topics_topic_queue_ready", "Claimable jobs per queue topic.", lambda r: r.ready)
+        yield family(
+            "topics_topic_queue_in_flight",
+            "Leased, unacknowledged jobs per queue topic.",
+            lambda r: r.in_flight,
+        )
+        yield _gauge(
+            "topics_topic_metrics_truncated",
+            f"1 if the per-topic block was capped at {MAX_TOPIC_METRICS} topics (name order), else 0.",
+            int(truncated),
+        )
+
+    def _wal(self, wal: WalView) -> Iterator[Metric]:
+        s = wal.stats
+        yield _counter("topics_wal_frames_total", "Frames written to the WAL.", s.frames_total)
+        yield _counter(
+            "topics_wal_batches_total",
+            "WAL writes (each writes the frames of one event-loop iteration).",
+            s.batches_total,
+        )
+        yield _counter("topics_wal_fsyncs_total", "WAL fsyncs (group commits).", s.fsyncs_total)
+        yield _counter("topics_wal_bytes_written_total", "Bytes written to the WAL.", s.bytes_written_total)
+        yield _counter("topics_wal_rotations_total", "WAL file rotations.", s.rotations_total)
+        yield _gauge(
+            "topics_wal_queue_depth",
+            "WAL frames not yet written, plus written ones awaited and not yet durable.",
+            wal.queue_depth,
+        )
+        yield _gauge(
+            "topics_wal_queue_depth_peak", "Highest topics_wal_queue_depth seen.", s.queue_depth_peak
+        )
+        yield _counter(
+            "topics_wal_submit_full_total",
+            "WAL submits that found the queue full: always 0, the WAL's submit queue is unbounded "
+            "(a submit never waits).",
+            s.submit_full_total,
+        )
+        yield _gauge(
+            "topics_wal_read_only", "1 once the WAL turned read-only after an I/O error.", int(wal.read_only)
+        )
+        yield _fsync_histogram(wal.histogram)
+
+
+def _fsync_histogram(h: FsyncHistogram) -> HistogramMetricFamily:
+    """``topics_wal_fsync_latency_us`` with cumulative buckets (``le`` in µs, ``+Inf`` last)."""
+    bounds = [str(b) for b in FSYNC_BUCKETS_US] + ["+Inf"]
+    cumulative = itertools.accumulate(h.counts)
+    return HistogramMetricFamily(
+        "topics_wal_fsync_latency_us",
+        "WAL fsync latency in microseconds.",
+        buckets=list(zip(bounds, cumulative, strict=True)),
+        sum_value=h.sum_us,
+    )
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def registry(ctx: ServerContext, allowed: TopicFilter | None = None) -> CollectorRegistry:
+    """A private registry holding one :class:`TopicsCollector` over ``ctx``."""
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(TopicsCollector(ctx, allowed))
+    return reg
+
+
+def exposed_name(family: Metric) -> str:
+    """The family's name in the text format (a counter's gets its ``_total`` back)."""
+    return family.name + "_total" if family.type == "counter" else family.name
+
+
+def metrics_text(ctx: ServerContext, allowed: TopicFilter | None = None) -> bytes:
+    """The Prometheus text exposition (0.0.4) of every family."""
+    return generate_latest(registry(ctx, allowed))
+
+
+def metrics_snapshot(ctx: ServerContext, allowed: TopicFilter | None = None) -> dict[str, Any]:
+    """The JSON snapshot ``{"metrics": {name: {"type", "help", "samples"}}}`` (module docs)."""
+    return {
+        "metrics": {
+            exposed_name(family): {
+                "type": family.type,
+                "help": family.documentation,
+                "samples": [{"name": s.name, "labels": s.labels, "value": s.value} for s in family.samples],
+            }
+            for family in registry(ctx, allowed).collect()
+        }
+    }
