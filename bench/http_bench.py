@@ -745,6 +745,23 @@ def cpu_model() -> str | None:
     return None
 
 
+def run_header(name: str, quick: bool, pin: bool, started: float) -> dict[str, Any]:
+    """The fields a benchmark result starts with: what ran, when, on which commit and machine."""
+    return {
+        "benchmark": f"topics {name}",
+        "mode": "quick" if quick else "full",
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
+        "machine": machine_facts(pin),
+    }
+
+
+def result_path(prefix: str) -> Path:
+    """``bench/results/<prefix>-<git short sha>.json``."""
+    return REPO / "bench" / "results" / f"{prefix}-{git('rev-parse', '--short', 'HEAD') or 'unknown'}.json"
+
+
 def machine_facts(pin: bool) -> dict[str, Any]:
     import httptools
     import starlette

@@ -73,11 +73,11 @@ from bench.http_bench import (  # noqa: E402
     Server,
     can_pin,
     emit_result,
-    git,
     log,
-    machine_facts,
     percentile,
+    result_path,
     rss_mb,
+    run_header,
     servers,
     topics_server,
 )
@@ -619,10 +619,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if plan.rate <= 0 or plan.seconds <= 0 or not plan.routers:
         parser.error("--rate and --seconds must be positive and --routers must name a count > 0")
-    out = (
-        args.out
-        or REPO / "bench" / "results" / f"router-{git('rev-parse', '--short', 'HEAD') or 'unknown'}.json"
-    )
+    out = args.out or result_path("router")
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # unwind, so servers get stopped
     pin = not args.no_pin and can_pin()
@@ -632,12 +629,7 @@ def main(argv: list[str] | None = None) -> int:
     import uvloop
 
     result: dict[str, Any] = {
-        "benchmark": "topics router_bench",
-        "mode": "quick" if args.quick else "full",
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "commit": git("rev-parse", "--short", "HEAD"),
-        "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
-        "machine": machine_facts(pin),
+        **run_header("router_bench", args.quick, pin, started),
         "client": "aiohttp on uvloop, one process: the writer(s), one long-poll reader per dest (and "
         "one of the source) and the router monitor",
         "plan": {

@@ -26,6 +26,7 @@ from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.errors import NotReady
 from topics_engine.jsonvalues import dumps
+from topics_engine.priority import effective_priority
 
 from . import wire
 from .access import BODY_NAMES, Gate, check_body_names
@@ -33,14 +34,16 @@ from .admission import Slot
 from .auth import KeyStore
 from .bodies import fields_set
 from .context import ServerContext
-from .dispatch import HANDLERS, PROBES, STREAMS
+from .dispatch import HANDLERS, PROBES, STREAMS, THROTTLED
 from .errors import MethodNotAllowed, Unauthorized
 from .request import Request
 from .responses import Reply, Response, json_response, performance_block, render
-from .routes import RouteTable
+from .routes import Operation, RouteTable
 from .settings import Settings
 from .spec import load_specification
 from .sse import StreamReply
+from .throttle import Admission
+from .validation import ValidatedRequest
 from .websocket import WebSocketReply
 
 log = logging.getLogger("topics.server")
@@ -77,6 +80,10 @@ class TopicsApp:
                 slot = self.ctx.admission.open_stream(principal)
             elif principal is not None:
                 slot = self.ctx.admission.begin_request(principal)
+            if op_id in THROTTLED and self.ctx.throttle.engaged():
+                parked = self._admission(req, op_id)
+                if parked is not None:
+                    return self._finish(self._after_admission(parked, operation, req), request, slot)
             out = operation.handler(req, self.ctx)
         except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
             if slot is not None:
@@ -89,6 +96,37 @@ class TopicsApp:
         if isinstance(out, StreamReply | WebSocketReply):
             return _holding(out, slot)
         return self._finish(out, request, slot)
+
+    def _admission(self, req: ValidatedRequest, op_id: str) -> Admission | None:
+        """Under CPU pressure: ``None`` if this request's topic may run now, else the wait
+        for its turn (§0.6; a ``disable_backpressure`` write waits without a deadline)."""
+        ctx = self.ctx
+        topic = ctx.engine.topic(req.path["topic"])
+        priority = 0
+        if topic is not None:
+            priority = effective_priority(topic.config, topic.last_read_ts, ctx.engine.clock.now_ms())
+        # only a body that names the flag is decoded before admission
+        patient = (
+            op_id == "append_records"
+            and b"disable_backpressure" in req.request.body
+            and req.json().disable_backpressure is True
+        )
+        return ctx.throttle.admit(priority, patient)
+
+    async def _after_admission(
+        self, parked: Admission, operation: Operation, req: ValidatedRequest
+    ) -> Reply | StreamReply | WebSocketReply:
+        """Run the handler once admitted (429 if refused); the reply reports the time parked."""
+        waited = await parked
+        if waited is None:
+            raise self.ctx.throttle.refusal()
+        result = operation.handler(req, self.ctx)
+        if not isinstance(result, Reply | StreamReply | WebSocketReply):
+            result = await result
+        out: Reply | StreamReply | WebSocketReply = result
+        if isinstance(out, Reply):
+            out.performance["throttle_wait_ms"] = round(waited, 3)
+        return out
 
     async def _finish(
         self,
@@ -152,6 +190,7 @@ def build(
     ``settings.data_dir``, recovered when the context starts. Tests may pass their own engine
     (e.g. on a manual clock) with or without a data directory; an engine without one is
     in-memory and ready at once."""
+    production = engine is None
     if engine is None:
         engine = Engine(SystemClock(), settings.limits)
         datadir = datadir or DataDirectory(
@@ -163,6 +202,12 @@ def build(
             wal_sync_delay_s=settings.wal_sync_ms / 1000,
         )
     ctx = ServerContext(
-        engine, datadir, max_watch_topics=settings.max_watch_topics, caps=settings.caps, ready=datadir is None
+        engine,
+        datadir,
+        max_watch_topics=settings.max_watch_topics,
+        caps=settings.caps,
+        throttle_enabled=settings.throttle,
+        monitor_pressure=production,
+        ready=datadir is None,
     )
     return TopicsApp(ctx, settings.max_body_bytes, Gate(settings.api_keys, settings.probe_auth)), ctx

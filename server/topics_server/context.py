@@ -18,6 +18,7 @@ from topics_engine.watch import Watches
 from .admission import Admission
 from .frames import FrameCache
 from .settings import Caps
+from .throttle import Throttle, monitor
 
 VERSION = "0.1.0"
 log = logging.getLogger("topics.server")
@@ -45,11 +46,16 @@ class ServerContext:
     datadir: DataDirectory | None = None
     max_watch_topics: int = 256
     caps: Caps = field(default_factory=Caps)
+    throttle_enabled: bool = True
+    monitor_pressure: bool = False
+    """Sample the event loop's lag for the throttle (a server on the system clock; tests on a
+    manual clock feed :class:`Throttle` themselves)."""
     queues: Queues = field(init=False)
     routers: Routers = field(init=False)
     watches: Watches = field(init=False)
     frames: FrameCache = field(init=False)
     admission: Admission = field(init=False)
+    throttle: Throttle = field(init=False)
     started: float = field(default_factory=time.monotonic)
     ready: bool = False
     replay_progress: float = 0.0
@@ -58,6 +64,7 @@ class ServerContext:
     _recovery: asyncio.Task[None] | None = None
     _checkpoints: asyncio.Task[None] | None = None
     _freezer: asyncio.Task[None] | None = None
+    _monitor: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
         self.queues = Queues(self.engine)
@@ -65,11 +72,16 @@ class ServerContext:
         self.watches = Watches(self.engine, self.max_watch_topics, max_sessions=self.caps.max_watch_sessions)
         self.frames = FrameCache()
         self.admission = Admission(self.caps)
+        self.throttle = Throttle(self.engine.clock, self.throttle_enabled)
 
     @property
     def wal_read_only(self) -> bool:
         wal = self.datadir.wal if self.datadir is not None else None
         return wal is not None and wal.read_only
+
+    def _wal_depth(self) -> int:
+        wal = self.datadir.wal if self.datadir is not None else None
+        return wal.queue_depth if wal is not None else 0
 
     @property
     def uptime_ms(self) -> int:
@@ -78,6 +90,8 @@ class ServerContext:
     async def start(self) -> None:
         """Lock the data directory and start recovery in the background; without a store the
         (in-memory) engine is ready at once."""
+        if self.monitor_pressure and self.throttle_enabled:
+            self._monitor = asyncio.create_task(monitor(self.throttle, self._wal_depth))
         if self.datadir is None:
             self.ready = True
             self.routers.start()
@@ -133,7 +147,7 @@ class ServerContext:
         """Shutdown after requests drained: a final checkpoint (so restart replays nothing),
         then flush and close the WAL."""
         self.shutting_down = True
-        for task in (self._recovery, self._checkpoints, self._freezer):
+        for task in (self._recovery, self._checkpoints, self._freezer, self._monitor):
             if task is not None and not task.done():
                 task.cancel()
         if self.datadir is None:

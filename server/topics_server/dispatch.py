@@ -48,3 +48,8 @@ process)."""
 
 STREAMS = frozenset({"watch_stream", "work_stream", "open_websocket"})
 """Long-lived operations: they hold a stream slot (§11 SSE connection caps), not an in-flight one."""
+
+THROTTLED = frozenset({"append_records", "diff_topic", "delete_records", "claim_jobs"})
+"""Data-plane work the elastic throttle may park or refuse under CPU pressure (§0.6): writes,
+reads and claims. Probes, metrics, the control plane and the operations that free work (ack,
+nack, extend) always run."""

@@ -55,6 +55,8 @@ class Settings:
     probe_auth: bool = False
     """``TOPICS_PROBE_AUTH``: the probes (health, ready) need a key too."""
     caps: Caps = Caps()
+    throttle: bool = True
+    """``TOPICS_THROTTLE``: the elastic CPU-pressure throttle (§0.6); ``false`` turns it off."""
 
 
 _LIMIT_VARS = {
@@ -115,9 +117,11 @@ def _is_loopback(host: str) -> bool:
     return host == "localhost" or ipaddress.ip_address(host).is_loopback
 
 
-def _flag(env: Mapping[str, str], name: str) -> bool:
+def _flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
     raw = env.get(name, "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
+    if raw == "":
+        return default
+    if raw in ("0", "false", "no", "off"):
         return False
     if raw in ("1", "true", "yes", "on"):
         return True
@@ -190,4 +194,5 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         api_keys=keys,
         probe_auth=_flag(env, "TOPICS_PROBE_AUTH"),
         caps=caps,
+        throttle=_flag(env, "TOPICS_THROTTLE", default=True),
     )

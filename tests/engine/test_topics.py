@@ -60,7 +60,10 @@ def test_put_clamps_are_echoed(engine: Engine) -> None:
     assert (cfg.priority, cfg.lease_ms, cfg.claim_jitter_ms) == (1000, 100, 5000)
 
 
-@pytest.mark.parametrize("name", ["", "-x", ".x", "a b", "a/b", "x" * 256, "é", "a*"])
+BAD_NAMES = ["", "-x", ".x", "..", "../x", "a b", "a/b", "x" * 256, "é", "a*", "a\\b", "a\x00"]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
 def test_put_bad_name_is_400(engine: Engine, name: str) -> None:
     with raises_topics(InvalidRequest, "invalid_request"):
         engine.put_topic(name, {})

@@ -15,6 +15,8 @@ import logging
 from typing import Any
 
 import orjson
+from topics_engine.clock import sleep
+from topics_engine.priority import effective_priority
 from topics_engine.watch import WatchSession
 
 from ..context import ServerContext
@@ -81,6 +83,8 @@ class WatchStream:
         self.last_event_id = last_event_id
         self.loop: StreamLoop | None = None
         self.opened = False
+        self.advised = False
+        """The advisory 429 frame of the current CPU-pressure episode went out."""
 
     def superseded(self) -> None:
         """Another stream took the session (ruling 13): this one ends at its next turn."""
@@ -101,12 +105,16 @@ class WatchStream:
         self._rewind()
         try:
             await loop.send(RETRY)
-            loop.pump = self._pump
+            loop.pump = self._pump_unless_paced
             while True:
                 if session.owner is not self:
                     error = {"code": 409, "error": "superseded: another stream opened this watch session"}
                     await loop.send(event("error", orjson.dumps(error)))
                     return
+                if ctx.throttle.active:
+                    await self._paced(loop)
+                else:
+                    self.advised = False
                 done = self._pump()
                 await loop.flush()
                 if loop.lagging:  # blocked past the grace: a loss met next is from_seq_too_old
@@ -120,6 +128,42 @@ class WatchStream:
             sink.write(event("error", orjson.dumps(error)))
         finally:
             loop.close()
+
+    def _pause_ms(self) -> int:
+        """How long this stream pauses before a delivery now: non-zero under CPU pressure when
+        every topic it follows is below the throttle's cutoff."""
+        engine = self.ctx.engine
+        now = engine.clock.now_ms()
+        priorities = []
+        for name in self.session.sub.positions:
+            topic = engine.topic(name)
+            if topic is not None:
+                priorities.append(effective_priority(topic.config, topic.last_read_ts, now))
+        return self.ctx.throttle.stream_pause_ms(priorities)
+
+    async def _paced(self, loop: StreamLoop) -> None:
+        """Under CPU pressure, a throttled stream pauses before each delivery, and says so once
+        per episode (the advisory ``event: error`` 429 frame, §7.2: the stream stays open)."""
+        pause = self._pause_ms()
+        if not pause:
+            return
+        if not self.advised:
+            self.advised = True
+            advisory = {
+                "code": 429,
+                "error": "watch throttled under CPU pressure",
+                "retry_after_ms": pause,
+                "topics": sorted(self.session.sub.positions),
+            }
+            await loop.send(event("error", orjson.dumps(advisory)))
+        await sleep(self.ctx.engine.clock, pause)
+
+    def _pump_unless_paced(self) -> bool:
+        """The pump a wake-up runs in the parked task's place: a throttled stream leaves the
+        delivery to its task, which paces it."""
+        if self.ctx.throttle.active and self._pause_ms():
+            return False
+        return self._pump()
 
     def _pump(self) -> bool:
         """Write every frame ready now (each step committed once written); False when the task
