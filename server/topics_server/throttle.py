@@ -50,7 +50,7 @@ TICK_MS = 10
 LAG_BUDGET_MS = 10.0
 """Loop lag (ms) at which the pressure is 1.0. A request waits about one to two loop stalls, so
 the budget sits well under the 50 ms a probe must answer in (``bench/overload_bench.py``)."""
-STALL_MS = 10.0
+STALL_MS = 5.0
 """The monitor's timer this overdue means the loop is stalled now: background work waits."""
 DEPTH_BUDGET = 200_000
 """WAL frames queued (written or not, not yet durable) at which the pressure is 1.0."""
