@@ -15,10 +15,12 @@ request passes and the ``Authorization`` header is ignored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
+
+import msgspec
 
 from .auth import KeyStore, Principal
 from .errors import Forbidden, Unauthorized
@@ -90,8 +92,10 @@ def forbid_name(principal: Principal, name: str, where: str) -> None:
         )
 
 
-def forbid_scopes(principal: Principal, required: Iterable[str], what: str) -> None:
+def forbid_scopes(principal: Principal, required: frozenset[str], what: str) -> None:
     """403 unless the key has every scope in ``required``."""
+    if required <= principal.scopes:
+        return
     missing = principal.missing(required)
     if missing:
         raise Forbidden(
@@ -143,22 +147,29 @@ class Gate:
         return principal
 
 
-def _config_names(config: Any) -> list[str]:
-    dead_letter = config.get("dead_letter") if isinstance(config, dict) else None
-    return [dead_letter] if isinstance(dead_letter, str) else []
+def _set(value: Any, name: str) -> Any:
+    """A decoded body's field, ``None`` when unset (bodies are msgspec structs, ``UNSET``
+    marking an absent field)."""
+    field = getattr(value, name, None)
+    return None if field is msgspec.UNSET else field
 
 
-BODY_NAMES: dict[str, Callable[[dict[str, Any]], list[tuple[str, str]]]] = {
-    "put_topic": lambda body: [("dead_letter", n) for n in _config_names(body)],
-    "append_records": lambda body: [("config.dead_letter", n) for n in _config_names(body.get("config"))],
-    "put_router": lambda body: [(f, body[f]) for f in ("source", "dest") if isinstance(body.get(f), str)],
-    "create_watch": lambda body: [("topics", n) for n in body.get("topics") or {}],
+def _dead_letter(config: Any) -> list[tuple[str, str]]:
+    name = _set(config, "dead_letter") if config is not None else None
+    return [("dead_letter", name)] if isinstance(name, str) else []
+
+
+BODY_NAMES: dict[str, Callable[[Any], list[tuple[str, str]]]] = {
+    "put_topic": _dead_letter,
+    "append_records": lambda body: [(f"config.{f}", n) for f, n in _dead_letter(_set(body, "config"))],
+    "put_router": lambda body: [(f, n) for f in ("source", "dest") if isinstance(n := _set(body, f), str)],
+    "create_watch": lambda body: [("topics", n) for n in _set(body, "topics") or {}],
 }
-"""Operations whose body names other topics, and how to find them (the request's fields as
-sent, see ``bodies.fields_set``)."""
+"""Operations whose body names other topics, and how to find them in the decoded body (only
+the fields that name topics are looked at: a write's records never are)."""
 
 
-def check_body_names(principal: Principal, operation_id: str, body: dict[str, Any]) -> None:
+def check_body_names(principal: Principal, operation_id: str, body: Any) -> None:
     """403 if the body names a topic outside the key's allowlist."""
     names = BODY_NAMES.get(operation_id)
     if names is None or not principal.prefixes:

@@ -32,7 +32,6 @@ from . import wire
 from .access import BODY_NAMES, Gate, check_body_names
 from .admission import Slot
 from .auth import KeyStore
-from .bodies import fields_set
 from .context import ServerContext
 from .dispatch import HANDLERS, PROBES, STREAMS, THROTTLED
 from .errors import MethodNotAllowed, Unauthorized
@@ -75,7 +74,7 @@ class TopicsApp:
             if principal is not None:
                 req.principal = principal
                 if principal.prefixes and op_id in BODY_NAMES:
-                    check_body_names(principal, op_id, fields_set(req.json()))
+                    check_body_names(principal, op_id, req.json())
             if op_id in STREAMS:
                 slot = self.ctx.admission.open_stream(principal)
             elif principal is not None:
