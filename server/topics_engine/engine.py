@@ -24,7 +24,7 @@ from typing import Any
 from .batch import check_batch_size, prepare_batch
 from .clock import Clock
 from .config import Durability, TopicConfig, resolve_config
-from .errors import InvalidRequest, Throttled, TopicNotEmpty, TopicNotFound
+from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound, cap_reached
 from .fanout import Hub
 from .jsonvalues import to_int
 from .limits import Limits
@@ -32,7 +32,6 @@ from .listing import decode_cursor, effective_prefixes, encode_cursor, names_aft
 from .matching import parse_match
 from .names import check_topic_name
 from .persistence import InMemory, Persistence
-from .priority import effective_priority
 from .records import NewRecords
 from .results import (
     Appended,
@@ -52,6 +51,8 @@ MAX_PAGE_SIZE = 1000
 DEFAULT_PAGE_SIZE = 100
 DEFAULT_MAX_BATCH_BYTES = 1 << 20
 MAX_BATCH_BYTES = 8 << 20
+QUOTA_SWEEP_MS = 1000
+"""Least time between two TTL sweeps of all topics made by writes over ``max_total_bytes``."""
 
 
 class Engine:
@@ -73,6 +74,7 @@ class Engine:
         """Live queue topics by id."""
         self._deleted_heads: dict[str, int] = {}
         self.next_topic_id = 1
+        self._quota_swept_ms = -QUOTA_SWEEP_MS
 
     # -- registry -----------------------------------------------------------------------------
 
@@ -121,35 +123,35 @@ class Engine:
         """429 ``throttled`` if ``new`` more topics would exceed ``max_topics`` (§11)."""
         cap = self.limits.max_topics
         if cap and new and len(self._topics) + new > cap:
-            raise Throttled(
-                f"{len(self._topics)} topics exist (the max_topics cap is {cap}); delete one or "
-                "raise TOPICS_MAX_TOPICS",
-                {"limit": "max_topics", "max": cap},
+            raise cap_reached(
+                "max_topics", cap, f"{len(self._topics)} topics exist; delete one or raise TOPICS_MAX_TOPICS"
             )
 
     def _check_bytes_room(self, topic: Topic, planned: RecordBatch) -> None:
         """429 ``throttled`` (the plan cancelled) if the write ``planned`` on ``topic`` would
         take the live bytes (writes awaiting their fsync included) over ``max_total_bytes``
         (§11), counted after the write's own evictions (ruling 20). Before refusing, records
-        past their TTL anywhere are expired (expiry is otherwise lazy, per topic). Checked
+        past their TTL anywhere are expired (expiry is otherwise lazy, per topic) — at most once
+        per :data:`QUOTA_SWEEP_MS`, so refused writes cannot each walk every topic. Checked
         only when the quota is set."""
         cap = self.limits.max_total_bytes
         if not cap:
             return
         total = self._total_after(topic, planned)
-        if total > cap:
-            now = self.clock.now_ms()
+        now = self.clock.now_ms()
+        if total > cap and now - self._quota_swept_ms >= QUOTA_SWEEP_MS:
+            self._quota_swept_ms = now
             for other in self._topics.values():
                 if other.config.ttl_ms and other is not topic:
                     other.expire(now)
             total = self._total_after(topic, planned)
         if total > cap:
             topic.cancel_plan(planned)
-            raise Throttled(
+            raise cap_reached(
+                "max_total_bytes",
+                cap,
                 f"the write of {len(planned.blob) + 1} bytes would take the live total to {total} "
-                f"bytes (the max_total_bytes cap is {cap}); delete or expire records, or raise "
-                "TOPICS_MAX_TOTAL_BYTES",
-                {"limit": "max_total_bytes", "max": cap},
+                "bytes; delete or expire records, or raise TOPICS_MAX_TOTAL_BYTES",
             )
 
     def _total_after(self, topic: Topic, planned: RecordBatch) -> int:
@@ -226,7 +228,7 @@ class Engine:
             count=topic.count,
             bytes=topic.bytes,
             config=topic.config,
-            effective_priority=effective_priority(topic.config, topic.last_read_ts, now),
+            effective_priority=topic.priority(now),
             last_write_ts=topic.last_write_ts,
             last_read_ts=topic.last_read_ts,
             queue=self.queue_counters(topic),
@@ -274,7 +276,7 @@ class Engine:
             count=topic.count,
             bytes=topic.bytes,
             durability=topic.config.durability,
-            effective_priority=effective_priority(topic.config, topic.last_read_ts, now),
+            effective_priority=topic.priority(now),
         )
 
     def delete_topic(self, name: str, if_empty: bool = False) -> TopicDeleted:

@@ -80,6 +80,12 @@ class Throttled(TopicsError):
     code = "throttled"
 
 
+def cap_reached(limit: str, maximum: int, message: str) -> Throttled:
+    """The §11 429 of a resource cap: ``detail.limit`` names it (ruling 20), ``detail.max`` is
+    its value; the message says what is full and how to make room."""
+    return Throttled(f"{message} (the {limit} cap is {maximum})", {"limit": limit, "max": maximum})
+
+
 class Internal(TopicsError):
     code = "internal"
 

@@ -56,6 +56,7 @@ from .errors import (
     TopicFull,
     TopicNotFound,
     TopicsError,
+    cap_reached,
 )
 from .graphs import strongly_connected
 from .listing import decode_cursor, effective_prefixes, encode_cursor, names_after
@@ -397,10 +398,10 @@ class Routers:
     def _check_room(self) -> None:
         """429 ``throttled`` when a new router would exceed ``max_routers``."""
         if self.max_routers and len(self._by_name) >= self.max_routers:
-            raise Throttled(
-                f"{len(self._by_name)} routers exist (the max_routers cap is {self.max_routers}); "
-                "delete one or raise TOPICS_MAX_ROUTERS",
-                {"limit": "max_routers", "max": self.max_routers},
+            raise cap_reached(
+                "max_routers",
+                self.max_routers,
+                f"{len(self._by_name)} routers exist; delete one or raise TOPICS_MAX_ROUTERS",
             )
 
     def _check_fan_in(self, name: str, config: RouterConfig) -> None:
@@ -479,12 +480,15 @@ class Routers:
         """Delete a topic (§1.4) and every router with it as source or dest."""
         result = self.engine.delete_topic(name, if_empty)
         if result.deleted:
-            for router in self.all():
-                if name in (router.config.source, router.config.dest):
-                    self._remove(router)
-                    self.engine.persistence.router_change(formats.encode_router_delete(router.id))
-                    result.routers_removed.append(router.name)
+            for router in self.naming(name):
+                self._remove(router)
+                self.engine.persistence.router_change(formats.encode_router_delete(router.id))
+                result.routers_removed.append(router.name)
         return result
+
+    def naming(self, topic: str) -> list[Router]:
+        """The routers with ``topic`` as their source or dest, in name order."""
+        return [r for r in self.all() if topic in (r.config.source, r.config.dest)]
 
     # -- forwarding ---------------------------------------------------------------------------
 

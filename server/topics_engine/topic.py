@@ -34,6 +34,7 @@ from .errors import TopicFull
 from .idempotency import IdempotencyWindow
 from .leases import QueueState
 from .matching import TagMatch
+from .priority import effective_priority
 from .recordlog import Gone, RecordLog
 from .records import NO_LIMITS, NewRecords, Record, RecordLimits, encode
 from .results import Diff, Tombstone
@@ -147,6 +148,10 @@ class Topic:
             self.queue = QueueState()
 
     # -- watermarks ---------------------------------------------------------------------------
+
+    def priority(self, now_ms: int) -> int:
+        """The effective priority now (§0.10: manual, or auto-derived from read recency)."""
+        return effective_priority(self.config, self.last_read_ts, now_ms)
 
     @property
     def head_seq(self) -> int:

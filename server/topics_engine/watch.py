@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from .engine import Engine, node_set
-from .errors import InvalidRequest, NotFound, Throttled, TopicNotFound
+from .errors import InvalidRequest, NotFound, TopicNotFound, cap_reached
 from .jsonvalues import to_int
 from .names import check_topic_name
 from .results import Diff, Tombstone
@@ -552,10 +552,11 @@ class Watches:
         server's API key identity) is kept on the session for its streams to check."""
         self.collect()
         if self.max_sessions and len(self._sessions) >= self.max_sessions:
-            raise Throttled(
-                f"{len(self._sessions)} watch sessions exist (the max_watch_sessions cap is "
-                f"{self.max_sessions}); idle sessions are reclaimed after their session_ttl_ms",
-                {"limit": "max_watch_sessions", "max": self.max_sessions},
+            raise cap_reached(
+                "max_watch_sessions",
+                self.max_sessions,
+                f"{len(self._sessions)} watch sessions exist; idle ones are reclaimed after their "
+                "session_ttl_ms",
             )
         resume: dict[str, int] = {}
         if cursor is not None:

@@ -25,6 +25,7 @@ import msgspec
 from .auth import KeyStore, Principal
 from .errors import Forbidden, Unauthorized
 from .request import Request
+from .validation import ValidatedRequest
 
 NAME_PARAMS = ("topic", "router")
 """Path parameters that are topic/router names (checked against a key's allowlist)."""
@@ -97,11 +98,10 @@ def forbid_scopes(principal: Principal, required: frozenset[str], what: str) -> 
     if required <= principal.scopes:
         return
     missing = principal.missing(required)
-    if missing:
-        raise Forbidden(
-            f"api key lacks {'+'.join(missing)} scope for {what}",
-            {"required": sorted(required), "missing": missing},
-        )
+    raise Forbidden(
+        f"api key lacks {'+'.join(missing)} scope for {what}",
+        {"required": sorted(required), "missing": missing},
+    )
 
 
 class Gate:
@@ -110,10 +110,6 @@ class Gate:
     def __init__(self, keys: KeyStore, probe_auth: bool = False) -> None:
         self.keys = keys
         self.probe_auth = probe_auth
-
-    @property
-    def enabled(self) -> bool:
-        return self.keys.enabled
 
     def authenticate(self, request: Request, token_query: bool = False) -> Principal:
         """The request's key; 401 if it presents none or an unknown one."""
@@ -169,10 +165,10 @@ BODY_NAMES: dict[str, Callable[[Any], list[tuple[str, str]]]] = {
 the fields that name topics are looked at: a write's records never are)."""
 
 
-def check_body_names(principal: Principal, operation_id: str, body: Any) -> None:
-    """403 if the body names a topic outside the key's allowlist."""
-    names = BODY_NAMES.get(operation_id)
-    if names is None or not principal.prefixes:
+def check_body_names(principal: Principal, operation_id: str, req: ValidatedRequest) -> None:
+    """403 if the request's body names a topic outside the key's allowlist (the body is
+    decoded here only for a prefix-limited key)."""
+    if not principal.prefixes:
         return
-    for field, name in names(body):
+    for field, name in BODY_NAMES[operation_id](req.json()):
         forbid_name(principal, name, field)

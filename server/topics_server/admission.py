@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from topics_engine.errors import Throttled
+from topics_engine.errors import cap_reached
 
 from .auth import Principal
 from .settings import Caps
@@ -36,13 +36,6 @@ class Slot:
         self.release()
 
 
-def _throttled(limit: str, maximum: int, what: str) -> Throttled:
-    return Throttled(
-        f"{what} (the {limit} cap is {maximum}); retry after another client closes one",
-        {"limit": limit, "max": maximum},
-    )
-
-
 class Admission:
     """The live counts behind the stream and in-flight caps."""
 
@@ -57,12 +50,12 @@ class Admission:
         """A stream slot, or 429 ``throttled`` naming the cap that is full."""
         caps = self.caps
         if caps.max_sse_connections and self.sse_connections >= caps.max_sse_connections:
-            raise _throttled("max_sse_connections", caps.max_sse_connections, "too many open streams")
+            raise cap_reached("max_sse_connections", caps.max_sse_connections, "too many open streams")
         key = principal.key_id if principal is not None else None
         if key is not None:
             held = self.streams_by_key.get(key, 0)
             if caps.max_sse_connections_per_key and held >= caps.max_sse_connections_per_key:
-                raise _throttled(
+                raise cap_reached(
                     "max_sse_connections_per_key",
                     caps.max_sse_connections_per_key,
                     f"{principal.label} has too many open streams",  # type: ignore[union-attr]
@@ -81,7 +74,7 @@ class Admission:
         key, cap = principal.key_id, self.caps.max_inflight_per_key
         held = self.inflight_by_key.get(key, 0)
         if cap and held >= cap:
-            raise _throttled(
+            raise cap_reached(
                 "max_inflight_per_key", cap, f"{principal.label} has too many requests in flight"
             )
         self.inflight_by_key[key] = held + 1

@@ -26,7 +26,6 @@ from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.errors import NotReady
 from topics_engine.jsonvalues import dumps
-from topics_engine.priority import effective_priority
 
 from . import wire
 from .access import BODY_NAMES, Gate, check_body_names
@@ -73,8 +72,8 @@ class TopicsApp:
             req = operation.validator.bind(request, match.path_params)
             if principal is not None:
                 req.principal = principal
-                if principal.prefixes and op_id in BODY_NAMES:
-                    check_body_names(principal, op_id, req.json())
+                if op_id in BODY_NAMES:
+                    check_body_names(principal, op_id, req)
             if op_id in STREAMS:
                 slot = self.ctx.admission.open_stream(principal)
             elif principal is not None:
@@ -103,11 +102,12 @@ class TopicsApp:
         topic = ctx.engine.topic(req.path["topic"])
         priority = 0
         if topic is not None:
-            priority = effective_priority(topic.config, topic.last_read_ts, ctx.engine.clock.now_ms())
-        # only a body that names the flag is decoded before admission
+            priority = topic.priority(ctx.engine.clock.now_ms())
+        # only a body that may name the flag is decoded before admission (a gzip body may)
+        body = req.request
         patient = (
             op_id == "append_records"
-            and b"disable_backpressure" in req.request.body
+            and (b"disable_backpressure" in body.body or body.header("content-encoding") is not None)
             and req.json().disable_backpressure is True
         )
         return ctx.throttle.admit(priority, patient)
@@ -123,8 +123,10 @@ class TopicsApp:
         if not isinstance(result, Reply | StreamReply | WebSocketReply):
             result = await result
         out: Reply | StreamReply | WebSocketReply = result
-        if isinstance(out, Reply):
-            out.performance["throttle_wait_ms"] = round(waited, 3)
+        if isinstance(out, Reply):  # on top of any wait of its own (a coalescing claim's)
+            out.performance["throttle_wait_ms"] = round(
+                out.performance.get("throttle_wait_ms", 0) + waited, 3
+            )
         return out
 
     async def _finish(

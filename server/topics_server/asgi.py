@@ -217,7 +217,11 @@ class _AsgiMessages(_AsgiQueue):
 
 
 async def _run_stream(reply: StreamReply, receive: Receive, send: Send) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+    try:
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+    except BaseException:  # the client is gone already: the reply still closes (its slot)
+        reply.close()
+        raise
     sink = _AsgiChunks(send)
 
     async def disconnected() -> None:

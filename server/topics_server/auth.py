@@ -109,6 +109,10 @@ def parse_entry(entry: str, position: int) -> tuple[bytes, Principal]:
             f"TOPICS_API_KEYS entry #{position} has no key before its first ':' (or is empty); "
             "each comma-separated entry is key[:scopes[:prefixes]]"
         )
+    if not (secret.isascii() and secret.isprintable()):
+        raise KeyConfigError(
+            f"TOPICS_API_KEYS entry #{position}: a key must be printable ASCII (it travels in an HTTP header)"
+        )
     scopes_field, _, prefixes_field = rest.partition(":")
     principal = Principal(
         position, _parse_scopes(scopes_field.strip(), position), _parse_prefixes(prefixes_field, position)

@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"topics: configuration error: {err}", file=sys.stderr)
         return 2
     finally:
-        # the keys live on only as digests: no plaintext left in the process environment
+        # the keys live on only as digests: none in os.environ (the kernel's copy of the
+        # initial environment, /proc/<pid>/environ, is the operator's to protect: docs/SECURITY.md)
         os.environ.pop("TOPICS_API_KEYS", None)
     return serve(settings)
 

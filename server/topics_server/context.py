@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from topics_engine import Engine, Queues
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.routers import Routers
+from topics_engine.storage.wal import Wal
 from topics_engine.watch import Watches
 
 from .admission import Admission
@@ -75,12 +76,17 @@ class ServerContext:
         self.throttle = Throttle(self.engine.clock, self.throttle_enabled)
 
     @property
+    def wal(self) -> Wal | None:
+        """The write-ahead log, once the data directory is open (``None`` in memory)."""
+        return self.datadir.wal if self.datadir is not None else None
+
+    @property
     def wal_read_only(self) -> bool:
-        wal = self.datadir.wal if self.datadir is not None else None
+        wal = self.wal
         return wal is not None and wal.read_only
 
     def _wal_depth(self) -> int:
-        wal = self.datadir.wal if self.datadir is not None else None
+        wal = self.wal
         return wal.queue_depth if wal is not None else 0
 
     @property

@@ -24,10 +24,10 @@ the WAL's counters, gauges and fsync latency histogram. Without a data directory
 engine), or before the WAL is open, the WAL families are present with zeros.
 
 Cost: a scrape runs on the event loop — writes wait while it runs — so it reads what the engine
-keeps up to date (topic count, ``engine.usage``) and walks only the queue topics (lazy lease
-expiry) and the bounded per-topic block; :func:`topic_index` is the one remaining pass over
-every topic until the engine keeps its class counts and queue set (``bench/metrics_scrape.py``
-times a scrape at 100 000 topics).
+keeps up to date (topic count, ``engine.usage``, the class counts and the queue topics) and
+walks only the queue topics (lazy lease expiry), the sorted names (for a prefix-limited key) and
+the bounded per-topic block (``bench/metrics_scrape.py``: 43 ms text, 21 ms JSON at 100 000
+topics).
 
 While the WAL replays (on a worker thread that is mutating the engine) a scrape reads only the
 topic and router counts: the per-topic block is empty and the other engine aggregates are 0
@@ -184,7 +184,7 @@ class WalView:
 
 
 def wal_view(ctx: ServerContext) -> WalView:
-    wal = ctx.datadir.wal if ctx.datadir is not None else None
+    wal = ctx.wal
     stats = wal.stats if wal is not None else WalStats()
     depth, read_only = (wal.queue_depth, wal.read_only) if wal is not None else (0, False)
     return WalView(stats, stats.fsync_histogram(), depth, read_only)

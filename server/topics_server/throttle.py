@@ -21,12 +21,13 @@ cannot recreate the stall it waited out. One still parked after :data:`PARK_MS` 
 ``429 throttled`` with ``Retry-After`` and ``detail.retry_after_ms`` (jittered, so refused
 clients do not return together) — unless it is a ``disable_backpressure`` write, which waits as
 long as it takes. The time parked is the response's ``performance.throttle_wait_ms``. Memory is
-bounded: at most :data:`MAX_PARKED` requests wait (a refusal drops its entry and holds no
-request), beyond that a throttled request is refused at once.
+bounded: at most :data:`MAX_PARKED` requests wait, ``disable_backpressure`` ones included (a
+refusal or a client that went away drops its entry), beyond that a throttled request is refused
+at once.
 
-**Streams**: a watch or ``/work`` stream whose topics are all below the cutoff is paced (it
-pauses :meth:`Throttle.retry_after_ms` between deliveries) and told so once per episode with the
-advisory ``event: error`` frame ``{"code":429,...}`` (§7.2); it stays open.
+**Streams** (:class:`StreamPacer`): a watch or ``/work`` stream whose topics are all below the
+cutoff is paced (it pauses :meth:`Throttle.retry_after_ms` between deliveries) and told so once
+per episode with the advisory ``event: error`` frame ``{"code":429,...}`` (§7.2); it stays open.
 
 Cost when there is no pressure: :meth:`Throttle.engaged` per request — two attribute tests and
 one clock read.
@@ -42,8 +43,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from topics_engine.clock import Clock, Timer
+import orjson
+from topics_engine.clock import Clock, Timer, sleep
 from topics_engine.errors import Throttled
+
+from .sse import event
+from .streams import StreamLoop
 
 TICK_MS = 10
 """How often the monitor samples the loop lag and the WAL queue depth."""
@@ -64,7 +69,8 @@ MAX_CUTOFF = 1000
 PARK_MS = 100
 """Longest a throttled request waits for admission before its 429."""
 MAX_PARKED = 10_000
-"""Parked requests at most; beyond, a throttled request is refused at once (bounded memory)."""
+"""Parked requests at most; beyond, a throttled request is refused at once — a
+``disable_backpressure`` write too (bounded memory)."""
 MIN_ALLOWANCE, MAX_ALLOWANCE = 4, 1024
 """Parked requests admitted per tick: the least (after a pressured tick) and the most."""
 
@@ -91,13 +97,10 @@ class Throttle:
         self.pressure = 0.0
         self.cutoff: int | None = None
         """Requests on topics with a lower effective priority wait; ``None``: off."""
-        self.lag_ms = 0.0
         self.monitored = False
         """A monitor task feeds the signal (then a stall in progress counts too)."""
         self.last_tick = time.perf_counter()
         self.allowance = MIN_ALLOWANCE
-        self.refused_total = 0
-        self.parked_total = 0
         self.parked = 0
         """Requests waiting now (the heap may also hold entries already refused)."""
         self._heap: list[_Parked] = []
@@ -107,7 +110,6 @@ class Throttle:
 
     def observe(self, lag_ms: float, wal_depth: int = 0) -> None:
         """One sample: move the pressure, then the cutoff, then admit what it now lets in."""
-        self.lag_ms = lag_ms
         self.last_tick = time.perf_counter()
         if not self.enabled:
             return
@@ -143,7 +145,7 @@ class Throttle:
 
     def retry_after_ms(self) -> int:
         """When a refused client should try again: longer the harder the pressure."""
-        return max(100, min(5000, int(500 * self.pressure)))
+        return _clamp_retry(500 * self.pressure)
 
     # -- admission -------------------------------------------------------------------------------
 
@@ -161,21 +163,20 @@ class Throttle:
         after :data:`PARK_MS` (never, if ``patient``: a ``disable_backpressure`` write)."""
         if self.admits(priority) and not (self.parked and self._top_priority() >= priority):
             return None
-        if not patient and self.parked >= MAX_PARKED:
+        if self.parked >= MAX_PARKED:
             raise self.refusal()
         future: Admission = asyncio.get_running_loop().create_future()
         parked = _Parked((-priority, next(self._arrivals)), priority, time.perf_counter(), future)
         if not patient:
             parked.timer = self.clock.call_later(PARK_MS, lambda: self._expire(parked))
+        future.add_done_callback(lambda f: self._cancelled(parked) if f.cancelled() else None)
         heapq.heappush(self._heap, parked)
         self.parked += 1
-        self.parked_total += 1
         return future
 
     def refusal(self) -> Throttled:
         """The 429 of a request the throttle turns away."""
-        self.refused_total += 1
-        retry = max(100, min(5000, int(self.retry_after_ms() * random.uniform(0.8, 1.2))))
+        retry = _clamp_retry(self.retry_after_ms() * random.uniform(0.8, 1.2))
         return Throttled(
             f"the server is under CPU pressure and this topic's priority is below the current "
             f"cutoff ({self.cutoff or 1}); retry after {retry} ms, raise the topic's priority, or "
@@ -188,6 +189,13 @@ class Throttle:
         while heap and heap[0].future.done():
             heapq.heappop(heap)
         return heap[0].priority if heap else -(1 << 30)
+
+    def _cancelled(self, parked: _Parked) -> None:
+        """The waiter went away (its client disconnected): it no longer waits."""
+        if parked.timer is not None:
+            parked.timer.cancel()
+        self.parked -= 1
+        self._compact()
 
     def _expire(self, parked: _Parked) -> None:
         if not parked.future.done():
@@ -229,6 +237,38 @@ class Throttle:
         if self.cutoff is None or not priorities or any(self.admits(p) for p in priorities):
             return 0
         return self.retry_after_ms()
+
+
+class StreamPacer:
+    """Paces one stream under CPU pressure: when every topic it serves is below the cutoff it
+    pauses :meth:`Throttle.retry_after_ms` before each delivery, and says so once per episode
+    with the advisory ``event: error`` frame ``{"code": 429, "error", "retry_after_ms"[,
+    "topics"]}`` (§7.2: the stream stays open)."""
+
+    def __init__(self, throttle: Throttle, clock: Clock, what: str) -> None:
+        self.throttle, self.clock, self.what = throttle, clock, what
+        self.advised = False
+        """The advisory frame of the current episode went out."""
+
+    def calm(self) -> None:
+        """No pressure now: the next episode gets its own advisory."""
+        self.advised = False
+
+    async def pace(self, loop: StreamLoop, priorities: list[int], topics: list[str] | None = None) -> None:
+        pause = self.throttle.stream_pause_ms(priorities)
+        if not pause:
+            return
+        if not self.advised:
+            self.advised = True
+            advisory: dict[str, object] = {"code": 429, "error": self.what, "retry_after_ms": pause}
+            if topics is not None:
+                advisory["topics"] = topics
+            await loop.send(event("error", orjson.dumps(advisory)))
+        await sleep(self.clock, pause)
+
+
+def _clamp_retry(ms: float) -> int:
+    return max(100, min(5000, int(ms)))
 
 
 async def monitor(throttle: Throttle, wal_depth: Callable[[], int]) -> None:

@@ -338,6 +338,7 @@ class WebSocketSession:
             self.subs.remove(sub)
 
     def _publish(self, body: Any, request_id: str | None) -> None:
+        self._admit(body)
         result = append(self.ctx.engine, body.topic, body)
         ack: dict[str, Any] = {"op": "ack", "request_id": request_id, "topic": result.topic}
         if body.return_seqs is True:
@@ -352,6 +353,19 @@ class WebSocketSession:
         task = asyncio.ensure_future(self._ack_after(result.wait, ack))
         self.pending_acks.add(task)
         task.add_done_callback(self.pending_acks.discard)
+
+    def _admit(self, body: Any) -> None:
+        """The elastic throttle (§0.6) for a publish: under CPU pressure one on a topic below the
+        cutoff is refused at once with an ``error`` frame ``throttled`` (``detail.retry_after_ms``)
+        — a socket answers in order, so it cannot park a command — unless it sets
+        ``disable_backpressure``."""
+        throttle = self.ctx.throttle
+        if not throttle.engaged() or body.disable_backpressure is True:
+            return
+        engine = self.ctx.engine
+        topic = engine.topic(body.topic)
+        if not throttle.admits(topic.priority(engine.clock.now_ms()) if topic is not None else 0):
+            raise throttle.refusal()
 
     async def _ack_after(self, wait: Any, ack: dict[str, Any]) -> None:
         try:

@@ -1374,3 +1374,18 @@ async def test_the_section_12_example_keys_over_http(make_client: MakeClient) ->
             t["topic"] for t in (await client.get("/v0/topics", headers=bearer("dash"))).json()["topics"]
         ] == ["tenant42:orders"]
         await send_all(client, [Call("DELETE", "/v0/topics/tenant43:orders", 200)], "ops")
+
+
+async def test_a_topic_delete_cannot_remove_another_tenants_router(make_client: MakeClient) -> None:
+    async with make_client({"TOPICS_API_KEYS": "k,a::a:"}) as c:
+        r = await c.put("/v0/routers/b:secret", json={"source": "b:x", "dest": "a:y"}, headers=bearer("k"))
+        assert r.status_code == 201, r.text
+        r = await c.delete("/v0/topics/a:y", headers=bearer("a"))
+        assert_error(r, 403, "forbidden")
+        assert "b:secret" not in r.text  # the other tenant's router is not even named
+        assert (await c.get("/v0/routers/b:secret", headers=bearer("k"))).status_code == 200
+        assert (await c.get("/v0/topics/a:y", headers=bearer("a"))).status_code == 200
+        r = await c.put("/v0/routers/a:mine", json={"source": "a:src", "dest": "a:z"}, headers=bearer("k"))
+        assert r.status_code == 201, r.text
+        r = await c.delete("/v0/topics/a:z", headers=bearer("a"))
+        assert r.status_code == 200 and r.json()["routers_removed"] == ["a:mine"], r.text

@@ -41,6 +41,7 @@ def test_limits_come_from_the_environment() -> None:
         ({"TOPICS_API_KEYS": "k1,,k2"}, "TOPICS_API_KEYS entry #2"),
         ({"TOPICS_API_KEYS": "k1::a|"}, "TOPICS_API_KEYS entry #1"),
         ({"TOPICS_API_KEYS": "k1:r,k1:w"}, "entries #1 and #2"),
+        ({"TOPICS_API_KEYS": "k1,kéy"}, "TOPICS_API_KEYS entry #2"),
         ({"TOPICS_PROBE_AUTH": "maybe"}, "TOPICS_PROBE_AUTH"),
         ({"TOPICS_MAX_TOPICS": "-1"}, "TOPICS_MAX_TOPICS"),
         ({"TOPICS_MAX_SSE_CONNECTIONS_PER_KEY": "lots"}, "TOPICS_MAX_SSE_CONNECTIONS_PER_KEY"),

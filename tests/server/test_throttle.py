@@ -12,10 +12,13 @@ loop's lag in a real server; the park deadline runs on the manual clock.
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 import pytest
+import websockets
 from topics_engine import ManualClock
 from topics_engine.errors import Throttled
 from topics_server import throttle as throttle_module
@@ -176,7 +179,20 @@ async def test_parking_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     assert t.admit(0) is not None and t.admit(0) is not None
     with pytest.raises(Throttled):
         t.admit(0)
-    assert t.admit(0, patient=True) is not None  # a patient write is parked regardless
+    with pytest.raises(Throttled):
+        t.admit(0, patient=True)  # the bound holds for disable_backpressure writes too
+
+
+async def test_a_waiter_that_goes_away_no_longer_counts() -> None:
+    t = Throttle(ManualClock())
+    press(t, 10)
+    future = t.admit(0)
+    assert future is not None and t.parked == 1
+    future.cancel()  # the client disconnected
+    await asyncio.sleep(0)
+    assert t.parked == 0
+    ease(t, 200)
+    assert not t.engaged()
 
 
 def test_streams_pause_only_when_every_topic_is_below_the_cutoff() -> None:
@@ -309,3 +325,31 @@ async def test_a_paced_work_stream_gets_the_advisory_frame_and_still_delivers(sr
         assert job is not None and job.event == "job" and job.json()["data"] == "job"
     finally:
         stream.close()
+
+
+async def test_a_gzip_disable_backpressure_write_waits_too(srv: Srv) -> None:
+    press(srv.ctx.throttle, 10)
+    body = gzip.compress(orjson.dumps({**_records(1), "disable_backpressure": True}))
+    headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+    pending = asyncio.create_task(srv.http.post("/v0/topics/bg", content=body, headers=headers))
+    await _parked(srv)
+    srv.clock.advance(PARK_MS * 10)
+    await asyncio.sleep(0.05)
+    assert not pending.done()
+    ease(srv.ctx.throttle, 200)
+    assert (await pending).status_code == 200
+
+
+async def test_a_websocket_publish_below_the_cutoff_is_refused_at_once(srv: Srv) -> None:
+    async with websockets.connect(f"ws://127.0.0.1:{srv.port}/v0/ws") as ws:
+        press(srv.ctx.throttle, 10)
+
+        async def publish(topic: str, **extra: Any) -> Any:
+            command = {"op": "publish", "request_id": topic, "topic": topic, **_records(1), **extra}
+            await ws.send(orjson.dumps(command).decode())
+            return orjson.loads(await ws.recv())
+
+        refused = await publish("bg")
+        assert refused["op"] == "error" and refused["code"] == "throttled", refused
+        assert (await publish("vip"))["op"] == "ack"
+        assert (await publish("bg", disable_backpressure=True))["op"] == "ack"

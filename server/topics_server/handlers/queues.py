@@ -12,8 +12,6 @@ from typing import Any
 
 import msgspec
 import orjson
-from topics_engine.clock import sleep
-from topics_engine.priority import effective_priority
 from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
 from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
@@ -24,6 +22,7 @@ from ..errors import NotAcceptable
 from ..responses import Reply, after_ack, await_ack
 from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
+from ..throttle import StreamPacer
 from ..validation import ValidatedRequest
 
 HEARTBEAT_MS = 15_000
@@ -101,8 +100,7 @@ class _WorkStream:
     def __init__(self, ctx: ServerContext, topic: Topic, sub: WorkSubscription) -> None:
         self.ctx, self.topic, self.sub = ctx, topic, sub
         self.loop: StreamLoop | None = None
-        self.advised = False
-        """The advisory 429 frame of the current CPU-pressure episode went out."""
+        self.pacer = StreamPacer(ctx.throttle, ctx.engine.clock, "work stream paced under CPU pressure")
 
     def topic_changed(self, name: str) -> None:
         if self.loop is not None:
@@ -122,10 +120,10 @@ class _WorkStream:
                 if error is not None:
                     await loop.send(event("error", orjson.dumps(error)))
                     return
-                if self.ctx.throttle.active:
-                    await self._paced(loop)
+                if self.ctx.throttle.active:  # leasing is throttled like a claim
+                    await self.pacer.pace(loop, [self.topic.priority(engine.clock.now_ms())])
                 else:
-                    self.advised = False
+                    self.pacer.calm()
                 jobs = await self._refill()
                 for job in jobs:
                     loop.write(event("job", job.encode(self.topic.name), job.seq))
@@ -138,20 +136,6 @@ class _WorkStream:
         finally:
             engine.hub.unlisten(self.topic.name, self)
             loop.close()
-
-    async def _paced(self, loop: StreamLoop) -> None:
-        """Under CPU pressure, a stream on a queue below the throttle's cutoff pauses before
-        each refill (leasing is throttled like a claim), and says so once per episode with the
-        advisory ``event: error`` 429 frame; the stream stays open."""
-        topic, now = self.topic, self.ctx.engine.clock.now_ms()
-        pause = self.ctx.throttle.stream_pause_ms([effective_priority(topic.config, topic.last_read_ts, now)])
-        if not pause:
-            return
-        if not self.advised:
-            self.advised = True
-            advisory = {"code": 429, "error": "work stream paced under CPU pressure", "retry_after_ms": pause}
-            await loop.send(event("error", orjson.dumps(advisory)))
-        await sleep(self.ctx.engine.clock, pause)
 
     def _gone(self) -> dict[str, Any] | None:
         current = self.ctx.engine.topic(self.topic.name)

@@ -8,6 +8,7 @@ from collections.abc import Awaitable
 from .. import wire
 from ..bodies import fields_set
 from ..context import ServerContext
+from ..errors import Forbidden
 from ..responses import Reply, after_ack
 from ..validation import ValidatedRequest
 
@@ -35,5 +36,14 @@ def list_topics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
 
 
 def delete_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    principal, name = req.principal, req.path["topic"]
+    # the delete would remove these routers too: a key may only remove ones it may touch (and
+    # is not told the names of the others)
+    if principal is not None and any(not principal.allows(r.name) for r in ctx.routers.naming(name)):
+        raise Forbidden(
+            f'topic "{name}" is the source or dest of a router outside this key\'s prefix '
+            "allowlist; a key allowed that router must delete it first",
+            {"topic": name},
+        )
     result = ctx.routers.delete_topic(req.path["topic"], if_empty=req.query.get("if_empty", False))
     return after_ack(result.wait, 200, wire.topic_deleted(result))

@@ -15,8 +15,6 @@ import logging
 from typing import Any
 
 import orjson
-from topics_engine.clock import sleep
-from topics_engine.priority import effective_priority
 from topics_engine.watch import WatchSession
 
 from ..context import ServerContext
@@ -26,6 +24,7 @@ from ..responses import Reply
 from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
 from ..subscriptions import opt, positions_body, topic_starts, watch_options
+from ..throttle import StreamPacer
 from ..validation import ValidatedRequest
 from ..websocket import WebSocketReply, check_upgrade
 
@@ -83,8 +82,7 @@ class WatchStream:
         self.last_event_id = last_event_id
         self.loop: StreamLoop | None = None
         self.opened = False
-        self.advised = False
-        """The advisory 429 frame of the current CPU-pressure episode went out."""
+        self.pacer = StreamPacer(ctx.throttle, ctx.engine.clock, "watch throttled under CPU pressure")
 
     def superseded(self) -> None:
         """Another stream took the session (ruling 13): this one ends at its next turn."""
@@ -112,9 +110,9 @@ class WatchStream:
                     await loop.send(event("error", orjson.dumps(error)))
                     return
                 if ctx.throttle.active:
-                    await self._paced(loop)
+                    await self.pacer.pace(loop, self._priorities(), sorted(sub.positions))
                 else:
-                    self.advised = False
+                    self.pacer.calm()
                 done = self._pump()
                 await loop.flush()
                 if loop.lagging:  # blocked past the grace: a loss met next is from_seq_too_old
@@ -129,39 +127,18 @@ class WatchStream:
         finally:
             loop.close()
 
-    def _pause_ms(self) -> int:
-        """How long this stream pauses before a delivery now: non-zero under CPU pressure when
-        every topic it follows is below the throttle's cutoff."""
+    def _priorities(self) -> list[int]:
+        """The effective priorities of the topics this stream follows, now."""
         engine = self.ctx.engine
         now = engine.clock.now_ms()
-        priorities = []
-        for name in self.session.sub.positions:
-            topic = engine.topic(name)
-            if topic is not None:
-                priorities.append(effective_priority(topic.config, topic.last_read_ts, now))
-        return self.ctx.throttle.stream_pause_ms(priorities)
-
-    async def _paced(self, loop: StreamLoop) -> None:
-        """Under CPU pressure, a throttled stream pauses before each delivery, and says so once
-        per episode (the advisory ``event: error`` 429 frame, §7.2: the stream stays open)."""
-        pause = self._pause_ms()
-        if not pause:
-            return
-        if not self.advised:
-            self.advised = True
-            advisory = {
-                "code": 429,
-                "error": "watch throttled under CPU pressure",
-                "retry_after_ms": pause,
-                "topics": sorted(self.session.sub.positions),
-            }
-            await loop.send(event("error", orjson.dumps(advisory)))
-        await sleep(self.ctx.engine.clock, pause)
+        topics = (engine.topic(name) for name in self.session.sub.positions)
+        return [topic.priority(now) for topic in topics if topic is not None]
 
     def _pump_unless_paced(self) -> bool:
         """The pump a wake-up runs in the parked task's place: a throttled stream leaves the
         delivery to its task, which paces it."""
-        if self.ctx.throttle.active and self._pause_ms():
+        throttle = self.ctx.throttle
+        if throttle.active and throttle.stream_pause_ms(self._priorities()):
             return False
         return self._pump()
 
