@@ -1,10 +1,10 @@
 """``openapi/v0.yaml`` is fit for client generation (rulings 8 and 9).
 
-openapi-python-client (pinned, see ``GENERATOR_VERSION`` and the ``dev`` extra) generates a
+openapi-python-client (pinned, see ``scripts/gen_client.py`` and the ``dev`` extra) generates a
 client from the document — minus the streaming operations (server-sent events and the WebSocket
 upgrade), which a generator cannot stream (the high-level SDK hand-writes them) — and must do so
-without a single warning. The
-generated package is then imported and exercised offline (an ``httpx.MockTransport``):
+without a single warning, and exactly the committed ``sdk/python/topics_client``. The generated
+package is then imported and exercised offline (an ``httpx.MockTransport``):
 
 - a model built with one field sends exactly that field (no request ``default:`` leaks into a
   partial ``PUT``), and a query parameter the caller did not set is not sent;
@@ -15,30 +15,25 @@ generated package is then imported and exercised offline (an ``httpx.MockTranspo
 
 from __future__ import annotations
 
-import copy
 import importlib
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
 
+from scripts import gen_client
 from tests.contract import CONTRACT_DEFAULTS
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC_PATH = ROOT / "openapi" / "v0.yaml"
-
-GENERATOR_VERSION = "0.29.1"
-PACKAGE = "topics_client"
-HTTP_METHODS = {"get", "put", "post", "delete", "patch", "head", "options", "trace"}
+SPEC_PATH = gen_client.SPEC_PATH
+PACKAGE = gen_client.PACKAGE
+HTTP_METHODS = gen_client.HTTP_METHODS
 
 # Anything the generator prints besides its "Generating <dir>" line is a finding.
 WARNING_RE = re.compile(r"warning|could not|cannot|skipping|unsupported|unable|invalid", re.IGNORECASE)
@@ -55,69 +50,11 @@ class Generated:
     removed: set[str]  # streaming operationIds left out of the generated client
 
 
-def _is_streaming(op: dict[str, Any]) -> bool:
-    """An SSE operation (its 200 is `text/event-stream`) or a WebSocket upgrade (a `101`)."""
-    responses = op.get("responses", {})
-    return "text/event-stream" in responses.get("200", {}).get("content", {}) or "101" in responses
-
-
-def _without_streaming(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str], set[str]]:
-    """A copy of the document without its streaming operations (and without emptied path items)."""
-    doc = copy.deepcopy(doc)
-    kept: dict[str, str] = {}
-    removed: set[str] = set()
-    for path in list(doc["paths"]):
-        item = doc["paths"][path]
-        for method in [m for m in item if m in HTTP_METHODS]:
-            op = item[method]
-            if _is_streaming(op):
-                removed.add(op["operationId"])
-                del item[method]
-            else:
-                kept[op["operationId"]] = op["tags"][0]
-        if not any(m in item for m in HTTP_METHODS):
-            del doc["paths"][path]
-    return doc, kept, removed
-
-
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Generated]:
-    assert metadata.version("openapi-python-client") == GENERATOR_VERSION, (
-        "install the pinned generator: pip install -e '.[dev]'"
-    )
     work = tmp_path_factory.mktemp("client")
-    with SPEC_PATH.open(encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh)
-    filtered, operations, removed = _without_streaming(doc)
-    spec = work / "v0.json"
-    spec.write_text(json.dumps(filtered), encoding="utf-8")
-    config = work / "config.yaml"
-    # No post hooks: the default ones run ruff, which is about formatting, not the document.
-    config.write_text(
-        f"project_name_override: {PACKAGE}\npackage_name_override: {PACKAGE}\npost_hooks: []\n",
-        encoding="utf-8",
-    )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "openapi_python_client",
-            "generate",
-            "--path",
-            str(spec),
-            "--meta",
-            "none",
-            "--config",
-            str(config),
-        ],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    output = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"openapi-python-client exited {proc.returncode}:\n{output}"
+    output = gen_client.generate(work)
+    _, operations, removed = gen_client.without_streaming(gen_client.load_document())
     sys.path.insert(0, str(work))
     try:
         yield Generated(work, output, operations, removed)
@@ -125,6 +62,26 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Generated]:
         sys.path.remove(str(work))
         for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
             del sys.modules[name]
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(f.relative_to(root)): f.read_bytes()
+        for f in sorted(root.rglob("*"))
+        if f.is_file() and "__pycache__" not in f.parts
+    }
+
+
+def test_the_committed_client_is_the_generated_one(generated: Generated) -> None:
+    """``sdk/python/topics_client`` is exactly what ``scripts/gen-client.sh`` makes of the
+    document: a spec change without regeneration (or a hand edit) fails here."""
+    fresh, committed = _tree(generated.root / PACKAGE), _tree(gen_client.SDK_DIR / PACKAGE)
+    missing, extra = sorted(fresh.keys() - committed.keys()), sorted(committed.keys() - fresh.keys())
+    changed = sorted(name for name in fresh.keys() & committed.keys() if fresh[name] != committed[name])
+    assert not (missing or extra or changed), (
+        f"sdk/python/topics_client is stale — run ./scripts/gen-client.sh; missing {missing}, "
+        f"extra {extra}, changed {changed}"
+    )
 
 
 def _module(name: str) -> Any:

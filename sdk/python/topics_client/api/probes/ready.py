@@ -1,0 +1,150 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.ready import Ready
+from ...types import Response
+
+
+def _get_kwargs() -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v0/ready",
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | Ready:
+    if response.status_code == 200:
+        response_200 = Ready.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    response_default = Error.from_dict(response.json())
+
+    return response_default
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | Ready]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Error | Ready]:
+    """Readiness
+
+     `200` when serving; `503 not_ready` during WAL replay on boot (with
+    `Retry-After` and `error.detail.replay_progress` 0.0–1.0);
+    `503 shutting_down` while draining. Unauthenticated unless
+    `TOPICS_PROBE_AUTH` is set.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | Ready]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Error | Ready | None:
+    """Readiness
+
+     `200` when serving; `503 not_ready` during WAL replay on boot (with
+    `Retry-After` and `error.detail.replay_progress` 0.0–1.0);
+    `503 shutting_down` while draining. Unauthenticated unless
+    `TOPICS_PROBE_AUTH` is set.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | Ready
+    """
+
+    return sync_detailed(
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[Error | Ready]:
+    """Readiness
+
+     `200` when serving; `503 not_ready` during WAL replay on boot (with
+    `Retry-After` and `error.detail.replay_progress` 0.0–1.0);
+    `503 shutting_down` while draining. Unauthenticated unless
+    `TOPICS_PROBE_AUTH` is set.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | Ready]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Error | Ready | None:
+    """Readiness
+
+     `200` when serving; `503 not_ready` during WAL replay on boot (with
+    `Retry-After` and `error.detail.replay_progress` 0.0–1.0);
+    `503 shutting_down` while draining. Unauthenticated unless
+    `TOPICS_PROBE_AUTH` is set.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | Ready
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+        )
+    ).parsed

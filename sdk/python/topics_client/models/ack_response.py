@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.performance import Performance
+
+
+T = TypeVar("T", bound="AckResponse")
+
+
+@_attrs_define
+class AckResponse:
+    """Result of an ack.
+
+    Attributes:
+        topic (str):
+        acked (int): Seqs actually completed and deleted by this call.
+        skipped (list[int]): Requested seqs that were not acked (not held by `node`, or a stale lease token). May be
+            empty.
+        ready (int): Post-ack `ready` counter.
+        in_flight (int): Post-ack `in_flight` counter.
+        performance (Performance): Server-side timings and counters for this request. Best-effort and additive;
+            clients must tolerate any subset. `fsync_ms` is 0.0 for non-fsync topics;
+            `throttle_wait_ms` is time parked behind the elastic scheduler.
+    """
+
+    topic: str
+    acked: int
+    skipped: list[int]
+    ready: int
+    in_flight: int
+    performance: Performance
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        topic = self.topic
+
+        acked = self.acked
+
+        skipped = self.skipped
+
+        ready = self.ready
+
+        in_flight = self.in_flight
+
+        performance = self.performance.to_dict()
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "topic": topic,
+                "acked": acked,
+                "skipped": skipped,
+                "ready": ready,
+                "in_flight": in_flight,
+                "performance": performance,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.performance import Performance  # noqa: PLC0415
+
+        d = dict(src_dict)
+        topic = d.pop("topic")
+
+        acked = d.pop("acked")
+
+        skipped = cast(list[int], d.pop("skipped"))
+
+        ready = d.pop("ready")
+
+        in_flight = d.pop("in_flight")
+
+        performance = Performance.from_dict(d.pop("performance"))
+
+        ack_response = cls(
+            topic=topic,
+            acked=acked,
+            skipped=skipped,
+            ready=ready,
+            in_flight=in_flight,
+            performance=performance,
+        )
+
+        ack_response.additional_properties = d
+        return ack_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

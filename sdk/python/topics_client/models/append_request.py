@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.record_in import RecordIn
+    from ..models.topic_config import TopicConfig
+
+
+T = TypeVar("T", bound="AppendRequest")
+
+
+@_attrs_define
+class AppendRequest:
+    """An append of one or many records.
+
+    Attributes:
+        records (list[RecordIn]): Records to append, assigned contiguous seqs in array order. At most
+            `TOPICS_MAX_BATCH_RECORDS` (default 10000), else `400 batch_too_large`.
+        node (str | Unset): Batch-level default origin node (the common one-writer case).
+        idempotency_key (str | Unset): Dedupe key scoped to this topic; a retry in-window returns the original seqs with
+            `deduped: true`. Wins over the `Idempotency-Key` header.
+        create (bool | Unset): Overrides the topic's `auto_create` for this write only. true ⇒ auto-create if absent;
+            false ⇒ `404 topic_not_found` if absent. Default = the topic's `auto_create`.
+        config (TopicConfig | Unset): Topic config as sent on create/configure (PUT body, or inline `config` on a
+            creating append). All fields optional. On create, an omitted field takes
+            the default stated in its description; on an update, an omitted field keeps
+            its current value (a partial `PUT` never resets a field). The schema sets no
+            `default:` so a generated client sends only the fields its user set.
+            Unknown fields are `400 invalid_request`. The queue fields
+            (`lease_ms`, `claim_jitter_ms`, `max_deliveries`, `dead_letter`,
+            `leases_durable`) are only meaningful when `type` is `queue` (accepted but
+            inert on a log).
+        disable_backpressure (bool | Unset): If true, opt out of `429` for this write; the server may queue it instead.
+            Default false.
+    """
+
+    records: list[RecordIn]
+    node: str | Unset = UNSET
+    idempotency_key: str | Unset = UNSET
+    create: bool | Unset = UNSET
+    config: TopicConfig | Unset = UNSET
+    disable_backpressure: bool | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        records = []
+        for records_item_data in self.records:
+            records_item = records_item_data.to_dict()
+            records.append(records_item)
+
+        node = self.node
+
+        idempotency_key = self.idempotency_key
+
+        create = self.create
+
+        config: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.config, Unset):
+            config = self.config.to_dict()
+
+        disable_backpressure = self.disable_backpressure
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "records": records,
+            }
+        )
+        if node is not UNSET:
+            field_dict["node"] = node
+        if idempotency_key is not UNSET:
+            field_dict["idempotency_key"] = idempotency_key
+        if create is not UNSET:
+            field_dict["create"] = create
+        if config is not UNSET:
+            field_dict["config"] = config
+        if disable_backpressure is not UNSET:
+            field_dict["disable_backpressure"] = disable_backpressure
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.record_in import RecordIn  # noqa: PLC0415
+        from ..models.topic_config import TopicConfig  # noqa: PLC0415
+
+        d = dict(src_dict)
+        records = []
+        _records = d.pop("records")
+        for records_item_data in _records:
+            records_item = RecordIn.from_dict(records_item_data)
+
+            records.append(records_item)
+
+        node = d.pop("node", UNSET)
+
+        idempotency_key = d.pop("idempotency_key", UNSET)
+
+        create = d.pop("create", UNSET)
+
+        _config = d.pop("config", UNSET)
+        config: TopicConfig | Unset
+        if isinstance(_config, Unset):
+            config = UNSET
+        else:
+            config = TopicConfig.from_dict(_config)
+
+        disable_backpressure = d.pop("disable_backpressure", UNSET)
+
+        append_request = cls(
+            records=records,
+            node=node,
+            idempotency_key=idempotency_key,
+            create=create,
+            config=config,
+            disable_backpressure=disable_backpressure,
+        )
+
+        return append_request

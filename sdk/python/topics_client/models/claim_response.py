@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.claimed_job import ClaimedJob
+    from ..models.performance import Performance
+
+
+T = TypeVar("T", bound="ClaimResponse")
+
+
+@_attrs_define
+class ClaimResponse:
+    """Result of a claim.
+
+    Attributes:
+        topic (str):
+        claimed (list[ClaimedJob]): The leased jobs, ascending by `$seq`. May be empty.
+        count (int): `claimed.length`. `count < max` is the "queue (near-)empty" signal.
+        ready (int): Claimable jobs still waiting after this claim.
+        performance (Performance): Server-side timings and counters for this request. Best-effort and additive;
+            clients must tolerate any subset. `fsync_ms` is 0.0 for non-fsync topics;
+            `throttle_wait_ms` is time parked behind the elastic scheduler.
+    """
+
+    topic: str
+    claimed: list[ClaimedJob]
+    count: int
+    ready: int
+    performance: Performance
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        topic = self.topic
+
+        claimed = []
+        for claimed_item_data in self.claimed:
+            claimed_item = claimed_item_data.to_dict()
+            claimed.append(claimed_item)
+
+        count = self.count
+
+        ready = self.ready
+
+        performance = self.performance.to_dict()
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "topic": topic,
+                "claimed": claimed,
+                "count": count,
+                "ready": ready,
+                "performance": performance,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.claimed_job import ClaimedJob  # noqa: PLC0415
+        from ..models.performance import Performance  # noqa: PLC0415
+
+        d = dict(src_dict)
+        topic = d.pop("topic")
+
+        claimed = []
+        _claimed = d.pop("claimed")
+        for claimed_item_data in _claimed:
+            claimed_item = ClaimedJob.from_dict(claimed_item_data)
+
+            claimed.append(claimed_item)
+
+        count = d.pop("count")
+
+        ready = d.pop("ready")
+
+        performance = Performance.from_dict(d.pop("performance"))
+
+        claim_response = cls(
+            topic=topic,
+            claimed=claimed,
+            count=count,
+            ready=ready,
+            performance=performance,
+        )
+
+        claim_response.additional_properties = d
+        return claim_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="WatchTopicOptions")
+
+
+@_attrs_define
+class WatchTopicOptions:
+    """Where a watch starts on one topic. `{}` starts from the earliest retained record.
+
+    Attributes:
+        from_seq (int | Unset): Deliver records with `$seq > from_seq`. 0 = from earliest. Default 0.
+        tail (bool | Unset): If true, ignore `from_seq` and start at the topic's current head — only records appended
+            after the subscribe (the SSE analog of Redis `XREAD $`). Default false.
+    """
+
+    from_seq: int | Unset = UNSET
+    tail: bool | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        from_seq = self.from_seq
+
+        tail = self.tail
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if from_seq is not UNSET:
+            field_dict["from_seq"] = from_seq
+        if tail is not UNSET:
+            field_dict["tail"] = tail
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        from_seq = d.pop("from_seq", UNSET)
+
+        tail = d.pop("tail", UNSET)
+
+        watch_topic_options = cls(
+            from_seq=from_seq,
+            tail=tail,
+        )
+
+        return watch_topic_options
