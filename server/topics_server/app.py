@@ -112,21 +112,16 @@ class TopicsApp:
         )
         return ctx.throttle.admit(priority, patient)
 
-    async def _after_admission(
-        self, parked: Admission, operation: Operation, req: ValidatedRequest
-    ) -> Reply | StreamReply | WebSocketReply:
-        """Run the handler once admitted (429 if refused); the reply reports the time parked."""
+    async def _after_admission(self, parked: Admission, operation: Operation, req: ValidatedRequest) -> Reply:
+        """Run the handler once admitted (429 if refused); the reply reports the time parked on
+        top of any wait of its own (a coalescing claim's). Throttled operations never stream."""
         waited = await parked
         if waited is None:
             raise self.ctx.throttle.refusal()
         result = operation.handler(req, self.ctx)
-        if not isinstance(result, Reply | StreamReply | WebSocketReply):
-            result = await result
-        out: Reply | StreamReply | WebSocketReply = result
-        if isinstance(out, Reply):  # on top of any wait of its own (a coalescing claim's)
-            out.performance["throttle_wait_ms"] = round(
-                out.performance.get("throttle_wait_ms", 0) + waited, 3
-            )
+        out: Reply = result if isinstance(result, Reply) else await result
+        own = out.performance.get("throttle_wait_ms", 0)
+        out.performance["throttle_wait_ms"] = round(own + waited, 3)
         return out
 
     async def _finish(

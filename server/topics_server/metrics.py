@@ -39,7 +39,7 @@ with ``GET /v0/topics/:topic``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,27 +64,6 @@ TEXT_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 
 TopicFilter = Callable[[str], bool]
 """Which topic names the caller may see (``None``: all)."""
-
-
-# -- engine seams ------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class TopicIndex:
-    """What a scrape needs of the topic registry beyond its counts."""
-
-    by_class: dict[Durability, int]
-    """Live topics by durability class."""
-    queues: list[Topic]
-    """Live queue topics (any order)."""
-    names: Iterable[str]
-    """Live topic names in name order (read lazily, only up to the per-topic block's end)."""
-
-
-def topic_index(engine: Engine) -> TopicIndex:
-    """The engine's own class counts, queue topics and sorted names (kept up to date as topics
-    are registered, unregistered and reconfigured: no pass over every topic)."""
-    return TopicIndex(dict(engine.by_class), [*engine.queue_topics.values()], engine.names())
 
 
 # -- reading the context -----------------------------------------------------------------------
@@ -116,43 +95,32 @@ class Aggregates:
     leases_in_flight: int
 
 
-def aggregates(ctx: ServerContext, index: TopicIndex | None) -> Aggregates:
-    """The aggregates (``index`` ``None`` while recovering: the counts only, the rest 0)."""
+def aggregates(ctx: ServerContext, ready: bool) -> Aggregates:
+    """The aggregates (not ``ready``, while the WAL replays: the counts only, the rest 0)."""
     engine = ctx.engine
-    if index is None:
+    if not ready:
         return Aggregates(engine.topic_count, dict.fromkeys(Durability, 0), ctx.routers.count, 0, 0, 0, 0)
-    usage = engine.usage
+    usage, queues = engine.usage, list(engine.queue_topics.values())
+    # in flight after lazy lease expiry, as any read of a queue applies it
+    counters = (engine.queue_counters(topic) for topic in queues)
     return Aggregates(
         engine.topic_count,
-        index.by_class,
+        dict(engine.by_class),
         ctx.routers.count,
         usage.records,
         usage.bytes,
-        len(index.queues),
-        leases_in_flight(index.queues, engine.clock.now_ms()),
+        len(queues),
+        sum(c.in_flight for c in counters if c is not None),
     )
 
 
-def leases_in_flight(queues: list[Topic], now: int) -> int:
-    """Leases held over ``queues`` after lazy lease expiry (as any read of a queue applies it;
-    an expired lease is not in flight)."""
-    total = 0
-    for topic in queues:
-        q = topic.queue
-        if q is not None:
-            q.expire(now)
-            total += len(q.leases)
-    return total
-
-
-def topic_rows(
-    engine: Engine, index: TopicIndex | None, allowed: TopicFilter | None
-) -> tuple[list[TopicRow], bool]:
+def topic_rows(engine: Engine, ready: bool, allowed: TopicFilter | None) -> tuple[list[TopicRow], bool]:
     """The per-topic block: the first :data:`MAX_TOPIC_METRICS` topics in name order that
-    ``allowed`` admits, and whether more were eligible (``index`` ``None``: none, not capped)."""
-    if index is None:
+    ``allowed`` admits, and whether more were eligible (not ``ready``: none, not capped)."""
+    if not ready:
         return [], False
-    eligible = index.names if allowed is None else filter(allowed, index.names)
+    names = engine.names()
+    eligible = names if allowed is None else filter(allowed, names)
     chosen = list(itertools.islice(eligible, MAX_TOPIC_METRICS + 1))
     now = engine.clock.now_ms()
     rows = [_row(engine, engine.get(name), now) for name in chosen[:MAX_TOPIC_METRICS]]
@@ -212,9 +180,8 @@ class TopicsCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         ctx = self.ctx
-        index = topic_index(ctx.engine) if ctx.ready else None
-        rows, truncated = topic_rows(ctx.engine, index, self.allowed)  # expires first
-        yield from self._process(aggregates(ctx, index))
+        rows, truncated = topic_rows(ctx.engine, ctx.ready, self.allowed)  # expires first
+        yield from self._process(aggregates(ctx, ctx.ready))
         yield from self._per_topic(rows, truncated)
         yield from self._wal(wal_view(ctx))
 

@@ -110,11 +110,14 @@ more bucket, ``+Inf``, takes the rest."""
 class FsyncHistogram:
     """A consistent snapshot of the fsync latency histogram: ``counts[i]`` fsyncs took at most
     ``FSYNC_BUCKETS_US[i]`` µs and more than the bound before it (per bucket, not cumulative);
-    ``counts[-1]`` is the ``+Inf`` bucket. ``count == sum(counts)``; ``sum_us`` is their total."""
+    ``counts[-1]`` is the ``+Inf`` bucket; ``sum_us`` is their total."""
 
     counts: tuple[int, ...]
     sum_us: int
-    count: int
+
+    @property
+    def count(self) -> int:
+        return sum(self.counts)
 
 
 @dataclass
@@ -152,7 +155,7 @@ class WalStats:
 
     def fsync_histogram(self) -> FsyncHistogram:
         with self._lock:
-            return FsyncHistogram(tuple(self.fsync_counts), self.fsync_sum_us, self.fsyncs_total)
+            return FsyncHistogram(tuple(self.fsync_counts), self.fsync_sum_us)
 
 
 class Wal:
