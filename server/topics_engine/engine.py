@@ -21,6 +21,7 @@ import bisect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from . import listing
 from .batch import check_batch_size, prepare_batch
 from .clock import Clock
 from .config import Durability, TopicConfig, resolve_config
@@ -47,8 +48,6 @@ from .results import (
 from .storage.formats import RecordBatch
 from .topic import ReadOptions, Topic, Usage
 
-MAX_PAGE_SIZE = 1000
-DEFAULT_PAGE_SIZE = 100
 DEFAULT_MAX_BATCH_BYTES = 1 << 20
 MAX_BATCH_BYTES = 8 << 20
 QUOTA_SWEEP_MS = 1000
@@ -254,12 +253,12 @@ class Engine:
         """One page of topics in name order; the cursor is returned only if more remain.
         ``page_size`` 0 means the default (ruling 3); it is clamped to [1, 1000]. ``within``
         (an API key's prefix allowlist; empty: any) hides every other name."""
-        page_size = DEFAULT_PAGE_SIZE if page_size <= 0 else min(MAX_PAGE_SIZE, page_size)
+        size = listing.page_size(page_size)
         after = decode_cursor(cursor) if cursor is not None else None
         now = self.clock.now_ms()
         page: list[TopicSummary] = []
         for name in names_after(self._names, effective_prefixes(prefix, within), after):
-            if len(page) == page_size:
+            if len(page) == size:
                 return TopicPage(page, encode_cursor(page[-1].topic))
             page.append(self._summary(self._topics[name], now, touch))
         return TopicPage(page, None)
@@ -366,8 +365,7 @@ class Engine:
             self.persistence.topic_put(topic, now, lazy=True)
         apply = self._applier(topic, planned, now)
         wait = self.persistence.append(topic, planned, idempotency_key, apply)
-        if topic.strong_watchers:
-            self.persistence.when_durable(topic, lambda: self._made_durable(topic, last))
+        self._track_durable(topic, last)
         if wait is not None and idempotency_key is not None:
             topic.pending_keys[idempotency_key] = wait
             wait.add_done_callback(_release_key(topic, idempotency_key))
@@ -397,6 +395,7 @@ class Engine:
                     self.hub.notify(topic.name)
 
             self.persistence.forward(topic, seq, describe(seq, now), apply_hole)
+            self._track_durable(topic, seq)
             return seq
         planned = topic.plan_append(records, now)
         self._check_bytes_room(topic, planned)
@@ -404,7 +403,14 @@ class Engine:
         self.persistence.forward(
             topic, planned.last_seq, describe(planned.first_seq, planned.ts_runs[0][1]), apply
         )
+        self._track_durable(topic, planned.last_seq)
         return planned.first_seq
+
+    def _track_durable(self, topic: Topic, last: int) -> None:
+        """While ``strong`` watchers read ``topic``, learn when its seqs up to ``last`` are
+        durable (every write path: direct appends and router copies alike)."""
+        if topic.strong_watchers:
+            self.persistence.when_durable(topic, lambda: self._made_durable(topic, last))
 
     def watch_strong(self, topic: Topic, delta: int) -> None:
         """A ``strong`` watcher starts (+1) or stops (-1) reading ``topic``. While any does,

@@ -34,6 +34,15 @@ def decode_cursor(cursor: str) -> str:
     return after
 
 
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+
+
+def page_size(requested: int) -> int:
+    """A list page's size: 0 (or less) means the default (ruling 3), at most 1000."""
+    return DEFAULT_PAGE_SIZE if requested <= 0 else min(MAX_PAGE_SIZE, requested)
+
+
 def effective_prefixes(prefix: str, within: tuple[str, ...] = ()) -> list[str]:
     """The prefixes a name must start with to match both ``prefix`` and one of ``within`` (an
     API key's allowlist; empty: any name), ascending, none covered by another — so the names

@@ -44,6 +44,7 @@ from typing import Any
 
 import orjson
 
+from . import listing
 from .config import Durability
 from .engine import Engine
 from .errors import (
@@ -76,8 +77,6 @@ HOP_CAP = 8
 """A record forwarded this many times along a cycle is not forwarded again (ruling 18)."""
 RETRY_MS = (10, 1000)
 """Backoff of a refused step (full reject dest, read-only WAL): first retry, longest delay."""
-DEFAULT_PAGE_SIZE = 100
-MAX_PAGE_SIZE = 1000
 GUARANTEES = ("at_least_once", "exactly_once")
 STAMP = "_topics_router"
 _STAMP_NEEDLE = b'"_topics_router"'
@@ -452,7 +451,7 @@ class Routers:
     ) -> RouterPage:
         """One page of routers in name order, filtered by name prefix, source and dest;
         ``within`` (an API key's prefix allowlist; empty: any) hides every other name."""
-        page_size = DEFAULT_PAGE_SIZE if page_size <= 0 else min(MAX_PAGE_SIZE, page_size)
+        size = listing.page_size(page_size)
         after = decode_cursor(cursor) if cursor is not None else None
         page: list[Router] = []
         for name in names_after(self._names, effective_prefixes(prefix, within), after):
@@ -460,7 +459,7 @@ class Routers:
             if (source is None or router.config.source == source) and (
                 dest is None or router.config.dest == dest
             ):
-                if len(page) == page_size:
+                if len(page) == size:
                     return RouterPage(page, encode_cursor(page[-1].name))
                 page.append(router)
         return RouterPage(page, None)

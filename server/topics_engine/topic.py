@@ -255,10 +255,8 @@ class Topic:
         """Make a planned or replayed ``source_trim`` marker visible (idempotent)."""
         if seq <= self.head_seq:
             return
-        self.log.skip_to(seq)
+        self.advance_head(seq)
         self.holes.append((seq, missed))
-        self.reserved_seq = max(self.reserved_seq, seq)
-        self.version += 1
 
     def _added(self, batch: RecordBatch, skip: int, added: int, size: int) -> None:
         self.version += 1

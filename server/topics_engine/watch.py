@@ -113,6 +113,8 @@ class WatchOptions:
             include_data=True if include_data is None else bool(include_data),
             strong=consistency == "strong",
         )
+        if len(_OPTIONS) >= _MAX_OPTIONS:  # values are client-chosen: keep the table bounded
+            _OPTIONS.clear()
         return _OPTIONS.setdefault(options, options)  # equal options are one object
 
     def read_options(self, upto: int, max_scan: int) -> ReadOptions:
@@ -129,7 +131,9 @@ class WatchOptions:
 
 
 _OPTIONS: dict[WatchOptions, WatchOptions] = {}
-"""Every distinct options value resolved so far (a handful in practice)."""
+"""Distinct options values resolved recently (a handful in practice), so equal options are one
+object and shared-read keys compare by identity."""
+_MAX_OPTIONS = 1024
 
 
 # -- what a read produces ------------------------------------------------------------------------

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-import msgspec
-
 from .auth import KeyStore, Principal
+from .bodies import opt
 from .errors import Forbidden, Unauthorized
 from .request import Request
 from .validation import ValidatedRequest
@@ -144,10 +143,8 @@ class Gate:
 
 
 def _set(value: Any, name: str) -> Any:
-    """A decoded body's field, ``None`` when unset (bodies are msgspec structs, ``UNSET``
-    marking an absent field)."""
-    field = getattr(value, name, None)
-    return None if field is msgspec.UNSET else field
+    """A decoded body's field, ``None`` when absent or unset."""
+    return opt(getattr(value, name, None))
 
 
 def _dead_letter(config: Any) -> list[tuple[str, str]]:

@@ -376,6 +376,11 @@ def validation_error(message: str) -> InvalidRequest:
     return InvalidRequest(f"{field}: {problem}", {"field": field})
 
 
+def opt(value: Any, default: Any = None) -> Any:
+    """A decoded body field, ``default`` when the request left it unset (``UNSET``)."""
+    return default if value is msgspec.UNSET else value
+
+
 def fields_set(value: Any) -> dict[str, Any]:
     """The fields of a decoded struct that the request set (``UNSET`` ones dropped), under
     their wire names, nested structs included — e.g. a topic config for ``resolve_config``."""

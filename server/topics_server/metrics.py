@@ -270,7 +270,7 @@ class TopicsCollector(Collector):
             "topics_wal_submit_full_total",
             "WAL submits that found the queue full: always 0, the WAL's submit queue is unbounded "
             "(a submit never waits).",
-            s.submit_full_total,
+            0,
         )
         yield _gauge(
             "topics_wal_read_only", "1 once the WAL turned read-only after an I/O error.", int(wal.read_only)

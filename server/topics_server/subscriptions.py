@@ -8,9 +8,7 @@ from typing import Any
 import msgspec
 from topics_engine.watch import Subscription, TopicStart, WatchOptions
 
-
-def opt(value: Any) -> Any:
-    return None if value is msgspec.UNSET else value
+from .bodies import opt
 
 
 def watch_options(body: Any, max_limit: int) -> WatchOptions:

@@ -136,10 +136,6 @@ class WalStats:
     rotations_total: int = 0
     queue_depth_peak: int = 0
     """Highest :attr:`Wal.queue_depth` seen at a submit."""
-    submit_full_total: int = 0
-    """Submits that found the queue full. Always 0: the WAL's submit queue is unbounded (a
-    submit never waits — it queues the frame and returns; the loop writes once per iteration),
-    so the counter exists only for the metric's shape (§8.3)."""
     fsync_counts: list[int] = field(default_factory=lambda: [0] * (len(FSYNC_BUCKETS_US) + 1))
     """Per-bucket (not cumulative) fsync counts, indexed like ``FSYNC_BUCKETS_US`` + ``+Inf``."""
     fsync_sum_us: int = 0

@@ -10,13 +10,13 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-import msgspec
 import orjson
 from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
 from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
 
 from .. import wire
+from ..bodies import opt
 from ..context import ServerContext
 from ..errors import NotAcceptable
 from ..responses import Reply, after_ack, await_ack
@@ -28,10 +28,6 @@ from ..validation import ValidatedRequest
 HEARTBEAT_MS = 15_000
 
 
-def _opt(value: Any, default: Any = None) -> Any:
-    return default if value is msgspec.UNSET else value
-
-
 def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, Any]:
     """The queue (404/409 first), then the request's validated body."""
     topic = ctx.queues.queue_topic(req.path["topic"])
@@ -40,7 +36,7 @@ def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, Any]:
 
 def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
-    outcome = ctx.queues.claim(topic.name, body.node, _opt(body.max), _opt(body.lease_ms))
+    outcome = ctx.queues.claim(topic.name, body.node, opt(body.max), opt(body.lease_ms))
     if isinstance(outcome, Claimed):
         claimed = wire.claimed(topic.name, outcome.jobs, outcome.ready)
         return after_ack(outcome.wait, 200, claimed)
@@ -58,19 +54,19 @@ async def _claimed_in_cohort(ctx: ServerContext, name: str, cohort: Awaitable[li
 
 def ack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
-    result = ctx.queues.ack(topic.name, body.node, body.seqs, _opt(body.lease_ids))
+    result = ctx.queues.ack(topic.name, body.node, body.seqs, opt(body.lease_ids))
     return after_ack(result.wait, 200, lambda: wire.acked(result, _counters(ctx, topic.name)))
 
 
 def nack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
-    result = ctx.queues.nack(topic.name, body.node, body.seqs, _opt(body.delay_ms, 0), _opt(body.lease_ids))
+    result = ctx.queues.nack(topic.name, body.node, body.seqs, opt(body.delay_ms, 0), opt(body.lease_ids))
     return after_ack(result.wait, 200, lambda: wire.nacked(result, _counters(ctx, topic.name)))
 
 
 def extend_leases(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
-    result = ctx.queues.extend(topic.name, body.node, body.seqs, body.lease_ms, _opt(body.lease_ids))
+    result = ctx.queues.extend(topic.name, body.node, body.seqs, body.lease_ms, opt(body.lease_ids))
     return after_ack(result.wait, 200, wire.extended(result))
 
 

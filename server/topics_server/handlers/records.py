@@ -12,16 +12,12 @@ from topics_engine.records import NewRecords
 from topics_engine.results import Appended, Diff
 
 from .. import wire
-from ..bodies import fields_set
+from ..bodies import fields_set, opt
 from ..context import ServerContext
 from ..responses import Reply, after_ack
 from ..validation import ValidatedRequest
 
 UNSET = msgspec.UNSET
-
-
-def _opt(value: Any, default: Any = None) -> Any:
-    return default if value is UNSET else value
 
 
 def new_records(records: list[Any], batch_node: str | None) -> NewRecords:
@@ -33,12 +29,12 @@ def new_records(records: list[Any], batch_node: str | None) -> NewRecords:
 def append(engine: Engine, topic: str, body: Any, idempotency_key: str | None = None) -> Appended:
     """The write of a decoded ``AppendRequest`` (HTTP, or a WebSocket ``publish``); the body's
     ``idempotency_key`` wins over the one given (the header)."""
-    config = _opt(body.config)
+    config = opt(body.config)
     return engine.append(
         topic,
-        new_records(body.records, _opt(body.node)),
-        idempotency_key=_opt(body.idempotency_key, idempotency_key),
-        create=_opt(body.create),
+        new_records(body.records, opt(body.node)),
+        idempotency_key=opt(body.idempotency_key, idempotency_key),
+        create=opt(body.create),
         config=fields_set(config) if config is not None else None,
     )
 
@@ -53,15 +49,15 @@ def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[R
     engine = ctx.engine
     name, body = req.path["topic"], req.json()
     options = {
-        "from_seq": _opt(body.from_seq, 0),
-        "limit": _opt(body.limit, 0),
-        "node": _opt(body.node),
-        "include_tags": _opt(body.include_tags, False),
-        "include_meta": _opt(body.include_meta, True),
-        "max_batch_bytes": _opt(body.max_batch_bytes, 0),
+        "from_seq": opt(body.from_seq, 0),
+        "limit": opt(body.limit, 0),
+        "node": opt(body.node),
+        "include_tags": opt(body.include_tags, False),
+        "include_meta": opt(body.include_meta, True),
+        "max_batch_bytes": opt(body.max_batch_bytes, 0),
     }
     result = engine.diff(name, **options)
-    wait_ms = engine.clamp_wait_ms(_opt(body.wait_ms, 0))
+    wait_ms = engine.clamp_wait_ms(opt(body.wait_ms, 0))
     if wait_ms and not result.count and result.tombstone is None:
         return _long_poll(engine, name, options, result, wait_ms)
     return Reply(200, wire.diff(result), {"records_scanned": result.scanned})
@@ -85,10 +81,10 @@ async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result:
 
 def delete_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     body = req.json()
-    match = _opt(body.match)
+    match = opt(body.match)
     result = ctx.engine.delete_records(
         req.path["topic"],
-        before_seq=_opt(body.before_seq),
+        before_seq=opt(body.before_seq),
         match=list(match) if isinstance(match, tuple) else match,
     )
     return after_ack(result.wait, 200, lambda: wire.records_deleted(result))

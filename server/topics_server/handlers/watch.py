@@ -17,13 +17,14 @@ from typing import Any
 import orjson
 from topics_engine.watch import WatchSession
 
+from ..bodies import opt
 from ..context import ServerContext
 from ..errors import NotAcceptable, Unauthorized
 from ..frames import sse_frame
 from ..responses import Reply
 from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
-from ..subscriptions import opt, positions_body, topic_starts, watch_options
+from ..subscriptions import positions_body, topic_starts, watch_options
 from ..throttle import StreamPacer
 from ..validation import ValidatedRequest
 from ..websocket import WebSocketReply, check_upgrade
@@ -129,10 +130,8 @@ class WatchStream:
 
     def _priorities(self) -> list[int]:
         """The effective priorities of the topics this stream follows, now."""
-        engine = self.ctx.engine
-        now = engine.clock.now_ms()
-        topics = (engine.topic(name) for name in self.session.sub.positions)
-        return [topic.priority(now) for topic in topics if topic is not None]
+        now = self.ctx.engine.clock.now_ms()
+        return [position.topic.priority(now) for position in self.session.sub.positions.values()]
 
     def _pump_unless_paced(self) -> bool:
         """The pump a wake-up runs in the parked task's place: a throttled stream leaves the
