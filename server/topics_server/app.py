@@ -11,6 +11,9 @@ handler returns its reply directly when it has nothing to wait for (a ``disk`` a
 or an awaitable when it must wait (an fsync, a long-poll, a coalescing window): the common paths
 never create a task.
 
+Beside the operations, matched by exact path before them: the served contract and its
+interactive docs page (``apidocs``: public, not operations of the document).
+
 Transports: ``http`` (the native HTTP/1.1 server ``topics serve`` runs) and ``asgi`` (an ASGI
 app, for in-process tests and ASGI servers: ``asgi.create_app``).
 """
@@ -27,7 +30,7 @@ from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.errors import NotReady
 from topics_engine.jsonvalues import dumps
 
-from . import wire
+from . import apidocs, wire
 from .access import BODY_NAMES, Gate, check_body_names
 from .admission import Slot
 from .auth import KeyStore
@@ -38,7 +41,7 @@ from .request import Request
 from .responses import Reply, Response, json_response, performance_block, render
 from .routes import Operation, RouteTable
 from .settings import Settings
-from .spec import load_specification
+from .spec import SPEC_PATH, load_document, load_specification
 from .sse import StreamReply
 from .throttle import Admission
 from .validation import ValidatedRequest
@@ -54,12 +57,17 @@ class TopicsApp:
         self.ctx = ctx
         self.max_body_bytes = max_body_bytes
         self.gate = gate or Gate(KeyStore())
+        # the contract as served: the very document the route table is built from
+        self.docs = apidocs.contract_resources(SPEC_PATH, load_document())
         self.routes = RouteTable(load_specification(), handlers=HANDLERS, max_body_bytes=max_body_bytes)
 
     def handle(self, request: Request) -> Outcome | Awaitable[Outcome]:
         """The response to ``request``: at once, or an awaitable when the handler waits."""
         slot: Slot | None = None
         try:
+            served = self.docs.get(request.path)
+            if served is not None:  # the contract and the docs page: public, even while recovering
+                return served.respond(request)
             match = self.routes.match(request.method, request.path)
             operation = match.operation
             op_id = operation.operation_id
