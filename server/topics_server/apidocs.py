@@ -118,7 +118,8 @@ class Resource:
         return self._body, self._gzipped
 
     def respond(self, request: Request) -> Response:
-        """200 with the body (gzip-encoded when accepted; none for ``HEAD``); 405 but for
+        """200 with the body (gzip-encoded when accepted), for ``HEAD`` too: the transport
+        sends a ``HEAD`` response's head only, with this body's length; 405 but for
         ``GET``/``HEAD``."""
         if request.method not in ALLOWED:
             raise MethodNotAllowed(
@@ -136,7 +137,7 @@ class Resource:
             if request.accepts_gzip:
                 headers.append((b"content-encoding", b"gzip"))
                 body = gzipped
-        return Response(200, headers, b"" if request.method == "HEAD" else body)
+        return Response(200, headers, body)
 
 
 def package_dir() -> Path:

@@ -3,7 +3,9 @@ under any ASGI server. ``topics serve`` uses the native server (``http``) instea
 
 The lifespan starts and stops the server context (recovery, checkpoints). A request's body is
 read under ``TOPICS_MAX_BODY_BYTES`` (a larger one is not kept: the handler answers 413 when it
-asks for it); streams are run until the client disconnects. A ``websocket`` scope is served by
+asks for it); streams are run until the client disconnects. A ``HEAD`` request is answered with
+the status and headers alone (``Content-Length`` that of the body a ``GET`` would get), never
+body bytes (RFC 9110 §9.3.2; an ASGI server need not drop them). A ``websocket`` scope is served by
 the ``GET /v0/ws`` handler: refused with the HTTP error envelope when the server offers the
 ``websocket.http.response`` extension (ruling 15), else with a close; accepted, it runs a
 :class:`WebSocketSession`.
@@ -74,14 +76,14 @@ class AsgiApp:
             return
         if isinstance(outcome, WebSocketReply):  # an upgrade over plain HTTP: the server has none
             outcome = self.app.error(request, RuntimeError("this ASGI server did not upgrade the request"))
-        body = outcome.joined()
         await send(
             {
                 "type": "http.response.start",
                 "status": outcome.status,
-                "headers": [*outcome.headers, (b"content-length", str(len(body)).encode())],
+                "headers": [*outcome.headers, (b"content-length", str(outcome.length).encode())],
             }
         )
+        body = b"" if request.method == "HEAD" else outcome.joined()
         await send({"type": "http.response.body", "body": body})
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -17,6 +17,10 @@ Semantics
     the connection to a WebSocket (the handshake and client frames by the ``websockets``
     sans-I/O protocol; server text frames are written directly, their record bytes never
     joined). Any other upgrade request is answered over HTTP/1.1, then the connection closes.
+    A ``HEAD`` request is answered with the head alone (RFC 9110 §9.3.2) — the status and
+    headers, ``Content-Length`` that of the body a ``GET`` would get — whatever the app put in
+    the response: the transport owns that rule (bytes after the head would be read as the next
+    response on the connection). Only ``GET`` operations stream or upgrade.
     Malformed HTTP is a 400 in the §0.5 envelope and closes the connection. Idle keep-alive
     connections close after :data:`KEEP_ALIVE_S`. Shutdown stops accepting, lets requests in
     flight finish (bounded), then closes everything.
@@ -241,7 +245,7 @@ class HttpProtocol(asyncio.Protocol):
             request, keep_alive = self.pending.popleft()
             outcome = self.app.handle(request)
             if isinstance(outcome, Response):
-                self._write(outcome, keep_alive)
+                self._write(outcome, keep_alive, request.method == "HEAD")
                 continue
             if isinstance(outcome, WebSocketReply):
                 self._upgrade(request, outcome)
@@ -261,7 +265,7 @@ class HttpProtocol(asyncio.Protocol):
             if isinstance(outcome, StreamReply):
                 keep_alive = await self._stream(outcome) and keep_alive
             elif isinstance(outcome, Response):
-                self._write(outcome, keep_alive)
+                self._write(outcome, keep_alive, request.method == "HEAD")
         finally:
             self.busy = False
             self.task = None
@@ -271,7 +275,9 @@ class HttpProtocol(asyncio.Protocol):
         elif keep_alive and not self.closed:
             self._next()
 
-    def _write(self, response: Response, keep_alive: bool) -> None:
+    def _write(self, response: Response, keep_alive: bool, head_only: bool = False) -> None:
+        """Write ``response`` in one write; ``head_only`` (a ``HEAD`` request): its status and
+        headers, with the Content-Length of its body, but not the body."""
         if self.closed or self.transport is None:
             return
         body = response.body
@@ -283,7 +289,9 @@ class HttpProtocol(asyncio.Protocol):
             if not keep_alive:
                 extra += b"connection: close\r\n"
             head = _head(response.status, response.headers, extra)
-        if isinstance(body, bytes):
+        if head_only:
+            self.transport.write(head)
+        elif isinstance(body, bytes):
             self.transport.write(head + body)
         else:  # a record page in parts: one vectored write, the record bytes never joined
             self.transport.writelines([head, *body])

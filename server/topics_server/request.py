@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 class Request:
     method: str
     path: str
-    """Percent-decoded path."""
+    """The path of the request target as sent: percent-encoding kept, no query, each byte one
+    character (latin-1). Not decoded, because the route table splits it on ``/`` first and
+    then decodes each parameter segment (``/v0/topics/a%2Fb`` names the topic ``a/b``; decoded
+    first, ``x%2Fwork`` would become topic ``x``'s work stream). Literal segments and the
+    served docs' paths are matched as sent, so ``/v0/%74opics`` is a 404."""
     query_string: bytes
     headers: list[tuple[bytes, bytes]]
     """As received, in arrival order (names in any case)."""

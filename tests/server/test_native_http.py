@@ -1,7 +1,7 @@
 """The native HTTP/1.1 transport (``topics_server.http``) over real sockets: keep-alive,
 pipelining in order (also behind a request that waits), ``Expect: 100-continue``, chunked request
-bodies, bodies over the limit, malformed requests, ``Connection: close`` / HTTP/1.0, record pages
-written in parts, idle connections and shutdown."""
+bodies, bodies over the limit, malformed requests, ``Connection: close`` / HTTP/1.0, HEAD (no
+body), record pages written in parts, idle connections and shutdown."""
 
 from __future__ import annotations
 
@@ -31,7 +31,9 @@ class Conn:
     def send(self, raw: bytes) -> None:
         self.writer.write(raw)
 
-    async def response(self) -> tuple[int, dict[str, str], bytes]:
+    async def response(self, *, to_head: bool = False) -> tuple[int, dict[str, str], bytes]:
+        """The next response; ``to_head``: it answers a HEAD request, so no body follows its
+        head whatever its Content-Length says (RFC 9110 §9.3.2)."""
         head = await asyncio.wait_for(self.reader.readuntil(b"\r\n\r\n"), 10)
         lines = head.decode("latin-1").split("\r\n")
         status = int(lines[0].split()[1])
@@ -40,6 +42,8 @@ class Conn:
             if line:
                 k, _, v = line.partition(":")
                 headers[k.strip().lower()] = v.strip()
+        if to_head:
+            return status, headers, b""
         body = await self.reader.readexactly(int(headers.get("content-length", "0")))
         return status, headers, body
 
@@ -164,6 +168,33 @@ async def test_connection_close_and_http_1_0_close_after_the_response(port: int)
     c.send(b"GET /v0/health HTTP/1.0\r\n\r\n")
     assert (await c.response())[0] == 200
     assert await c.closed_by_server()
+
+
+async def test_head_is_answered_without_a_body_on_a_keep_alive_connection(port: int) -> None:
+    """A HEAD response is its head only, with the Content-Length the GET would carry: body
+    bytes after it would be read as the start of the next response on the connection."""
+    c = await Conn.open(port)
+    # HEAD is no operation of an API route: a 405 envelope, without the envelope
+    c.send(request("HEAD", "/v0/health") + request("GET", "/v0/health"))
+    status, headers, _ = await c.response(to_head=True)
+    assert status == 405 and headers["content-type"] == "application/json"
+    assert int(headers["content-length"]) > 0  # the envelope's length, not sent
+    status, _, body = await c.response()  # parses only if no envelope bytes came before it
+    assert status == 200 and orjson.loads(body)["status"] == "ok"
+    # the served contract answers HEAD: the GET's headers, Content-Length included
+    for encoding in ("identity", "gzip"):
+        get = request("GET", "/v0/openapi.json", headers={"Accept-Encoding": encoding})
+        c.send(get + get.replace(b"GET ", b"HEAD ", 1) + request("GET", "/v0/health"))
+        status, got, body = await c.response()
+        assert status == 200 and int(got["content-length"]) == len(body) > 0
+        status, headed, _ = await c.response(to_head=True)
+        assert status == 200 and headed == got
+        assert (await c.response())[0] == 200
+    # nothing is left on the wire after a HEAD answered last
+    c.send(request("HEAD", "/v0/openapi.json", headers={"Connection": "close"}))
+    status, headers, _ = await c.response(to_head=True)
+    assert status == 200 and headers["connection"] == "close" and int(headers["content-length"]) > 0
+    assert await c.closed_by_server()  # read() to EOF: no stray body bytes
 
 
 async def test_large_record_pages_are_written_whole(port: int) -> None:

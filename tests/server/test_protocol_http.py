@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 import httpx
+from topics_engine import Engine, ManualClock
+from topics_server.asgi import create_app
+from topics_server.settings import load_settings
 
 from .conftest import assert_error
 
@@ -27,6 +33,55 @@ async def test_unknown_route_and_wrong_method(client: httpx.AsyncClient) -> None
     r = await client.patch("/v0/topics/x", json={})
     assert_error(r, 405, "method_not_allowed")
     assert set(r.headers["allow"].split(", ")) == {"GET", "PUT", "POST", "DELETE"}
+
+
+async def _asgi_exchange(
+    app: Callable[..., Awaitable[None]], method: str, path: str, headers: list[tuple[bytes, bytes]]
+) -> tuple[int, dict[bytes, bytes], list[bytes]]:
+    """One request straight through the ASGI app: status, headers, and every body chunk it
+    sent (httpx's ASGI transport drops a HEAD body itself, so it cannot tell)."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "headers": [(b"host", b"topics.test"), *headers],
+    }
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    start, *bodies = sent
+    assert start["type"] == "http.response.start"
+    assert all(m["type"] == "http.response.body" for m in bodies)
+    return start["status"], dict(start["headers"]), [m.get("body", b"") for m in bodies]
+
+
+async def test_head_is_answered_without_a_body(clock: ManualClock) -> None:
+    """The ASGI adapter sends a HEAD response's head, with the Content-Length the GET carries,
+    and no body bytes (RFC 9110 §9.3.2): an ASGI server need not drop them itself."""
+    settings = load_settings({})
+    app, _ = create_app(settings, Engine(clock, settings.limits))
+    # HEAD is no operation of an API route: the 405 envelope's head only
+    status, headers, bodies = await _asgi_exchange(app, "HEAD", "/v0/health", [])
+    assert status == 405 and headers[b"allow"] == b"GET" and int(headers[b"content-length"]) > 0
+    assert b"".join(bodies) == b""
+    # the served contract answers HEAD with the GET's headers
+    for encoding in (b"identity", b"gzip"):
+        accept = [(b"accept-encoding", encoding)]
+        status, got, bodies = await _asgi_exchange(app, "GET", "/v0/openapi.json", accept)
+        assert status == 200 and int(got[b"content-length"]) == len(b"".join(bodies)) > 0
+        status, headed, bodies = await _asgi_exchange(app, "HEAD", "/v0/openapi.json", accept)
+        assert status == 200 and headed == got and b"".join(bodies) == b""
 
 
 async def test_every_json_response_has_performance(client: httpx.AsyncClient) -> None:
