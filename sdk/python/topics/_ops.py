@@ -1,0 +1,497 @@
+"""The SDK's operations, without I/O: each builds the :class:`~topics._transport.Call` (or the
+sequence of calls) that :class:`topics.Client` and :class:`topics.AsyncClient` send.
+
+Single-request operations return a ``Call``. Multi-request ones are generators (*steps*): they
+yield a ``Call`` and receive its parsed answer, or yield :class:`Items` to hand to the caller,
+and return their result. Both clients drive the same steps (one with ``httpx.Client``, the other
+with ``httpx.AsyncClient``), so paging, chunking and gap handling are written once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+
+from . import _generated as g
+from ._transport import Call
+from .errors import BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, RecordTooLarge
+from .models import (
+    AckResult,
+    AppendResult,
+    ExtendResult,
+    Health,
+    Job,
+    NackResult,
+    QueueCounters,
+    Readiness,
+    Record,
+    RouterInfo,
+    Tombstone,
+    TopicDeletion,
+    TopicInfo,
+    TopicState,
+)
+
+MAX_SEQS_PER_CALL = 1000
+"""``TOPICS_MAX_CLAIM``'s default: the most seqs one ack/nack/extend may carry (§11)."""
+
+CHUNK_RECORDS = 10_000
+"""``append_many`` puts at most this many records in one request (``TOPICS_MAX_BATCH_RECORDS``'
+default); a server configured lower answers ``batch_too_large`` and the chunk is halved."""
+
+CHUNK_BYTES = 8 << 20
+"""…and at most this many body bytes (the server's default body limit is 64 MiB); a lower limit
+answers ``payload_too_large`` and the chunk is halved."""
+
+READ_PAGE = 1000
+"""Records per ``diff`` page (the server's ``TOPICS_MAX_LIMIT``)."""
+
+OnGap = Literal["raise", "skip"]
+
+
+class Items(list[Any]):
+    """What a step hands to the caller (a page of records, of topics…)."""
+
+
+Steps = Generator["Call[Any] | Items", Any, Any]
+
+
+def new_key() -> str:
+    """A fresh idempotency key (makes a plain append safe to retry)."""
+    return uuid.uuid4().hex
+
+
+def _drop_none(**fields: Any) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+# -- topics ------------------------------------------------------------------------------------
+
+
+def create_topic(name: str, config: Mapping[str, Any]) -> Call[TopicInfo]:
+    return Call(g.put_topic_route(name, dict(config)), g.topic_info)
+
+
+def topic(name: str, touch: bool | None) -> Call[TopicState]:
+    return Call(g.get_topic_route(name, touch=touch), g.topic_state)
+
+
+def list_topics(prefix: str | None, page_size: int | None) -> Steps:
+    cursor: str | None = None
+    while True:
+        items, cursor = yield Call(g.list_topics_route(prefix, page_size, cursor), g.topic_page)
+        yield Items(items)
+        if cursor is None:
+            return None
+
+
+def delete_topic(name: str, if_empty: bool) -> Call[TopicDeletion]:
+    return Call(g.delete_topic_route(name, if_empty=if_empty), g.topic_deletion)
+
+
+# -- writes ------------------------------------------------------------------------------------
+
+
+def record_body(
+    data: Any, tag: str | None = None, node: str | None = None, meta: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One record as the write body wants it (absent fields left out)."""
+    body: dict[str, Any] = {"data": data}
+    if tag is not None:
+        body["tag"] = tag
+    if node is not None:
+        body["node"] = node
+    if meta is not None:
+        body["meta"] = meta
+    return body
+
+
+def append(
+    topic: str,
+    records: list[dict[str, Any]],
+    *,
+    idempotency_key: str | None,
+    node: str | None = None,
+    create: bool | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> Call[AppendResult]:
+    """One write. Without a caller's key a fresh one is sent, so a retry never appends twice."""
+    body = _drop_none(
+        records=records,
+        node=node,
+        idempotency_key=idempotency_key or new_key(),
+        create=create,
+        config=dict(config) if config is not None else None,
+    )
+    return Call(g.append_route(topic, body), g.append_result)
+
+
+def _encoded_record(index: int, record: Mapping[str, Any] | Any) -> bytes:
+    if not isinstance(record, Mapping) or "data" not in record:
+        raise TypeError(
+            f"append_many: record {index} must be a mapping with a 'data' key, got {record!r:.80}"
+        )
+    return orjson.dumps(record)
+
+
+def _chunks(encoded: list[bytes], max_records: int, max_bytes: int) -> list[tuple[int, int]]:
+    """``[start, end)`` index ranges of at most ``max_records`` records and ``max_bytes`` of
+    encoded records each (a record bigger than ``max_bytes`` goes alone)."""
+    ranges = []
+    start, size = 0, 0
+    for i, rec in enumerate(encoded):
+        if i > start and (i - start >= max_records or size + len(rec) + 1 > max_bytes):
+            ranges.append((start, i))
+            start, size = i, 0
+        size += len(rec) + 1
+    if start < len(encoded):
+        ranges.append((start, len(encoded)))
+    return ranges
+
+
+def _chunk_call(
+    topic: str,
+    parts: list[bytes],
+    key: str,
+    node: str | None,
+    create: bool | None,
+    config: Mapping[str, Any] | None,
+) -> Call[AppendResult]:
+    rest = _drop_none(node=node, idempotency_key=key, create=create, config=dict(config) if config else None)
+    call = Call(g.append_route(topic, rest), g.append_result)
+    call.content = b'{"records":[' + b",".join(parts) + b"]," + orjson.dumps(rest)[1:]
+    return call
+
+
+def append_many(
+    topic: str,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    node: str | None,
+    idempotency_key: str | None,
+    create: bool | None,
+    config: Mapping[str, Any] | None,
+    chunk_records: int = CHUNK_RECORDS,
+    chunk_bytes: int = CHUNK_BYTES,
+) -> Steps:
+    """Writes ``records`` in chunks within the server's limits; chunk ``i`` carries the key
+    ``<key>.<i>`` (``<key>`` the caller's, or a fresh one), so a retried chunk — or a re-run of
+    the whole call with the same ``idempotency_key`` — never appends twice. A chunk the server
+    finds too big (its limits were configured lower) is split in half and sent again."""
+    encoded = [_encoded_record(i, r) for i, r in enumerate(records)]
+    if not encoded:
+        raise ValueError("append_many needs at least one record")
+    base_key = idempotency_key or new_key()
+    pending = [
+        (start, end, f"{base_key}.{n}")
+        for n, (start, end) in enumerate(_chunks(encoded, chunk_records, chunk_bytes))
+    ]
+    results: list[AppendResult] = []
+    while pending:
+        start, end, key = pending.pop(0)
+        try:
+            result = yield _chunk_call(topic, encoded[start:end], key, node, create, config)
+        except (BatchTooLarge, PayloadTooLarge):
+            if end - start == 1:
+                raise
+            mid = (start + end) // 2
+            pending[:0] = [(start, mid, f"{key}a"), (mid, end, f"{key}b")]
+            continue
+        except RecordTooLarge as err:
+            if isinstance(err.detail.get("index"), int):
+                err.detail["index"] += start
+            raise
+        results.append(result)
+    return merge_appends(results)
+
+
+def merge_appends(results: Sequence[AppendResult]) -> AppendResult:
+    seqs = [s for r in results for s in r.seqs]
+    return AppendResult(
+        topic=results[0].topic,
+        seqs=seqs,
+        first_seq=results[0].first_seq,
+        last_seq=results[-1].last_seq,
+        head_seq=max(r.head_seq for r in results),
+        count=sum(r.count for r in results),
+        created=any(r.created for r in results),
+        deduped=all(r.deduped for r in results),
+    )
+
+
+# -- reads -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ReadState:
+    """Where a ``read`` is: ``position`` is the cursor (the last seq examined — pass it as
+    ``from_seq`` to resume), ``gaps`` the tombstones met (with ``on_gap="skip"``)."""
+
+    topic: str
+    position: int
+    gaps: list[Tombstone] = field(default_factory=list)
+
+    @property
+    def missed(self) -> int:
+        """Records lost in the gaps met so far (the servers' estimates, else the range sizes)."""
+        return sum(
+            t.missed_estimate if t.missed_estimate is not None else t.gap_to - t.gap_from + 1
+            for t in self.gaps
+        )
+
+
+def _diff_page(body: dict[str, Any]) -> dict[str, Any]:
+    return body
+
+
+def read(
+    state: ReadState,
+    *,
+    to_seq: int | None,
+    node: str | Sequence[str] | None,
+    include_meta: bool,
+    include_tags: bool,
+    on_gap: OnGap,
+    page_size: int,
+    wait_ms: int = 0,
+) -> Steps:
+    """Pages ``diff`` from ``state.position`` until caught up (or past ``to_seq``), following
+    ``next_from_seq`` — never stopping at an empty page (a page may hold no records yet advance)
+    and never assuming the cursor only grows (a ``recreated`` tombstone moves it back)."""
+    if on_gap not in ("raise", "skip"):
+        raise ValueError("on_gap must be 'raise' or 'skip'")
+    route_node = list(node) if isinstance(node, list | tuple) else node
+    while to_seq is None or state.position < to_seq:
+        body = _drop_none(
+            from_seq=state.position,
+            limit=page_size,
+            node=route_node,
+            include_meta=include_meta,
+            include_tags=include_tags,
+            wait_ms=wait_ms or None,
+        )
+        page = yield Call(g.diff_route(state.topic, body), _diff_page)
+        gap = page.get("tombstone")
+        if gap:
+            tomb = g.tombstone(state.topic, gap)
+            if on_gap == "raise":
+                raise DataLoss(
+                    state.topic, tomb.gap_from, tomb.gap_to, tomb.reason, tomb.missed_estimate or 0
+                )
+            state.gaps.append(tomb)
+        recs = g.records(page["records"])
+        if to_seq is not None and recs and recs[-1].seq > to_seq:
+            recs = [r for r in recs if r.seq <= to_seq]
+        state.position = page["next_from_seq"] if to_seq is None else min(page["next_from_seq"], to_seq)
+        if recs:
+            yield Items(recs)
+        if page["caught_up"]:
+            return None
+    return None
+
+
+def delete_records(topic: str, before_seq: int | None, tag: str | None) -> Call[int]:
+    """``tag`` ending in ``*`` is a prefix match (``"chat-42:*"``), else an exact one."""
+    if before_seq is None and tag is None:
+        raise ValueError("delete_records needs before_seq, tag, or both")
+    body: dict[str, Any] = {}
+    if before_seq is not None:
+        body["before_seq"] = before_seq
+    if tag is not None:
+        body["match"] = ["tag", "Glob", tag] if tag.endswith("*") else ["tag", "Eq", tag]
+    # a tag delete without before_seq is bounded by the head at call time: repeating it could
+    # remove a record written in between, so it is not repeated after a broken connection
+    return Call(
+        g.delete_records_route(topic, body), lambda b: int(b["deleted"]), idempotent=before_seq is not None
+    )
+
+
+# -- queues ------------------------------------------------------------------------------------
+
+
+def claim(queue: str, node: str, max_jobs: int, lease_ms: int | None) -> Call[list[Job]]:
+    body = _drop_none(node=node, max=max_jobs, lease_ms=lease_ms)
+    # not idempotent: a claim repeated after its answer was lost would lease more jobs
+    return Call(g.claim_route(queue, body), lambda b: g.jobs(queue, b["claimed"]), idempotent=False)
+
+
+def _fenced(jobs: Iterable[Job | int]) -> list[tuple[int, str | None]]:
+    out: list[tuple[int, str | None]] = []
+    for job in jobs:
+        if isinstance(job, Job):
+            out.append((job.seq, job.lease_id))
+        elif isinstance(job, int) and not isinstance(job, bool):
+            out.append((job, None))
+        else:
+            raise TypeError(f"expected a Job or a seq (int), got {job!r:.80}")
+    return out
+
+
+def _lease_batches(queue: str, node: str, jobs: Iterable[Job | int], **extra: Any) -> list[dict[str, Any]]:
+    """Request bodies of at most :data:`MAX_SEQS_PER_CALL` seqs; ``lease_ids`` fence a batch
+    whose entries are all ``Job``s (the server wants one token per seq or none)."""
+    pairs = _fenced(jobs)
+    bodies = []
+    for i in range(0, len(pairs), MAX_SEQS_PER_CALL):
+        part = pairs[i : i + MAX_SEQS_PER_CALL]
+        body: dict[str, Any] = {"node": node, "seqs": [seq for seq, _ in part], **_drop_none(**extra)}
+        if all(lease is not None for _, lease in part):
+            body["lease_ids"] = [lease for _, lease in part]
+        bodies.append(body)
+    return bodies
+
+
+def _counters(queue: str) -> Call[QueueCounters]:
+    """No jobs to ack/nack: no lease call, but the answer still carries the queue's counters."""
+
+    def parse(body: Any) -> QueueCounters:
+        state = g.topic_state(body)
+        if state.queue is None:
+            raise NotAQueue(409, "not_a_queue", f"topic {queue!r} is not a queue")
+        return state.queue
+
+    return Call(g.get_topic_route(queue, touch=False), parse)
+
+
+def ack(queue: str, node: str, jobs: Iterable[Job | int]) -> Steps:
+    results = []
+    for body in _lease_batches(queue, node, jobs):
+        results.append((yield Call(g.ack_route(queue, body), g.ack_result)))
+    if not results:
+        counters = yield _counters(queue)
+        return AckResult(queue, 0, [], counters.ready, counters.in_flight)
+    return AckResult(
+        queue,
+        sum(r.acked for r in results),
+        [s for r in results for s in r.skipped],
+        results[-1].ready,
+        results[-1].in_flight,
+    )
+
+
+def nack(queue: str, node: str, jobs: Iterable[Job | int], delay_ms: int) -> Steps:
+    results = []
+    for body in _lease_batches(queue, node, jobs, delay_ms=delay_ms or None):
+        results.append((yield Call(g.nack_route(queue, body), g.nack_result)))
+    if not results:
+        counters = yield _counters(queue)
+        return NackResult(queue, 0, [], counters.ready, counters.in_flight)
+    return NackResult(
+        queue,
+        sum(r.nacked for r in results),
+        [s for r in results for s in r.skipped],
+        results[-1].ready,
+        results[-1].in_flight,
+    )
+
+
+def extend(queue: str, node: str, jobs: Iterable[Job | int], lease_ms: int) -> Steps:
+    results: list[ExtendResult] = []
+    for body in _lease_batches(queue, node, jobs, lease_ms=lease_ms):
+        results.append((yield Call(g.extend_route(queue, body), g.extend_result)))
+    deadlines = {seq: d for r in results for seq, d in r.deadlines.items()}
+    return ExtendResult(
+        queue, sum(r.extended for r in results), [s for r in results for s in r.skipped], deadlines
+    )
+
+
+# -- routers -----------------------------------------------------------------------------------
+
+
+def put_router(name: str, source: str, dest: str, options: Mapping[str, Any]) -> Call[RouterInfo]:
+    return Call(g.put_router_route(name, {"source": source, "dest": dest, **options}), g.router_put)
+
+
+def router(name: str) -> Call[RouterInfo]:
+    return Call(g.get_router_route(name), g.router_state)
+
+
+def list_routers(prefix: str | None, source: str | None, dest: str | None) -> Steps:
+    cursor: str | None = None
+    while True:
+        items, cursor = yield Call(g.list_routers_route(prefix, source, dest, None, cursor), g.router_page)
+        yield Items(items)
+        if cursor is None:
+            return None
+
+
+def delete_router(name: str) -> Call[bool]:
+    return Call(g.delete_router_route(name), g.router_deleted)
+
+
+# -- probes ------------------------------------------------------------------------------------
+
+
+def health() -> Call[Health]:
+    return Call(g.health_route(), g.health)
+
+
+def ready() -> Call[Readiness]:
+    return Call(g.ready_route(), g.readiness)
+
+
+# -- redrive -----------------------------------------------------------------------------------
+
+DEAD_LETTER_KEYS = ("$dead_letter_from", "$dead_letter_deliveries", "$dead_letter_src_seq")
+"""What the server stamps into ``meta`` when it dead-letters a job (§10.6)."""
+
+
+def redrive_body(record: Record) -> dict[str, Any]:
+    """The job as it is appended back to its queue: data, tag, node and meta, minus the
+    dead-letter stamps."""
+    meta = (
+        {k: v for k, v in (record.meta or {}).items() if k not in DEAD_LETTER_KEYS} if record.meta else None
+    )
+    return record_body(record.data, record.tag, record.node, meta or None)
+
+
+def redrive(dlq: str, to: str | None, limit: int | None, keep: Any, dry_run: bool) -> Steps:
+    """Moves dead-lettered records back to their queue, oldest first: append (keyed by the DLQ
+    and seq, so a re-run inside the queue's idempotency window never appends twice), then
+    delete. A log can only delete a seq prefix or by tag, so a record is deleted exactly: by
+    prefix while every older record has been moved, else by its tag when no older record left
+    in place shares it; a record neither allows is left in place (not counted)."""
+    moved = 0
+    kept_tags: set[str | None] = set()
+    all_moved_below = True
+    state = ReadState(dlq, 0)
+    reader = read(
+        state,
+        to_seq=None,
+        node=None,
+        include_meta=True,
+        include_tags=True,
+        on_gap="skip",
+        page_size=READ_PAGE,
+    )
+    answer: Any = None
+    while limit is None or moved < limit:
+        try:
+            step = reader.send(answer)
+        except StopIteration:
+            break
+        if isinstance(step, Call):
+            answer = yield step
+            continue
+        answer = None
+        for record in step:
+            if limit is not None and moved >= limit:
+                break
+            target = to or (record.meta or {}).get("$dead_letter_from")
+            chosen = keep is None or bool(keep(record))
+            exact = all_moved_below or (record.tag is not None and record.tag not in kept_tags)
+            if not (chosen and isinstance(target, str) and exact):
+                all_moved_below = False
+                kept_tags.add(record.tag)
+                continue
+            moved += 1
+            if dry_run:
+                continue
+            key = f"redrive:{dlq}:{record.seq}"
+            yield append(target, [redrive_body(record)], idempotency_key=key)
+            yield delete_records(dlq, record.seq + 1, None if all_moved_below else record.tag)
+    return moved

@@ -1,0 +1,749 @@
+"""``topics.Client`` (blocking) and ``topics.AsyncClient`` (asyncio): the same methods, one
+sending with ``httpx.Client``, the other with ``httpx.AsyncClient`` (a test holds them to the
+same names and signatures). The operations themselves are in :mod:`topics._ops`, written once.
+
+The examples below run against a server at ``TOPICS_URL`` (the test suite runs them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import httpx
+
+from . import _ops as ops
+from ._transport import Call, Done, Settings, after_transport_error, make_async_http, make_sync_http, outcome
+from .errors import TopicsError
+from .models import (
+    AckResult,
+    AppendResult,
+    ExtendResult,
+    Health,
+    Job,
+    NackResult,
+    Readiness,
+    Record,
+    RouterInfo,
+    Tombstone,
+    TopicDeletion,
+    TopicInfo,
+    TopicState,
+    TopicSummary,
+)
+from .watch import AsyncWatch, Watch, WatchOptions
+
+T = TypeVar("T")
+
+
+class ReadIterator:
+    """The records of one ``Client.read``, in seq order, fetched a page at a time.
+
+    ``position`` is the cursor after the last record handed out (pass it as ``from_seq`` to
+    resume); ``gaps`` lists the tombstones crossed with ``on_gap="skip"`` and ``missed`` counts
+    the records they lost.
+    """
+
+    def __init__(self, client: Client, state: ops.ReadState, steps: ops.Steps) -> None:
+        self._state = state
+        self._items = client._items(steps)
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> Record:
+        return next(self._items)  # type: ignore[no-any-return]
+
+    @property
+    def position(self) -> int:
+        return self._state.position
+
+    @property
+    def gaps(self) -> list[Tombstone]:
+        return self._state.gaps
+
+    @property
+    def missed(self) -> int:
+        return self._state.missed
+
+
+class AsyncReadIterator:
+    """``AsyncClient.read``'s records: :class:`ReadIterator` with ``async for``."""
+
+    def __init__(self, client: AsyncClient, state: ops.ReadState, steps: ops.Steps) -> None:
+        self._state = state
+        self._items = client._items(steps)
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Record:
+        return await anext(self._items)
+
+    @property
+    def position(self) -> int:
+        return self._state.position
+
+    @property
+    def gaps(self) -> list[Tombstone]:
+        return self._state.gaps
+
+    @property
+    def missed(self) -> int:
+        return self._state.missed
+
+
+def _advance(steps: ops.Steps, answer: Any, error: BaseException | None) -> Any:
+    """The next step of ``steps``: the answer to its last call sent in, or its error thrown in
+    (so an operation can handle, e.g., a chunk too big)."""
+    if error is not None:
+        return steps.throw(error)
+    return steps.send(answer)
+
+
+class Client:
+    """A blocking client for one topics server.
+
+    ``url`` and ``api_key`` fall back to ``TOPICS_URL`` / ``TOPICS_API_KEY``, then
+    ``http://127.0.0.1:4000`` and no key. ``timeout`` (seconds) bounds each request; ``retries``
+    is how many times a refused (429/503) or broken call is tried again, with backoff. Pass
+    ``http_client`` (an ``httpx.Client`` you own) or ``transport`` to control the connection.
+    Use it as a context manager, or call :meth:`close`.
+
+    >>> import topics
+    >>> with topics.Client() as client:
+    ...     client.health().status
+    'ok'
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        http_client: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.settings = Settings.resolve(url, api_key, timeout, retries)
+        self._owns_http = http_client is None
+        self.http = http_client if http_client is not None else make_sync_http(self.settings, transport)
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Closes the connections (not an ``http_client`` you passed in)."""
+        if self._owns_http:
+            self.http.close()
+
+    def _call(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                response = self.http.request(**call.request_args(self.settings))
+            except httpx.TransportError as exc:
+                verdict: Any = after_transport_error(call, exc, attempt, self.settings.retries)
+            else:
+                verdict = outcome(call, response, attempt, self.settings.retries)
+                if isinstance(verdict, Done):
+                    return verdict.value  # type: ignore[no-any-return]
+            time.sleep(verdict.delay)
+            attempt += 1
+
+    def _result(self, steps: ops.Steps) -> Any:
+        answer, error = None, None
+        while True:
+            try:
+                step = _advance(steps, answer, error)
+            except StopIteration as stop:
+                return stop.value
+            answer, error = None, None
+            try:
+                answer = self._call(step)
+            except TopicsError as exc:
+                error = exc
+
+    def _items(self, steps: ops.Steps) -> Iterator[Any]:
+        answer, error = None, None
+        while True:
+            try:
+                step = _advance(steps, answer, error)
+            except StopIteration:
+                return
+            answer, error = None, None
+            if isinstance(step, ops.Items):
+                yield from step
+                continue
+            try:
+                answer = self._call(step)
+            except TopicsError as exc:
+                error = exc
+
+    # -- topics ----------------------------------------------------------------------------
+
+    def create_topic(self, name: str, **config: Any) -> TopicInfo:
+        """Creates topic ``name``, or updates the fields of ``config`` given (an idempotent PUT:
+        fields left out keep their value). ``config`` takes the §0.10 fields: ``type`` (``"log"``
+        or ``"queue"``), ``ttl_ms``, ``cap_records``, ``cap_bytes``, ``discard``, ``durability``,
+        ``lease_ms``, ``max_deliveries``, ``dead_letter``…
+
+        >>> info = client.create_topic("orders", durability="fsync")
+        >>> (info.topic, info.config.durability)
+        ('orders', 'fsync')
+        >>> client.create_topic("jobs", type="queue", max_deliveries=3, dead_letter="jobs.dlq").config.type
+        'queue'
+        """
+        return self._call(ops.create_topic(name, config))
+
+    def topic(self, name: str, *, touch: bool | None = None) -> TopicState:
+        """The state of topic ``name``: ``head_seq``, ``earliest_seq``, ``count``, ``bytes``,
+        ``config`` and, on a queue, ``queue`` counters. ``touch=False`` does not count as a read
+        for auto-priority. Raises :class:`topics.TopicNotFound`.
+
+        >>> _ = client.create_topic("sensors", cap_records=1000)
+        >>> state = client.topic("sensors")
+        >>> (state.head_seq, state.config.cap_records)
+        (0, 1000)
+        """
+        return self._call(ops.topic(name, touch))
+
+    def list_topics(
+        self, prefix: str | None = None, *, page_size: int | None = None
+    ) -> Iterator[TopicSummary]:
+        """Every topic (whose name starts with ``prefix``), in name order, paging as it goes.
+
+        >>> for n in ("ls-a", "ls-b"):
+        ...     _ = client.create_topic(n)
+        >>> [t.topic for t in client.list_topics(prefix="ls-")]
+        ['ls-a', 'ls-b']
+        """
+        return self._items(ops.list_topics(prefix, page_size))
+
+    def delete_topic(self, name: str, if_empty: bool = False) -> TopicDeletion:
+        """Deletes topic ``name``, its records and the routers using it. ``deleted`` is false if
+        it did not exist; ``if_empty=True`` raises :class:`topics.TopicNotEmpty` instead of
+        deleting records.
+
+        >>> client.delete_topic("scratch").deleted
+        False
+        """
+        return self._call(ops.delete_topic(name, if_empty))
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def append(
+        self,
+        topic: str,
+        data: Any,
+        *,
+        tag: str | None = None,
+        node: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+        create: bool | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> AppendResult:
+        """Appends one record (``data``: any JSON value) and returns its seq. A missing topic is
+        created (unless ``create=False`` or its ``auto_create`` is off), with ``config`` if
+        given. Without an ``idempotency_key`` a fresh one is sent, so the SDK's retries never
+        write twice; give your own to make a retry of your own safe too.
+
+        >>> client.append("events", {"id": 1, "total": 9.5}, tag="order:1").seqs
+        [1]
+        """
+        record = ops.record_body(data, tag, node, meta)
+        return self._call(
+            ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
+        )
+
+    def append_many(
+        self,
+        topic: str,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        node: str | None = None,
+        idempotency_key: str | None = None,
+        create: bool | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> AppendResult:
+        """Appends ``records`` — mappings with ``data`` and optionally ``tag``, ``node``,
+        ``meta`` — in as many requests as the server's limits need, each atomic with its own
+        idempotency key (``<idempotency_key>.<n>``). Chunks before a failing one stay written;
+        calling again with the same ``idempotency_key`` completes the job without duplicates.
+
+        >>> records = [{"data": {"cpu": i}, "tag": f"host:{i}"} for i in range(3)]
+        >>> result = client.append_many("metrics", records)
+        >>> (result.first_seq, result.last_seq)
+        (1, 3)
+        """
+        return self._result(  # type: ignore[no-any-return]
+            ops.append_many(
+                topic, records, node=node, idempotency_key=idempotency_key, create=create, config=config
+            )
+        )
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+    ) -> ReadIterator:
+        """The records after ``from_seq`` (an exclusive cursor: 0 reads from the start) up to
+        ``to_seq`` (inclusive) or the current head, a page at a time. Records written by
+        ``node`` are skipped. Lost records are never skipped silently: a tombstone raises
+        :class:`topics.DataLoss` (``on_gap="raise"``), or is recorded in the iterator's ``gaps``
+        and reading goes on (``on_gap="skip"``).
+
+        >>> _ = client.append_many("clicks", [{"data": i} for i in range(3)])
+        >>> [(r.seq, r.data) for r in client.read("clicks", 1)]
+        [(2, 1), (3, 2)]
+        """
+        state = ops.ReadState(topic, from_seq)
+        steps = ops.read(
+            state,
+            to_seq=to_seq,
+            node=node,
+            include_meta=include_meta,
+            include_tags=include_tags,
+            on_gap=on_gap,
+            page_size=page_size,
+        )
+        return ReadIterator(self, state, steps)
+
+    def delete_records(self, topic: str, *, before_seq: int | None = None, tag: str | None = None) -> int:
+        """Permanently deletes the records below ``before_seq`` and/or with tag ``tag`` (exact,
+        or a prefix with a trailing ``*``: ``"order:*"``); both given, both must hold. Returns
+        how many were deleted. Readers skip deleted records silently (no tombstone).
+
+        >>> chat = [{"data": "hi", "tag": "chat-42:1"}, {"data": "yo", "tag": "chat-7:1"}]
+        >>> _ = client.append_many("chat", chat)
+        >>> client.delete_records("chat", tag="chat-42:*")
+        1
+        """
+        return self._call(ops.delete_records(topic, before_seq, tag))
+
+    def watch(
+        self,
+        topics: Mapping[str, int | str] | Iterable[str],
+        *,
+        node: str | None = None,
+        include_meta: bool = False,
+        include_tags: bool = True,
+        heartbeat_ms: int = 15_000,
+        consistency: str = "eventual",
+        limit: int | None = None,
+    ) -> Watch:
+        """Follows ``topics`` live: a map of topic → cursor (the seq after which to start, or
+        ``"tail"`` for only new records; a plain list of names means ``"tail"``). Iterate the
+        returned :class:`topics.Watch` for :class:`topics.Records`, :class:`topics.Tombstone`,
+        :class:`topics.CaughtUp` and :class:`topics.TopicDeleted` events; it reconnects by
+        itself and resumes exactly where it was. Close it (or use ``with``) to stop.
+
+        >>> _ = client.append_many("feed", [{"data": i} for i in range(4)])
+        >>> with client.watch({"feed": 2}) as watch:
+        ...     first = next(iter(watch))
+        >>> (first.topic, [r.seq for r in first.records])
+        ('feed', [3, 4])
+        """
+        options = WatchOptions.of(topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
+        return Watch(self, options)
+
+    # -- queues ----------------------------------------------------------------------------
+
+    def claim(self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None) -> list[Job]:
+        """Leases up to ``max`` ready jobs of ``queue`` to worker ``node`` for ``lease_ms`` (the
+        queue's ``lease_ms`` by default). Fewer (or none) means the queue is (nearly) empty.
+
+        >>> _ = client.create_topic("resize", type="queue")
+        >>> _ = client.append("resize", {"file": "a.png"})
+        >>> [job.data for job in client.claim("resize", "worker-1", max=10)]
+        [{'file': 'a.png'}]
+        """
+        return self._call(ops.claim(queue, node, max, lease_ms))
+
+    def ack(self, queue: str, node: str, jobs: Iterable[Job | int]) -> AckResult:
+        """Completes (deletes) ``jobs`` — :class:`topics.Job` objects (fenced by their lease) or
+        seqs. A job whose lease ``node`` no longer holds is skipped (listed in ``skipped``).
+
+        >>> _ = client.create_topic("thumbs", type="queue")
+        >>> _ = client.append("thumbs", {"file": "b.png"})
+        >>> jobs = client.claim("thumbs", "worker-1")
+        >>> client.ack("thumbs", "worker-1", jobs).acked
+        1
+        """
+        return self._result(ops.ack(queue, node, jobs))  # type: ignore[no-any-return]
+
+    def nack(self, queue: str, node: str, jobs: Iterable[Job | int], *, delay_ms: int = 0) -> NackResult:
+        """Releases ``jobs`` for another delivery after ``delay_ms``.
+
+        >>> _ = client.create_topic("emails", type="queue")
+        >>> _ = client.append("emails", {"to": "ada@example.com"})
+        >>> jobs = client.claim("emails", "worker-2")
+        >>> client.nack("emails", "worker-2", jobs, delay_ms=5000).nacked
+        1
+        """
+        return self._result(ops.nack(queue, node, jobs, delay_ms))  # type: ignore[no-any-return]
+
+    def extend(
+        self, queue: str, node: str, jobs: Iterable[Job | int], *, lease_ms: int | None = None
+    ) -> ExtendResult:
+        """Pushes the lease deadline of ``jobs`` to now + ``lease_ms`` (the queue's ``lease_ms``
+        by default) — the heartbeat of a long job.
+
+        >>> _ = client.create_topic("reports", type="queue")
+        >>> _ = client.append("reports", {"month": "2026-10"})
+        >>> jobs = client.claim("reports", "worker-3")
+        >>> client.extend("reports", "worker-3", jobs, lease_ms=60_000).extended
+        1
+        """
+        if lease_ms is None:
+            lease_ms = self.topic(queue, touch=False).config.lease_ms
+        return self._result(ops.extend(queue, node, jobs, lease_ms))  # type: ignore[no-any-return]
+
+    def redrive(
+        self,
+        dead_letter_topic: str,
+        *,
+        to: str | None = None,
+        limit: int | None = None,
+        filter: Callable[[Record], bool] | None = None,
+        dry_run: bool = False,
+    ) -> int:
+        """Moves dead-lettered jobs back to the queue they came from (``meta.$dead_letter_from``,
+        or ``to``), oldest first, at most ``limit``, only those ``filter(record)`` accepts, and
+        returns how many. Each is appended first and deleted second, so a crash in between
+        duplicates a job rather than losing it. ``dry_run=True`` only counts.
+
+        >>> _ = client.create_topic("pdfs", type="queue", max_deliveries=1, dead_letter="pdfs.dlq")
+        >>> _ = client.append("pdfs", {"file": "c.pdf"})
+        >>> _ = client.nack("pdfs", "worker-4", client.claim("pdfs", "worker-4"))
+        >>> client.claim("pdfs", "worker-4")  # a second delivery: dead-lettered instead
+        []
+        >>> client.redrive("pdfs.dlq")
+        1
+        >>> [job.data for job in client.claim("pdfs", "worker-4")]
+        [{'file': 'c.pdf'}]
+        """
+        return self._result(ops.redrive(dead_letter_topic, to, limit, filter, dry_run))  # type: ignore[no-any-return]
+
+    # -- routers ---------------------------------------------------------------------------
+
+    def put_router(self, name: str, source: str, dest: str, **options: Any) -> RouterInfo:
+        """Creates or updates router ``name`` copying every record of ``source`` to ``dest``
+        (§6 options: ``filter``, ``preserve_node``, ``preserve_tag``, ``create_dest``,
+        ``allow_cycle``, ``guarantee``).
+
+        >>> client.put_router("orders->audit", "orders", "audit").created
+        True
+        """
+        return self._call(ops.put_router(name, source, dest, options))
+
+    def router(self, name: str) -> RouterInfo:
+        """Router ``name`` with its progress (``forwarded_total``, ``cursor``, ``lag``).
+
+        >>> _ = client.put_router("a->b", "a", "b")
+        >>> client.router("a->b").dest
+        'b'
+        """
+        return self._call(ops.router(name))
+
+    def list_routers(
+        self, prefix: str | None = None, *, source: str | None = None, dest: str | None = None
+    ) -> Iterator[RouterInfo]:
+        """Every router (by name ``prefix``, ``source`` or ``dest``), paging as it goes.
+
+        >>> _ = client.put_router("x->y", "x", "y")
+        >>> [r.router for r in client.list_routers(source="x")]
+        ['x->y']
+        """
+        return self._items(ops.list_routers(prefix, source, dest))
+
+    def delete_router(self, name: str) -> bool:
+        """Deletes router ``name``; false if there was none.
+
+        >>> _ = client.put_router("p->q", "p", "q")
+        >>> client.delete_router("p->q")
+        True
+        """
+        return self._call(ops.delete_router(name))
+
+    # -- probes ----------------------------------------------------------------------------
+
+    def health(self) -> Health:
+        """Liveness: ``status``, ``version``, ``uptime_ms``.
+
+        >>> client.health().status
+        'ok'
+        """
+        return self._call(ops.health())
+
+    def ready(self) -> Readiness:
+        """Readiness; raises :class:`topics.NotReady` while the server replays its log (after
+        the client's retries).
+
+        >>> client.ready().status
+        'ready'
+        """
+        return self._call(ops.ready())
+
+
+class AsyncClient:
+    """The asyncio twin of :class:`Client`: the same methods as coroutines (iterators become
+    async iterators). Use ``async with``, or ``await client.close()``.
+
+    >>> import asyncio, topics
+    >>> async def main():
+    ...     async with topics.AsyncClient() as client:
+    ...         await client.append("async-demo", {"hello": "world"})
+    ...         return [r.data async for r in client.read("async-demo")]
+    >>> asyncio.run(main())
+    [{'hello': 'world'}]
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        api_key: str | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        http_client: httpx.AsyncClient | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.settings = Settings.resolve(url, api_key, timeout, retries)
+        self._owns_http = http_client is None
+        self.http = http_client if http_client is not None else make_async_http(self.settings, transport)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Closes the connections (not an ``http_client`` you passed in)."""
+        if self._owns_http:
+            await self.http.aclose()
+
+    async def _call(self, call: Call[T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                response = await self.http.request(**call.request_args(self.settings))
+            except httpx.TransportError as exc:
+                verdict: Any = after_transport_error(call, exc, attempt, self.settings.retries)
+            else:
+                verdict = outcome(call, response, attempt, self.settings.retries)
+                if isinstance(verdict, Done):
+                    return verdict.value  # type: ignore[no-any-return]
+            await asyncio.sleep(verdict.delay)
+            attempt += 1
+
+    async def _result(self, steps: ops.Steps) -> Any:
+        answer, error = None, None
+        while True:
+            try:
+                step = _advance(steps, answer, error)
+            except StopIteration as stop:
+                return stop.value
+            answer, error = None, None
+            try:
+                answer = await self._call(step)
+            except TopicsError as exc:
+                error = exc
+
+    async def _items(self, steps: ops.Steps) -> AsyncIterator[Any]:
+        answer, error = None, None
+        while True:
+            try:
+                step = _advance(steps, answer, error)
+            except StopIteration:
+                return
+            answer, error = None, None
+            if isinstance(step, ops.Items):
+                for item in step:
+                    yield item
+                continue
+            try:
+                answer = await self._call(step)
+            except TopicsError as exc:
+                error = exc
+
+    async def create_topic(self, name: str, **config: Any) -> TopicInfo:
+        """:meth:`Client.create_topic`, awaited."""
+        return await self._call(ops.create_topic(name, config))
+
+    async def topic(self, name: str, *, touch: bool | None = None) -> TopicState:
+        """:meth:`Client.topic`, awaited."""
+        return await self._call(ops.topic(name, touch))
+
+    def list_topics(
+        self, prefix: str | None = None, *, page_size: int | None = None
+    ) -> AsyncIterator[TopicSummary]:
+        """:meth:`Client.list_topics` with ``async for``."""
+        return self._items(ops.list_topics(prefix, page_size))
+
+    async def delete_topic(self, name: str, if_empty: bool = False) -> TopicDeletion:
+        """:meth:`Client.delete_topic`, awaited."""
+        return await self._call(ops.delete_topic(name, if_empty))
+
+    async def append(
+        self,
+        topic: str,
+        data: Any,
+        *,
+        tag: str | None = None,
+        node: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+        create: bool | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> AppendResult:
+        """:meth:`Client.append`, awaited."""
+        record = ops.record_body(data, tag, node, meta)
+        return await self._call(
+            ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
+        )
+
+    async def append_many(
+        self,
+        topic: str,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        node: str | None = None,
+        idempotency_key: str | None = None,
+        create: bool | None = None,
+        config: Mapping[str, Any] | None = None,
+    ) -> AppendResult:
+        """:meth:`Client.append_many`, awaited."""
+        return await self._result(  # type: ignore[no-any-return]
+            ops.append_many(
+                topic, records, node=node, idempotency_key=idempotency_key, create=create, config=config
+            )
+        )
+
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+    ) -> AsyncReadIterator:
+        """:meth:`Client.read` with ``async for``."""
+        state = ops.ReadState(topic, from_seq)
+        steps = ops.read(
+            state,
+            to_seq=to_seq,
+            node=node,
+            include_meta=include_meta,
+            include_tags=include_tags,
+            on_gap=on_gap,
+            page_size=page_size,
+        )
+        return AsyncReadIterator(self, state, steps)
+
+    async def delete_records(
+        self, topic: str, *, before_seq: int | None = None, tag: str | None = None
+    ) -> int:
+        """:meth:`Client.delete_records`, awaited."""
+        return await self._call(ops.delete_records(topic, before_seq, tag))
+
+    def watch(
+        self,
+        topics: Mapping[str, int | str] | Iterable[str],
+        *,
+        node: str | None = None,
+        include_meta: bool = False,
+        include_tags: bool = True,
+        heartbeat_ms: int = 15_000,
+        consistency: str = "eventual",
+        limit: int | None = None,
+    ) -> AsyncWatch:
+        """:meth:`Client.watch` with ``async with`` / ``async for``."""
+        options = WatchOptions.of(topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
+        return AsyncWatch(self, options)
+
+    async def claim(self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None) -> list[Job]:
+        """:meth:`Client.claim`, awaited."""
+        return await self._call(ops.claim(queue, node, max, lease_ms))
+
+    async def ack(self, queue: str, node: str, jobs: Iterable[Job | int]) -> AckResult:
+        """:meth:`Client.ack`, awaited."""
+        return await self._result(ops.ack(queue, node, jobs))  # type: ignore[no-any-return]
+
+    async def nack(
+        self, queue: str, node: str, jobs: Iterable[Job | int], *, delay_ms: int = 0
+    ) -> NackResult:
+        """:meth:`Client.nack`, awaited."""
+        return await self._result(ops.nack(queue, node, jobs, delay_ms))  # type: ignore[no-any-return]
+
+    async def extend(
+        self, queue: str, node: str, jobs: Iterable[Job | int], *, lease_ms: int | None = None
+    ) -> ExtendResult:
+        """:meth:`Client.extend`, awaited."""
+        if lease_ms is None:
+            lease_ms = (await self.topic(queue, touch=False)).config.lease_ms
+        return await self._result(ops.extend(queue, node, jobs, lease_ms))  # type: ignore[no-any-return]
+
+    async def redrive(
+        self,
+        dead_letter_topic: str,
+        *,
+        to: str | None = None,
+        limit: int | None = None,
+        filter: Callable[[Record], bool] | None = None,
+        dry_run: bool = False,
+    ) -> int:
+        """:meth:`Client.redrive`, awaited."""
+        return await self._result(ops.redrive(dead_letter_topic, to, limit, filter, dry_run))  # type: ignore[no-any-return]
+
+    async def put_router(self, name: str, source: str, dest: str, **options: Any) -> RouterInfo:
+        """:meth:`Client.put_router`, awaited."""
+        return await self._call(ops.put_router(name, source, dest, options))
+
+    async def router(self, name: str) -> RouterInfo:
+        """:meth:`Client.router`, awaited."""
+        return await self._call(ops.router(name))
+
+    def list_routers(
+        self, prefix: str | None = None, *, source: str | None = None, dest: str | None = None
+    ) -> AsyncIterator[RouterInfo]:
+        """:meth:`Client.list_routers` with ``async for``."""
+        return self._items(ops.list_routers(prefix, source, dest))
+
+    async def delete_router(self, name: str) -> bool:
+        """:meth:`Client.delete_router`, awaited."""
+        return await self._call(ops.delete_router(name))
+
+    async def health(self) -> Health:
+        """:meth:`Client.health`, awaited."""
+        return await self._call(ops.health())
+
+    async def ready(self) -> Readiness:
+        """:meth:`Client.ready`, awaited."""
+        return await self._call(ops.ready())

@@ -1,0 +1,264 @@
+"""The SDK's result types: plain dataclasses, built from the server's JSON by the adapter
+(:mod:`topics._generated`). Field names follow the contract without its ``$`` sigil
+(``$seq`` → ``seq``). Enum-like fields (``type``, ``durability``, ``reason``…) are plain strings,
+so a value a newer server adds is carried through, never a parse error.
+
+>>> r = Record(seq=7, ts=1748450001000, data={"id": 1}, tag="order:1")
+>>> (r.seq, r.data["id"], r.node)
+(7, 1, None)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class TopicConfig:
+    """A topic's full, resolved configuration (§0.10) as the server reports it."""
+
+    type: str
+    ttl_ms: int
+    cap_records: int
+    cap_bytes: int
+    discard: str
+    durable: bool
+    durability: str
+    priority: int | None
+    auto_priority: bool
+    auto_create: bool
+    idempotency_window_ms: int
+    dedupe_node: bool
+    lease_ms: int
+    claim_jitter_ms: int
+    max_deliveries: int
+    dead_letter: str | None
+    leases_durable: bool
+
+
+@dataclass(slots=True)
+class TopicInfo:
+    """The answer to ``create_topic``: ``created`` is true only if this call made the topic."""
+
+    topic: str
+    created: bool
+    config: TopicConfig
+
+
+@dataclass(slots=True)
+class QueueCounters:
+    """A queue's counters (§10.7): claimable now, leased now, moved to the dead-letter topic."""
+
+    ready: int
+    in_flight: int
+    dead_lettered: int
+
+
+@dataclass(slots=True)
+class TopicState:
+    """One topic's state (§1.2). ``earliest_seq`` is ``head_seq + 1`` when the topic is empty;
+    ``queue`` is ``None`` on a log."""
+
+    topic: str
+    type: str
+    head_seq: int
+    earliest_seq: int
+    next_seq: int
+    count: int
+    bytes: int
+    config: TopicConfig
+    effective_priority: int
+    last_write_ts: int | None
+    last_read_ts: int | None
+    queue: QueueCounters | None = None
+
+
+@dataclass(slots=True)
+class TopicSummary:
+    """One entry of ``list_topics``."""
+
+    topic: str
+    type: str
+    head_seq: int
+    earliest_seq: int
+    count: int
+    bytes: int
+    durable: bool
+    durability: str
+    effective_priority: int
+
+
+@dataclass(slots=True)
+class TopicDeletion:
+    """The answer to ``delete_topic``: ``deleted`` is false when the topic did not exist;
+    ``routers_removed`` names the routers that went with it."""
+
+    topic: str
+    deleted: bool
+    routers_removed: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class AppendResult:
+    """Seqs assigned by a write. ``seqs`` is contiguous ``first_seq..last_seq``; ``deduped`` is
+    true when an idempotency key matched an earlier write (those are its seqs; nothing was
+    appended again). For ``append_many`` the fields cover every chunk: ``deduped`` only if all
+    chunks were, ``created`` if any chunk created the topic."""
+
+    topic: str
+    seqs: list[int]
+    first_seq: int
+    last_seq: int
+    head_seq: int
+    count: int
+    created: bool
+    deduped: bool
+
+
+@dataclass(slots=True)
+class Record:
+    """A stored record. ``tag``/``node``/``meta`` are ``None`` when absent (``tag`` also when the
+    read did not ask for tags; ``meta`` when it did not ask for meta)."""
+
+    seq: int
+    ts: int
+    data: Any
+    tag: str | None = None
+    node: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Job:
+    """A leased queue job (§10.2). Pass it back to ``ack``/``nack``/``extend``: its
+    ``lease_id`` fences a stale worker (an ack after the lease moved on is skipped)."""
+
+    topic: str
+    seq: int
+    data: Any
+    lease_id: str
+    deadline: int
+    deliveries: int
+    ts: int
+    tag: str | None = None
+    node: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class AckResult:
+    """``acked`` jobs were completed (deleted); ``skipped`` seqs were not held by this node."""
+
+    topic: str
+    acked: int
+    skipped: list[int]
+    ready: int
+    in_flight: int
+
+
+@dataclass(slots=True)
+class NackResult:
+    """``nacked`` jobs were released for (delayed) reclaim; ``skipped`` were not held."""
+
+    topic: str
+    nacked: int
+    skipped: list[int]
+    ready: int
+    in_flight: int
+
+
+@dataclass(slots=True)
+class ExtendResult:
+    """``deadlines`` maps each extended seq to its new absolute deadline (ms)."""
+
+    topic: str
+    extended: int
+    skipped: list[int]
+    deadlines: dict[int, int]
+
+
+@dataclass(slots=True)
+class RouterInfo:
+    """A router's definition (§6); ``created`` is set on the answer to ``put_router`` only.
+    ``forwarded_total``/``cursor``/``lag`` are filled by ``router()`` and ``list_routers()``."""
+
+    router: str
+    source: str
+    dest: str
+    guarantee: str
+    preserve_node: bool | None = None
+    preserve_tag: bool | None = None
+    filter: Any = None
+    allow_cycle: bool | None = None
+    created: bool | None = None
+    forwarded_total: int | None = None
+    cursor: int | None = None
+    lag: int | None = None
+
+
+@dataclass(slots=True)
+class Health:
+    """``GET /v0/health``."""
+
+    status: str
+    version: str
+    uptime_ms: int
+
+
+@dataclass(slots=True)
+class Readiness:
+    """``GET /v0/ready`` when ready (a not-ready server raises ``NotReady``)."""
+
+    status: str
+    wal_replay_complete: bool
+    topics: int
+
+
+# -- watch events ------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Records:
+    """New records of one topic, in seq order (a watch event). ``head_seq`` is the topic's head
+    when they were sent (lag = ``head_seq - records[-1].seq``)."""
+
+    topic: str
+    records: list[Record]
+    head_seq: int
+
+
+@dataclass(slots=True)
+class Tombstone:
+    """Records ``gap_from..gap_to`` (inclusive) of ``topic`` were lost before this reader got
+    to them (``reason``: ``cap``, ``ttl``, ``mixed``, ``recreated``, ``source_trim``,
+    ``from_seq_too_old``…). A watch event, and what ``read(on_gap="skip")`` counts."""
+
+    topic: str
+    gap_from: int
+    gap_to: int
+    reason: str
+    missed_estimate: int | None = None
+    earliest_seq: int | None = None
+    head_seq: int | None = None
+
+
+@dataclass(slots=True)
+class CaughtUp:
+    """The watch has delivered everything of ``topic`` up to ``head_seq``; it is live now."""
+
+    topic: str
+    head_seq: int
+
+
+@dataclass(slots=True)
+class TopicDeleted:
+    """The watched topic was deleted; the watch goes on with its other topics."""
+
+    topic: str
+    head_seq: int | None = None
+    reason: str | None = None
+
+
+WatchEvent = Records | Tombstone | CaughtUp | TopicDeleted
+"""What iterating a :class:`topics.Watch` yields."""

@@ -1,0 +1,418 @@
+"""``client.watch(...)``: live records of many topics over one SSE stream (§7), as typed events.
+
+A :class:`Watch` creates a watch session (``POST /v0/watch``), opens its stream
+(``GET /v0/watch/{wid}``) and turns frames into :class:`~topics.Records`,
+:class:`~topics.Tombstone`, :class:`~topics.CaughtUp` and :class:`~topics.TopicDeleted` events.
+It keeps its own per-topic cursor (the last seq handed out) and, when the stream ends, breaks
+or stays silent past ``2 × heartbeat_ms`` + 5 s, reconnects by itself:
+
+- after the server's ``retry:`` delay (2 s), growing with jitter on repeated failures (≤ 30 s);
+- with ``Last-Event-ID`` set to the last frame's ``id`` (an opaque token), so the session
+  resumes exactly there;
+- if the session is gone (``404``), by creating a new one from its own cursors;
+- a record at or below its cursor is never handed out again, and a gap is never crossed without
+  a :class:`~topics.Tombstone` (the server sends one; the cursor then moves to ``gap_to``).
+
+The sync and async classes share :class:`WatchState` and :class:`SSEParser` (no I/O in either).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+
+import httpx
+import orjson
+
+from . import _generated as g
+from ._transport import Call, error_of, retryable
+from .errors import ConnectionError
+from .models import CaughtUp, Records, TopicDeleted, WatchEvent
+
+if TYPE_CHECKING:
+    from .client import AsyncClient, Client
+
+log = logging.getLogger("topics.watch")
+
+RETRY_DEFAULT_MS = 2000
+RETRY_MAX_MS = 30_000
+WATCHDOG_SLACK_S = 5.0
+MAX_FAILURES = 20
+"""Consecutive failed reconnects (no stream opened) before the watch gives up and raises."""
+
+
+@dataclass(slots=True)
+class SSEEvent:
+    """One dispatched server-sent event (comments and ``retry:`` are not events)."""
+
+    event: str
+    data: str
+    id: str | None
+
+
+@dataclass(slots=True)
+class SSEParser:
+    """The text/event-stream grammar, a line at a time (lines without their newline)."""
+
+    retry_ms: int | None = None
+    _event: str = ""
+    _data: list[str] = field(default_factory=list)
+    _id: str | None = None
+
+    def feed(self, line: str) -> SSEEvent | None:
+        if not line:
+            if not self._data and not self._event:
+                return None
+            event = SSEEvent(self._event or "message", "\n".join(self._data), self._id)
+            self._event, self._data, self._id = "", [], None
+            return event
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            self._id = value
+        elif name == "retry" and value.isdigit():
+            self.retry_ms = int(value)
+        return None
+
+
+@dataclass(slots=True)
+class WatchOptions:
+    """What to watch and how (the ``POST /v0/watch`` body, minus the cursors)."""
+
+    start: dict[str, int | str]
+    node: str | None
+    include_meta: bool
+    include_tags: bool
+    heartbeat_ms: int
+    consistency: str
+    limit: int | None
+
+    @classmethod
+    def of(
+        cls,
+        topics: Mapping[str, int | str] | Iterable[str],
+        node: str | None,
+        include_meta: bool,
+        include_tags: bool,
+        heartbeat_ms: int,
+        consistency: str,
+        limit: int | None,
+    ) -> WatchOptions:
+        start: dict[str, int | str] = (
+            dict(topics) if isinstance(topics, Mapping) else dict.fromkeys(topics, "tail")
+        )
+        if not start:
+            raise ValueError("watch needs at least one topic")
+        for topic, pos in start.items():
+            if pos != "tail" and not (isinstance(pos, int) and not isinstance(pos, bool) and pos >= 0):
+                raise ValueError(f"watch: the start of {topic!r} must be a seq >= 0 or 'tail', got {pos!r}")
+        return cls(start, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
+
+
+class WatchState:
+    """A watch's cursors and session, and what each frame means. No I/O."""
+
+    def __init__(self, options: WatchOptions) -> None:
+        self.options = options
+        self.cursors: dict[str, int | str] = dict(options.start)
+        """Per topic: the last seq handed out, or ``"tail"`` until the first session says where
+        the head was."""
+        self.wid: str | None = None
+        self.stream_url: str | None = None
+        self.last_event_id: str | None = None
+        self.retry_ms = RETRY_DEFAULT_MS
+        self.failures = 0
+
+    @property
+    def active(self) -> bool:
+        """False once every watched topic was deleted."""
+        return bool(self.cursors)
+
+    def session_call(self) -> Call[tuple[str, str, dict[str, int]]]:
+        """The ``POST /v0/watch`` that (re-)creates the session at the current cursors."""
+        o = self.options
+        topics = {t: {"tail": True} if c == "tail" else {"from_seq": c} for t, c in self.cursors.items()}
+        body: dict[str, Any] = {
+            "topics": topics,
+            "include_meta": o.include_meta,
+            "include_tags": o.include_tags,
+            "heartbeat_ms": o.heartbeat_ms,
+            "consistency": o.consistency,
+        }
+        if o.node is not None:
+            body["node"] = o.node
+        if o.limit is not None:
+            body["limit"] = o.limit
+        return Call(g.create_watch_route(body), g.watch_session)
+
+    def opened(self, session: tuple[str, str, dict[str, int]]) -> None:
+        self.wid, self.stream_url, positions = session
+        for topic, pos in positions.items():
+            if self.cursors.get(topic) == "tail":
+                self.cursors[topic] = pos
+        self.last_event_id = None
+
+    def session_lost(self) -> None:
+        """The server no longer knows the session (404/410): the next connect re-creates it."""
+        self.wid = self.stream_url = None
+
+    def stream_headers(self, base: dict[str, str]) -> dict[str, str]:
+        headers = dict(base, accept="text/event-stream")
+        if self.last_event_id is not None:
+            headers["last-event-id"] = self.last_event_id
+        return headers
+
+    def watchdog_s(self) -> float:
+        """A stream silent for longer than this is dead (the contract's 2 × heartbeat + slack)."""
+        return 2 * max(1000, min(60_000, self.options.heartbeat_ms)) / 1000 + WATCHDOG_SLACK_S
+
+    def reconnect_delay_s(self) -> float:
+        """The server's ``retry:`` delay, doubled per consecutive failure, with jitter."""
+        delay = min(RETRY_MAX_MS, self.retry_ms * (2 ** min(self.failures, 4)))
+        return float(delay * random.uniform(0.8, 1.2) / 1000)
+
+    def handle(self, event: SSEEvent) -> list[WatchEvent]:
+        """The events one frame yields (advancing the cursors), ``[]`` for none."""
+        try:
+            body = orjson.loads(event.data) if event.data else {}
+        except orjson.JSONDecodeError:
+            log.warning("watch: ignoring a %s frame that is not JSON", event.event)
+            return []
+        topic = body.get("topic") if isinstance(body, dict) else None
+        out: list[WatchEvent] = []
+        if event.event == "record" and topic in self.cursors:
+            out.extend(self._records(topic, body))
+        elif event.event == "tombstone" and topic in self.cursors:
+            tomb = g.tombstone(topic, body)
+            self.cursors[topic] = tomb.gap_to
+            out.append(tomb)
+        elif event.event == "caught-up" and topic in self.cursors:
+            out.append(CaughtUp(topic, int(body.get("head_seq", 0))))
+        elif event.event == "topic-deleted" and topic in self.cursors:
+            del self.cursors[topic]
+            out.append(TopicDeleted(topic, body.get("head_seq"), body.get("reason")))
+        elif event.event == "error":
+            self._error(body)
+        if event.id is not None:
+            self.last_event_id = event.id
+        return out
+
+    def _records(self, topic: str, body: dict[str, Any]) -> list[WatchEvent]:
+        cursor = self.cursors[topic]
+        recs = g.records(body.get("records") or [])
+        if isinstance(cursor, int):
+            recs = [r for r in recs if r.seq > cursor]
+        to_seq = body.get("to_seq")
+        last = recs[-1].seq if recs else None
+        new_cursor = max(
+            x for x in (to_seq, last, cursor if isinstance(cursor, int) else None) if x is not None
+        )
+        self.cursors[topic] = new_cursor
+        return [Records(topic, recs, int(body.get("head_seq", new_cursor)))] if recs else []
+
+    def _error(self, body: Any) -> None:
+        code = body.get("code") if isinstance(body, dict) else None
+        if code == 429:
+            log.info("watch: the server paces %s under pressure", body.get("topics"))
+            return
+        if code == 410:
+            self.session_lost()
+        log.warning("watch: stream error %s; reconnecting", body)
+        raise _Reconnect()
+
+
+class _Reconnect(Exception):
+    """The stream said to go away (a terminal ``event: error``)."""
+
+
+def _check_stream(state: WatchState, response: httpx.Response) -> bool:
+    """True when the stream opened; False when the session is gone (re-create it); raises for
+    an error that waiting will not cure."""
+    if response.status_code == 200:
+        return True
+    if response.status_code in (404, 410):
+        state.session_lost()
+        return False
+    err = error_of(response)
+    if retryable(err):
+        raise _Reconnect()
+    raise err
+
+
+class Watch:
+    """A running watch (see :meth:`topics.Client.watch`): iterate it for events; close it (or
+    leave its ``with`` block) to stop. Iterating ends only when every watched topic was deleted.
+    The session is created when ``watch()`` returns (so ``"tail"`` is the head at that moment).
+
+    ``cursors`` maps each topic to the last seq handed out: keep it to start a later watch
+    where this one stopped.
+    """
+
+    def __init__(self, client: Client, options: WatchOptions) -> None:
+        self._client = client
+        self._state = WatchState(options)
+        self._events: Iterator[WatchEvent] | None = None
+        # the session now, so "tail" means the head when watch() returned
+        self._state.opened(client._call(self._state.session_call()))
+
+    @property
+    def cursors(self) -> dict[str, int | str]:
+        return dict(self._state.cursors)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stops the watch and closes its stream (the server reclaims the session later)."""
+        if self._events is not None:
+            self._events.close()  # type: ignore[attr-defined]
+            self._events = None
+
+    def __iter__(self) -> Iterator[WatchEvent]:
+        if self._events is None:
+            self._events = self._run()
+        return self._events
+
+    def __next__(self) -> WatchEvent:
+        return next(iter(self))
+
+    def _run(self) -> Iterator[WatchEvent]:
+        state, client = self._state, self._client
+        while state.active:
+            try:
+                if state.wid is None:
+                    state.opened(client._call(state.session_call()))
+                yield from self._stream()
+                continue
+            except (httpx.TransportError, _Reconnect) as exc:
+                state.failures += 1
+                if state.failures > MAX_FAILURES:
+                    raise ConnectionError(f"watch: gave up after {MAX_FAILURES} failed reconnects") from exc
+            except ConnectionError:
+                state.failures += 1
+                if state.failures > MAX_FAILURES:
+                    raise
+            time.sleep(state.reconnect_delay_s())
+
+    def _stream(self) -> Iterator[WatchEvent]:
+        state, client = self._state, self._client
+        timeout = httpx.Timeout(client.settings.timeout, read=state.watchdog_s())
+        headers = state.stream_headers(client.settings.headers())
+        assert state.stream_url is not None
+        url = client.settings.url + state.stream_url
+        with client.http.stream("GET", url, headers=headers, timeout=timeout) as rsp:
+            if rsp.status_code != 200:
+                rsp.read()
+            if not _check_stream(state, rsp):
+                return
+            state.failures = 0
+            parser = SSEParser()
+            for line in rsp.iter_lines():
+                event = parser.feed(line)
+                if parser.retry_ms is not None:
+                    state.retry_ms = parser.retry_ms
+                if event is not None:
+                    yield from state.handle(event)
+                    if not state.active:
+                        return
+        raise _Reconnect()  # the server ended the stream
+
+
+class AsyncWatch:
+    """:class:`Watch` for asyncio: ``async with`` and ``async for`` (without ``async with``,
+    the session is created, and ``"tail"`` resolved, at the first iteration)."""
+
+    def __init__(self, client: AsyncClient, options: WatchOptions) -> None:
+        self._client = client
+        self._state = WatchState(options)
+        self._events: AsyncIterator[WatchEvent] | None = None
+
+    @property
+    def cursors(self) -> dict[str, int | str]:
+        return dict(self._state.cursors)
+
+    async def __aenter__(self) -> Self:
+        """Creates the session, so ``"tail"`` means the head when the block was entered."""
+        if self._state.wid is None:
+            self._state.opened(await self._client._call(self._state.session_call()))
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stops the watch and closes its stream."""
+        if self._events is not None:
+            await self._events.aclose()  # type: ignore[attr-defined]
+            self._events = None
+
+    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+        if self._events is None:
+            self._events = self._run()
+        return self._events
+
+    async def __anext__(self) -> WatchEvent:
+        return await anext(self.__aiter__())
+
+    async def _run(self) -> AsyncIterator[WatchEvent]:
+        state, client = self._state, self._client
+        while state.active:
+            try:
+                if state.wid is None:
+                    state.opened(await client._call(state.session_call()))
+                async for event in self._stream():
+                    yield event
+                continue
+            except (httpx.TransportError, _Reconnect) as exc:
+                state.failures += 1
+                if state.failures > MAX_FAILURES:
+                    raise ConnectionError(f"watch: gave up after {MAX_FAILURES} failed reconnects") from exc
+            except ConnectionError:
+                state.failures += 1
+                if state.failures > MAX_FAILURES:
+                    raise
+            await asyncio.sleep(state.reconnect_delay_s())
+
+    async def _stream(self) -> AsyncIterator[WatchEvent]:
+        state, client = self._state, self._client
+        timeout = httpx.Timeout(client.settings.timeout, read=state.watchdog_s())
+        headers = state.stream_headers(client.settings.headers())
+        assert state.stream_url is not None
+        url = client.settings.url + state.stream_url
+        async with client.http.stream("GET", url, headers=headers, timeout=timeout) as rsp:
+            if rsp.status_code != 200:
+                await rsp.aread()
+            if not _check_stream(state, rsp):
+                return
+            state.failures = 0
+            parser = SSEParser()
+            async for line in rsp.aiter_lines():
+                event = parser.feed(line)
+                if parser.retry_ms is not None:
+                    state.retry_ms = parser.retry_ms
+                if event is not None:
+                    for item in state.handle(event):
+                        yield item
+                    if not state.active:
+                        return
+        raise _Reconnect()

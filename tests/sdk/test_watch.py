@@ -1,0 +1,122 @@
+"""``client.watch``: typed events, tail, tombstones, deletion, and resuming exactly where it was —
+after the stream is taken over (``Last-Event-ID``) and across a ``kill -9`` of the server (the
+session is gone: re-created from the watch's own cursors)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import httpx
+import topics
+
+from .conftest import ServerProcess
+
+
+def seqs_until(watch: topics.Watch, topic: str, last: int, timeout_s: float = 30.0) -> list[int]:
+    """Every record seq of ``topic`` the watch hands out until ``last`` (fails on a gap event)."""
+    got: list[int] = []
+    deadline = time.monotonic() + timeout_s
+    for event in watch:
+        assert time.monotonic() < deadline, f"timed out at {got[-1:]}"
+        assert not isinstance(event, topics.Tombstone), event
+        if isinstance(event, topics.Records) and event.topic == topic:
+            got.extend(r.seq for r in event.records)
+            if got and got[-1] >= last:
+                return got
+    raise AssertionError("the watch ended")
+
+
+def test_events_in_order_until_the_topic_is_deleted(
+    client: topics.Client, name: Callable[[str], str]
+) -> None:
+    t, other = name("w"), name("w2")
+    client.append_many(t, [{"data": i, "tag": f"k{i}"} for i in range(3)])
+    client.append(other, "x")
+    with client.watch({t: 0, other: "tail"}, include_meta=True) as watch:
+        events = iter(watch)
+        first = next(events)
+        assert isinstance(first, topics.Records) and first.topic == t
+        assert [(r.seq, r.data, r.tag) for r in first.records] == [(1, 0, "k0"), (2, 1, "k1"), (3, 2, "k2")]
+        caught = [next(events), next(events)]
+        assert {(e.topic, e.head_seq) for e in caught if isinstance(e, topics.CaughtUp)} == {
+            (t, 3),
+            (other, 1),
+        }
+        client.append(other, "y")
+        new = next(events)
+        assert isinstance(new, topics.Records) and [r.data for r in new.records] == ["y"]
+        client.delete_topic(t)
+        client.delete_topic(other)
+        rest = list(events)  # ends: every watched topic is gone
+    deleted = [e.topic for e in rest if isinstance(e, topics.TopicDeleted)]
+    assert sorted(deleted) == sorted([t, other])
+
+
+def test_tail_starts_when_watch_returns(client: topics.Client, name: Callable[[str], str]) -> None:
+    t = name("tail")
+    client.append_many(t, [{"data": i} for i in range(5)])
+    with client.watch([t]) as watch:
+        client.append(t, "after")
+        got = next(e for e in watch if isinstance(e, topics.Records))
+    assert [r.data for r in got.records] == ["after"]
+
+
+def test_a_gap_is_a_tombstone_event(client: topics.Client, name: Callable[[str], str]) -> None:
+    t = name("gap")
+    client.create_topic(t, cap_records=5)
+    client.append_many(t, [{"data": i} for i in range(8)])
+    with client.watch({t: 0}) as watch:
+        events = iter(watch)
+        tomb = next(events)
+        records = next(events)
+    assert isinstance(tomb, topics.Tombstone)
+    assert (tomb.gap_from, tomb.gap_to, tomb.reason) == (1, 3, "from_seq_too_old")
+    assert isinstance(records, topics.Records) and [r.seq for r in records.records] == [4, 5, 6, 7, 8]
+
+
+def test_resumes_after_the_stream_is_taken_over(client: topics.Client, name: Callable[[str], str]) -> None:
+    t = name("steal")
+    client.append_many(t, [{"data": i} for i in range(100)])
+    with client.watch({t: 0}, heartbeat_ms=1000) as watch:
+        assert seqs_until(watch, t, 100) == list(range(1, 101))
+        url = client.settings.url + watch._state.stream_url  # type: ignore[operator]
+        # a second GET takes the session over: this watch gets "superseded" and reconnects
+        # with Last-Event-ID, which rewinds the session to what it had handed out
+        with httpx.stream("GET", url, headers={"accept": "text/event-stream"}, timeout=5) as thief:
+            assert thief.status_code == 200
+            client.append_many(t, [{"data": i} for i in range(100, 150)])
+            next(thief.iter_lines())
+        client.append_many(t, [{"data": i} for i in range(150, 200)])
+        assert seqs_until(watch, t, 200) == list(range(101, 201))
+
+
+def test_resumes_across_a_server_kill(
+    make_server: Callable[..., ServerProcess], name: Callable[[str], str]
+) -> None:
+    server = make_server()
+    t = name("crash")
+    with topics.Client(server.url, retries=8) as client:
+        client.create_topic(t, durability="fsync")
+        client.append_many(t, [{"data": i} for i in range(50)])
+        with client.watch({t: 0}, heartbeat_ms=1000) as watch:
+            assert seqs_until(watch, t, 50) == list(range(1, 51))
+            server.kill()
+            server.start()  # same port and data: the session is gone, the records are not
+            writer = threading.Timer(0.5, lambda: client.append_many(t, [{"data": i} for i in range(50, 80)]))
+            writer.start()
+            assert seqs_until(watch, t, 80) == list(range(51, 81))
+            writer.join()
+
+
+async def test_async_watch(aclient: topics.AsyncClient, name: Callable[[str], str]) -> None:
+    t = name("aw")
+    await aclient.append_many(t, [{"data": i} for i in range(3)])
+    async with aclient.watch([t]) as watch:
+        await aclient.append(t, "new")
+        async for event in watch:
+            if isinstance(event, topics.Records):
+                assert [(r.seq, r.data) for r in event.records] == [(4, "new")]
+                break
+        assert watch.cursors == {t: 4}
