@@ -255,3 +255,19 @@ async def test_typed_errors(sdk: Calls, name: Callable[[str], str]) -> None:
     await sdk.call("append", full, 1)
     with pytest.raises(topics.TopicFull):
         await sdk.call("append", full, 2)
+
+
+def test_append_many_splits_within_the_servers_limits(make_server: Callable[..., ServerProcess]) -> None:
+    server = make_server({"TOPICS_MAX_BATCH_RECORDS": "100"})
+    records = [{"data": {"i": i}, "tag": f"t{i % 7}"} for i in range(1050)]
+    with topics.Client(server.url) as client:
+        result = client.append_many("bulk", records, idempotency_key="load-1")
+        assert result.seqs == list(range(1, 1051)) and (result.first_seq, result.last_seq) == (1, 1050)
+        assert (result.count, result.deduped) == (1050, False)
+        again = client.append_many("bulk", records, idempotency_key="load-1")  # a re-run: no duplicates
+        assert again.deduped and again.seqs == result.seqs
+        assert client.topic("bulk").count == 1050
+        assert [r.data["i"] for r in client.read("bulk")] == list(range(1050))
+        with pytest.raises(topics.RecordTooLarge) as err:
+            client.append_many("bulk", [{"data": 1}] * 150 + [{"data": 2, "meta": {"x": "y" * 17_000}}])
+        assert err.value.detail["index"] == 150  # the caller's index, not the chunk's

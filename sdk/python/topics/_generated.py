@@ -10,10 +10,10 @@ Two things come from the generated code:
   what the spec asks for (request schemas carry no defaults, so only set fields are sent).
 - **Control-plane answers** (topic, list, router, probe, queue-ack and watch-session responses)
   are parsed by the generated models and copied into the SDK's dataclasses; ``mypy --strict``
-  checks every field against the spec. Record-bearing answers (``diff`` pages, claimed jobs) are
-  read straight from the JSON: the generated models cost 3.4 ms per 1000-record page against
-  0.5 ms for the dataclasses alone (measured in docs/BENCHMARKS.md "SDK"), and those pages are
-  the SDK's hot path.
+  checks every field against the spec. Record-bearing answers are not: the generated models cost
+  3.4 ms per 1000-record page, ``orjson.loads`` 0.9 ms. ``diff`` pages and watch frames are
+  decoded by msgspec straight into :class:`Record` structs (0.8 ms per page, less than the
+  dicts alone); claimed jobs and append answers are read from the JSON dicts.
 
 Unknown response fields are ignored and enum values outside the spec's list are kept as plain
 strings (the generated models treat enums as open, as RULINGS 8 requires).
@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from topics_client.api.probes import health as _health
 from topics_client.api.probes import ready as _ready
 from topics_client.api.queues import ack_jobs, claim_jobs, extend_leases, nack_jobs
@@ -382,11 +383,35 @@ def append_result(body: dict[str, Any]) -> AppendResult:
     )
 
 
-def records(raw: list[dict[str, Any]]) -> list[Record]:
-    """The ``records`` of a diff page or a watch frame (``$seq`` → ``seq``…)."""
-    return [
-        Record(r["$seq"], r["$ts"], r.get("data"), r.get("$tag"), r.get("$node"), r.get("meta")) for r in raw
-    ]
+class DiffPage(msgspec.Struct):
+    """The fields of a ``DiffResponse`` a reader needs (the rest are ignored)."""
+
+    records: list[Record]
+    next_from_seq: int
+    caught_up: bool
+    tombstone: dict[str, Any] | None = None
+
+
+class RecordFrame(msgspec.Struct):
+    """A watch ``event: record`` frame."""
+
+    records: list[Record]
+    to_seq: int | None = None
+    head_seq: int | None = None
+
+
+_diff_page = msgspec.json.Decoder(DiffPage)
+_record_frame = msgspec.json.Decoder(RecordFrame)
+
+
+def diff_page(content: bytes) -> DiffPage:
+    """A diff answer, decoded by msgspec straight into :class:`Record` structs."""
+    return _diff_page.decode(content)
+
+
+def record_frame(data: str | bytes) -> RecordFrame:
+    """The records of a watch frame."""
+    return _record_frame.decode(data)
 
 
 def tombstone(topic: str, raw: dict[str, Any]) -> Tombstone:

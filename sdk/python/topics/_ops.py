@@ -130,40 +130,30 @@ def append(
     return Call(g.append_route(topic, body), g.append_result)
 
 
-def _encoded_record(index: int, record: Mapping[str, Any] | Any) -> bytes:
-    if not isinstance(record, Mapping) or "data" not in record:
-        raise TypeError(
-            f"append_many: record {index} must be a mapping with a 'data' key, got {record!r:.80}"
-        )
-    return orjson.dumps(record)
-
-
-def _chunks(encoded: list[bytes], max_records: int, max_bytes: int) -> list[tuple[int, int]]:
-    """``[start, end)`` index ranges of at most ``max_records`` records and ``max_bytes`` of
-    encoded records each (a record bigger than ``max_bytes`` goes alone)."""
-    ranges = []
-    start, size = 0, 0
-    for i, rec in enumerate(encoded):
-        if i > start and (i - start >= max_records or size + len(rec) + 1 > max_bytes):
-            ranges.append((start, i))
-            start, size = i, 0
-        size += len(rec) + 1
-    if start < len(encoded):
-        ranges.append((start, len(encoded)))
-    return ranges
+def _checked(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    out = records if isinstance(records, list) else list(records)
+    for i, record in enumerate(out):
+        if type(record) is not dict and not (isinstance(record, Mapping) and "data" in record):
+            raise TypeError(
+                f"append_many: record {i} must be a mapping with a 'data' key, got {record!r:.80}"
+            )
+    if not out:
+        raise ValueError("append_many needs at least one record")
+    return out
 
 
 def _chunk_call(
     topic: str,
-    parts: list[bytes],
+    encoded_records: bytes,
     key: str,
     node: str | None,
     create: bool | None,
     config: Mapping[str, Any] | None,
 ) -> Call[AppendResult]:
+    """One write of already-encoded records (a JSON array), spliced into the body."""
     rest = _drop_none(node=node, idempotency_key=key, create=create, config=dict(config) if config else None)
     call = Call(g.append_route(topic, rest), g.append_result)
-    call.content = b'{"records":[' + b",".join(parts) + b"]," + orjson.dumps(rest)[1:]
+    call.content = b'{"records":' + encoded_records + b"," + orjson.dumps(rest)[1:]
     return call
 
 
@@ -178,34 +168,36 @@ def append_many(
     chunk_records: int = CHUNK_RECORDS,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Steps:
-    """Writes ``records`` in chunks within the server's limits; chunk ``i`` carries the key
-    ``<key>.<i>`` (``<key>`` the caller's, or a fresh one), so a retried chunk — or a re-run of
-    the whole call with the same ``idempotency_key`` — never appends twice. A chunk the server
-    finds too big (its limits were configured lower) is split in half and sent again."""
-    encoded = [_encoded_record(i, r) for i, r in enumerate(records)]
-    if not encoded:
-        raise ValueError("append_many needs at least one record")
+    """Writes ``records`` in chunks of at most ``chunk_records`` records and ``chunk_bytes``
+    encoded bytes (a chunk encoded bigger is halved before it is sent); chunk ``n`` carries the
+    key ``<key>.<n>`` (``<key>`` the caller's, or a fresh one), so a retried chunk — or a re-run
+    of the whole call with the same ``idempotency_key`` and records — never appends twice. A
+    chunk the server finds too big (its limits were configured lower) is halved and sent again.
+    Each chunk is encoded once, by one ``orjson.dumps`` of its records."""
+    recs = _checked(records)
     base_key = idempotency_key or new_key()
     pending = [
-        (start, end, f"{base_key}.{n}")
-        for n, (start, end) in enumerate(_chunks(encoded, chunk_records, chunk_bytes))
+        (i, min(i + chunk_records, len(recs)), f"{base_key}.{n}")
+        for n, i in enumerate(range(0, len(recs), chunk_records))
     ]
     results: list[AppendResult] = []
     while pending:
         start, end, key = pending.pop(0)
-        try:
-            result = yield _chunk_call(topic, encoded[start:end], key, node, create, config)
-        except (BatchTooLarge, PayloadTooLarge):
-            if end - start == 1:
+        encoded = orjson.dumps(recs[start:end])
+        too_big = len(encoded) > chunk_bytes and end - start > 1
+        if not too_big:
+            try:
+                results.append((yield _chunk_call(topic, encoded, key, node, create, config)))
+                continue
+            except (BatchTooLarge, PayloadTooLarge):
+                if end - start == 1:
+                    raise
+            except RecordTooLarge as err:
+                if isinstance(err.detail.get("index"), int):
+                    err.detail["index"] += start
                 raise
-            mid = (start + end) // 2
-            pending[:0] = [(start, mid, f"{key}a"), (mid, end, f"{key}b")]
-            continue
-        except RecordTooLarge as err:
-            if isinstance(err.detail.get("index"), int):
-                err.detail["index"] += start
-            raise
-        results.append(result)
+        mid = (start + end) // 2
+        pending[:0] = [(start, mid, f"{key}a"), (mid, end, f"{key}b")]
     return merge_appends(results)
 
 
@@ -244,10 +236,6 @@ class ReadState:
         )
 
 
-def _diff_page(body: dict[str, Any]) -> dict[str, Any]:
-    return body
-
-
 def read(
     state: ReadState,
     *,
@@ -274,22 +262,21 @@ def read(
             include_tags=include_tags,
             wait_ms=wait_ms or None,
         )
-        page = yield Call(g.diff_route(state.topic, body), _diff_page)
-        gap = page.get("tombstone")
-        if gap:
-            tomb = g.tombstone(state.topic, gap)
+        page: g.DiffPage = yield Call(g.diff_route(state.topic, body), g.diff_page, raw=True)
+        if page.tombstone:
+            tomb = g.tombstone(state.topic, page.tombstone)
             if on_gap == "raise":
                 raise DataLoss(
                     state.topic, tomb.gap_from, tomb.gap_to, tomb.reason, tomb.missed_estimate or 0
                 )
             state.gaps.append(tomb)
-        recs = g.records(page["records"])
+        recs = page.records
         if to_seq is not None and recs and recs[-1].seq > to_seq:
             recs = [r for r in recs if r.seq <= to_seq]
-        state.position = page["next_from_seq"] if to_seq is None else min(page["next_from_seq"], to_seq)
+        state.position = page.next_from_seq if to_seq is None else min(page.next_from_seq, to_seq)
         if recs:
             yield Items(recs)
-        if page["caught_up"]:
+        if page.caught_up:
             return None
     return None
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import httpx
+import msgspec
 import orjson
 
 from ._generated import Route
@@ -79,6 +80,8 @@ class Call(Generic[T]):
     content: bytes | None = None
     """The encoded body when the operation built it itself (``append_many`` joins records it
     encoded once); ``None``: ``route.json`` is encoded."""
+    raw: bool = False
+    """``parse`` gets the answer's bytes (it decodes them itself), not the decoded JSON."""
 
     def request_args(self, settings: Settings) -> dict[str, Any]:
         """Keyword arguments for ``httpx.Client.request`` (absolute URL: an injected httpx
@@ -158,10 +161,10 @@ def outcome(call: Call[T], response: httpx.Response, attempt: int, retries: int)
     """Done (with the parsed value), a retry, or a raised :class:`TopicsError`."""
     status = response.status_code
     if 200 <= status < 300:
-        body = decode(response)
+        body = response.content if call.raw else decode(response)
         try:
             return Done(call.parse(body))
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, msgspec.ValidationError) as exc:
             raise TopicsError(
                 status, "bad_response", f"unexpected answer to {call.route.url}: {exc!r}"
             ) from exc

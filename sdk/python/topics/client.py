@@ -49,13 +49,13 @@ class ReadIterator:
 
     def __init__(self, client: Client, state: ops.ReadState, steps: ops.Steps) -> None:
         self._state = state
-        self._items = client._items(steps)
+        self._items: Iterator[Record] = client._items(steps)
 
-    def __iter__(self) -> Self:
-        return self
+    def __iter__(self) -> Iterator[Record]:
+        return self._items  # ``for`` runs the generator itself: no method call per record
 
     def __next__(self) -> Record:
-        return next(self._items)  # type: ignore[no-any-return]
+        return next(self._items)
 
     @property
     def position(self) -> int:

@@ -194,7 +194,7 @@ class WatchState:
         topic = body.get("topic") if isinstance(body, dict) else None
         out: list[WatchEvent] = []
         if event.event == "record" and topic in self.cursors:
-            out.extend(self._records(topic, body))
+            out.extend(self._records(topic, event.data))
         elif event.event == "tombstone" and topic in self.cursors:
             tomb = g.tombstone(topic, body)
             self.cursors[topic] = tomb.gap_to
@@ -210,18 +210,18 @@ class WatchState:
             self.last_event_id = event.id
         return out
 
-    def _records(self, topic: str, body: dict[str, Any]) -> list[WatchEvent]:
+    def _records(self, topic: str, data: str) -> list[WatchEvent]:
         cursor = self.cursors[topic]
-        recs = g.records(body.get("records") or [])
+        frame = g.record_frame(data)
+        recs = frame.records
         if isinstance(cursor, int):
             recs = [r for r in recs if r.seq > cursor]
-        to_seq = body.get("to_seq")
         last = recs[-1].seq if recs else None
-        new_cursor = max(
-            x for x in (to_seq, last, cursor if isinstance(cursor, int) else None) if x is not None
-        )
+        known = (frame.to_seq, last, cursor if isinstance(cursor, int) else None)
+        new_cursor = max(x for x in known if x is not None)
         self.cursors[topic] = new_cursor
-        return [Records(topic, recs, int(body.get("head_seq", new_cursor)))] if recs else []
+        head = frame.head_seq if frame.head_seq is not None else new_cursor
+        return [Records(topic, recs, head)] if recs else []
 
     def _error(self, body: Any) -> None:
         code = body.get("code") if isinstance(body, dict) else None
