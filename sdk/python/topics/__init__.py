@@ -10,7 +10,7 @@
 ``topics.Client`` (blocking) and ``topics.AsyncClient`` (asyncio) have the same methods:
 topics (``create_topic``, ``topic``, ``list_topics``, ``delete_topic``), writes (``append``,
 ``append_many``), reads (``read``, ``delete_records``, ``watch``), queues (``claim``, ``ack``,
-``nack``, ``extend``, ``redrive``) and routers. :class:`topics.Worker` runs a queue consumer.
+``nack``, ``extend``, ``redrive``) and routers.
 Errors are :class:`topics.TopicsError` subclasses, one per ``error.code``.
 """
 
