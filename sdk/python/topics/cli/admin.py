@@ -1,0 +1,125 @@
+"""``topics topic ls|get|put|rm`` and ``topics router ls|get|put|rm``.
+
+``put`` commands take the common settings as options and any other as ``--set KEY=VALUE``
+(repeatable), the value read as JSON when it parses (``--set priority=5``,
+``--set auto_create=false``, ``--set 'filter=["tag","Glob","eu:*"]'``), else as a string
+(``--set dead_letter=jobs.dlq``). Options win over ``--set`` for the same key.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import orjson
+
+from ..client import Client
+from .errors import UsageError
+from .output import Output
+
+TOPIC_COLUMNS = ("topic", "type", "head_seq", "earliest_seq", "count", "bytes", "durability")
+ROUTER_COLUMNS = ("router", "source", "dest", "guarantee", "forwarded_total", "lag")
+
+TOPIC_OPTIONS = (
+    "type",
+    "durability",
+    "ttl_ms",
+    "cap_records",
+    "cap_bytes",
+    "discard",
+    "lease_ms",
+    "max_deliveries",
+    "dead_letter",
+)
+"""``topic put`` options (``--ttl-ms`` → ``ttl_ms``); everything else goes through ``--set``."""
+
+ROUTER_OPTIONS = ("preserve_node", "preserve_tag", "create_dest", "allow_cycle", "guarantee", "filter")
+
+
+def setting(text: str) -> tuple[str, Any]:
+    """``--set KEY=VALUE``: the value as JSON if it parses, else the string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return key, raw
+
+
+def json_arg(text: str) -> Any:
+    """An argument that must be JSON (``--filter``)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"invalid JSON ({err})") from None
+
+
+def _settings(args: argparse.Namespace, names: tuple[str, ...]) -> dict[str, Any]:
+    config: dict[str, Any] = dict(args.set or [])
+    for name in names:
+        value = getattr(args, name)
+        if value is not None:
+            config[name] = value
+    return config
+
+
+# -- topics --------------------------------------------------------------------------------------
+
+
+def cmd_topic_ls(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``topic ls [--prefix P]``: one summary per topic, in name order."""
+    out.rows(client.list_topics(args.prefix), TOPIC_COLUMNS, empty="(no topics)")
+    return 0
+
+
+def cmd_topic_get(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``topic get TOPIC``: state, configuration and (queues) counters."""
+    out.item(client.topic(args.topic, touch=False))
+    return 0
+
+
+def cmd_topic_put(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``topic put TOPIC [options] [--set KEY=VALUE…]``: creates, or updates the given fields."""
+    out.item(client.create_topic(args.topic, **_settings(args, TOPIC_OPTIONS)))
+    return 0
+
+
+def cmd_topic_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``topic rm TOPIC [--if-empty]``: ``deleted`` is false if there was no such topic."""
+    out.item(client.delete_topic(args.topic, if_empty=args.if_empty))
+    return 0
+
+
+# -- routers -------------------------------------------------------------------------------------
+
+
+def cmd_router_ls(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``router ls [--prefix P] [--source S] [--dest D]``."""
+    routers = client.list_routers(args.prefix, source=args.source, dest=args.dest)
+    out.rows(routers, ROUTER_COLUMNS, empty="(no routers)")
+    return 0
+
+
+def cmd_router_get(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``router get NAME``: the definition and its progress (``forwarded_total``, ``lag``)."""
+    out.item(client.router(args.name))
+    return 0
+
+
+def cmd_router_put(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``router put NAME --source S --dest D [options] [--set KEY=VALUE…]``."""
+    options = _settings(args, ROUTER_OPTIONS)
+    for key in ("source", "dest"):
+        options.pop(key, None)
+    if args.source == args.dest:
+        raise UsageError("router put: --source and --dest must differ")
+    info = client.put_router(args.name, args.source, args.dest, **options)
+    out.item(info)
+    return 0
+
+
+def cmd_router_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``router rm NAME``: ``deleted`` is false if there was no such router."""
+    out.item({"router": args.name, "deleted": client.delete_router(args.name)})
+    return 0

@@ -1,0 +1,304 @@
+"""The ``topics`` command line: every subcommand, its options, and the function that runs it
+(``args.run``; ``serve`` and ``version`` have none: they belong to the server)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import TypeAlias
+
+from . import admin, queues, records
+
+Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
+
+DESCRIPTION = """\
+topics — a persistent event engine, and a client for it.
+
+Output is JSON lines when stdout is not a terminal (or with --json), tables on a terminal.
+Exit status: 0 ok, 1 the server answered an error (or could not be reached), 2 bad usage or
+bad input, 130 interrupted (Ctrl-C ends `tail` and a following `read` with 0).
+"""
+
+READ_EPILOG = """\
+--from takes `earliest` (the default), `latest` (only records written from now on) or a seq:
+the records *after* that seq, as the API's cursors. Without -e, read follows the topic after
+printing what it has (over an SSE watch, like tail) until Ctrl-C, --to, or the topic's deletion.
+Lost records (cap/TTL) print a GAP line on stderr and reading goes on.
+
+  topics read orders -e | topics pub orders-copy                   # copy the data
+  topics read orders -e --records | topics pub --records orders-copy  # tags and meta too
+"""
+
+PUB_EPILOG = """\
+Without JSON, stdin is read: one JSON value per line (a record's data), or with --records one
+record object per line ({"data": …, "tag": …, "node": …, "meta": …}; other keys, such as read
+--records' seq and ts, are ignored). Lines go out in batches (--batch, and at most 0.2 s after
+a batch's first line, so a live pipe keeps flowing). Each batch is checked before it is sent:
+a line that is not JSON stops the run (exit 2) naming it, with the batches before it written.
+A summary goes to stderr; a progress bar too when stderr is a terminal.
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose commands take options between their positionals
+    (``topics pub T --records JSON``, ``topics queue ack Q --node w 1 2``): plain argparse binds
+    every positional at the first run of them, leaving later ones unrecognized. A parser with
+    subcommands parses as usual (intermixing does not support them)."""
+
+    _intermixing = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self._intermixing or self._subparsers is not None:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True  # parse_known_intermixed_args calls back here, twice
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
+def _common() -> Parser:
+    """``--url``/``--api-key``/``--json``, accepted before and after the subcommand (the
+    defaults are suppressed here so a value given before it is not reset)."""
+    common = Parser(add_help=False)
+    group = common.add_argument_group("connection and output")
+    group.add_argument(
+        "--url",
+        default=argparse.SUPPRESS,
+        help="server URL (default: $TOPICS_URL, else http://127.0.0.1:4000)",
+    )
+    group.add_argument(
+        "--api-key",
+        default=argparse.SUPPRESS,
+        help="API key (default: $TOPICS_API_KEY, which is better: arguments show in ps)",
+    )
+    group.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="JSON lines even on a terminal"
+    )
+    return common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line."""
+    common = _common()
+    parser = Parser(
+        prog="topics", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--url", default=None, help="server URL (default: $TOPICS_URL, else http://127.0.0.1:4000)"
+    )
+    parser.add_argument(
+        "--api-key",
+        default=None,
+        help="API key (default: $TOPICS_API_KEY, which is better: arguments show in ps)",
+    )
+    parser.add_argument("--json", action="store_true", default=False, help="JSON lines even on a terminal")
+    parser.set_defaults(run=None)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("serve", help="run the server (configured by TOPICS_* environment variables)")
+    sub.add_parser("version", help="print the version")
+    _topic(sub, common)
+    _records(sub, common)
+    _queues(sub, common)
+    _routers(sub, common)
+    return parser
+
+
+def _group(sub: Sub, name: str, help: str) -> Sub:
+    parser = sub.add_parser(name, help=help, description=help)
+    return parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+
+def _topic(sub: Sub, common: Parser) -> None:
+    topic = _group(sub, "topic", "list, show, create/configure and delete topics")
+    p = topic.add_parser("ls", parents=[common], help="list topics")
+    p.add_argument("--prefix", help="only names starting with this")
+    p.set_defaults(run=admin.cmd_topic_ls)
+
+    p = topic.add_parser("get", parents=[common], help="a topic's state and configuration")
+    p.add_argument("topic")
+    p.set_defaults(run=admin.cmd_topic_get)
+
+    p = topic.add_parser(
+        "put",
+        parents=[common],
+        help="create a topic or update its configuration (fields not given keep their value)",
+        description=admin.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("topic")
+    p.add_argument("--type", help="log (default) or queue; fixed once created")
+    p.add_argument("--durability", help="ephemeral, memory, disk or fsync")
+    p.add_argument("--ttl-ms", type=int, help="records older than this expire (0: never)")
+    p.add_argument("--cap-records", type=int, help="keep at most this many records (0: no cap)")
+    p.add_argument("--cap-bytes", type=int, help="keep at most this many bytes (0: no cap)")
+    p.add_argument("--discard", help="when full: old (evict the oldest) or reject (refuse writes)")
+    p.add_argument("--lease-ms", type=int, help="queue: default lease of a claim")
+    p.add_argument("--max-deliveries", type=int, help="queue: deliveries before dead-lettering (0: never)")
+    p.add_argument("--dead-letter", help="queue: the topic dead-lettered jobs go to")
+    p.add_argument(
+        "--set", action="append", type=admin.setting, metavar="KEY=VALUE", help="any setting (JSON value)"
+    )
+    p.set_defaults(run=admin.cmd_topic_put)
+
+    p = topic.add_parser("rm", parents=[common], help="delete a topic, its records and its routers")
+    p.add_argument("topic")
+    p.add_argument("--if-empty", action="store_true", help="refuse (topic_not_empty) if it has records")
+    p.set_defaults(run=admin.cmd_topic_rm)
+
+
+def _records(sub: Sub, common: Parser) -> None:
+    p = sub.add_parser(
+        "pub",
+        parents=[common],
+        help="append a record, or JSON lines from stdin",
+        description="Append one record (JSON), or the JSON lines of stdin.",
+        epilog=PUB_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("topic")
+    p.add_argument("value", nargs="?", metavar="JSON", help="the record's data (with --records: the record)")
+    p.add_argument("--records", action="store_true", help="input is record objects, not data values")
+    p.add_argument("--tag", help="tag every record (--records: those without a tag)")
+    p.add_argument("--node", help="origin node of every record (--records: those without one)")
+    p.add_argument(
+        "--batch", type=_positive, default=1000, metavar="N", help="lines per request (default 1000)"
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary on stderr")
+    p.set_defaults(run=records.cmd_pub)
+
+    p = sub.add_parser(
+        "read",
+        parents=[common],
+        help="print a topic's records (and follow it, unless -e)",
+        description="Print a topic's records, one data value per line.",
+        epilog=READ_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("topic")
+    p.add_argument(
+        "--from", dest="from_", type=records.parse_from, default="earliest", metavar="earliest|latest|SEQ"
+    )
+    p.add_argument("--to", type=records.seq_arg, metavar="SEQ", help="stop after this seq (inclusive)")
+    p.add_argument("-e", "--exit", action="store_true", help="exit at the head instead of following")
+    p.add_argument("--records", action="store_true", help="whole records: seq, ts, tag, node, meta, data")
+    p.set_defaults(run=records.cmd_read)
+
+    p = sub.add_parser(
+        "tail",
+        parents=[common],
+        help="follow topics: print new records as they come (Ctrl-C ends)",
+        description="Follow topics over one SSE watch: new records on stdout, lost ranges (GAP) and "
+        "deleted topics on stderr. Ctrl-C exits 0.",
+    )
+    p.add_argument("topics", nargs="+", metavar="TOPIC")
+    p.add_argument(
+        "--from",
+        dest="from_",
+        type=records.parse_from,
+        default="latest",
+        metavar="earliest|latest|SEQ",
+        help="where to start on every topic (default latest: new records only; SEQ: after it)",
+    )
+    p.add_argument("--records", action="store_true", help="whole records, with their topic")
+    p.set_defaults(run=records.cmd_tail)
+
+    p = sub.add_parser(
+        "delete", parents=[common], help="delete records below a seq and/or by tag (silent, permanent)"
+    )
+    p.add_argument("topic")
+    p.add_argument("--before", type=records.seq_arg, metavar="SEQ", help="the records with a seq below SEQ")
+    p.add_argument(
+        "--tag", metavar="PATTERN", help="the records tagged PATTERN (a trailing * matches a prefix)"
+    )
+    p.set_defaults(run=records.cmd_delete)
+
+
+def _queues(sub: Sub, common: Parser) -> None:
+    queue = _group(sub, "queue", "queue counters, and claiming/acking/nacking jobs by hand")
+    p = queue.add_parser("stats", parents=[common], help="ready, in_flight, dead_lettered")
+    p.add_argument("queue")
+    p.set_defaults(run=queues.cmd_queue_stats)
+
+    p = queue.add_parser("claim", parents=[common], help="lease ready jobs (one JSON line each)")
+    p.add_argument("queue")
+    p.add_argument("--node", required=True, help="the worker holding the lease")
+    p.add_argument("--max", type=_positive, default=1, help="at most this many jobs (default 1)")
+    p.add_argument("--lease-ms", type=_positive, help="lease length (default: the queue's lease_ms)")
+    p.set_defaults(run=queues.cmd_queue_claim)
+
+    for action, help in (("ack", "complete jobs"), ("nack", "release jobs for another delivery")):
+        p = queue.add_parser(
+            action,
+            parents=[common],
+            help=help,
+            description=f"{help[0].upper()}{help[1:]}: the SEQs given, or stdin's (seqs or claim lines).",
+        )
+        p.add_argument("queue")
+        p.add_argument("seqs", nargs="*", type=records.seq_arg, metavar="SEQ")
+        p.add_argument("--node", required=True, help="the worker holding the leases")
+        if action == "nack":
+            p.add_argument("--delay-ms", type=int, default=0, help="claimable again after this delay")
+        p.set_defaults(run=queues.cmd_queue_ack if action == "ack" else queues.cmd_queue_nack)
+
+    dlq = _group(sub, "dlq", "dead-lettered jobs: list them, send them back")
+    p = dlq.add_parser("ls", parents=[common], help="the dead-lettered jobs, oldest first")
+    p.add_argument("dlq")
+    p.add_argument("--limit", type=_positive, help="at most this many")
+    p.set_defaults(run=queues.cmd_dlq_ls)
+
+    p = dlq.add_parser("redrive", parents=[common], help="move dead-lettered jobs back to their queue")
+    p.add_argument("dlq")
+    p.add_argument("--to", metavar="QUEUE", help="this queue instead of each job's $dead_letter_from")
+    p.add_argument("--limit", type=_positive, help="at most this many, oldest first")
+    p.add_argument("--dry-run", action="store_true", help="only count them")
+    p.set_defaults(run=queues.cmd_dlq_redrive)
+
+
+def _routers(sub: Sub, common: Parser) -> None:
+    router = _group(sub, "router", "server-side forwarding rules from one topic to another")
+    p = router.add_parser("ls", parents=[common], help="list routers")
+    p.add_argument("--prefix", help="only names starting with this")
+    p.add_argument("--source", help="only routers from this topic")
+    p.add_argument("--dest", help="only routers into this topic")
+    p.set_defaults(run=admin.cmd_router_ls)
+
+    p = router.add_parser("get", parents=[common], help="a router and its progress")
+    p.add_argument("name")
+    p.set_defaults(run=admin.cmd_router_get)
+
+    p = router.add_parser("put", parents=[common], help="create or update a router")
+    p.add_argument("name", help='conventionally "<source>-><dest>"')
+    p.add_argument("--source", required=True, help="the topic whose records are forwarded")
+    p.add_argument("--dest", required=True, help="the topic they are appended to")
+    p.add_argument("--filter", type=admin.json_arg, help='a §5 match tuple, e.g. \'["tag","Glob","eu:*"]\'')
+    p.add_argument("--guarantee", help="at_least_once (default) or exactly_once")
+    p.add_argument("--preserve-node", action=argparse.BooleanOptionalAction, help="keep $node (default yes)")
+    p.add_argument("--preserve-tag", action=argparse.BooleanOptionalAction, help="keep $tag (default yes)")
+    p.add_argument(
+        "--create-dest", action=argparse.BooleanOptionalAction, help="create dest if absent (default yes)"
+    )
+    p.add_argument(
+        "--allow-cycle", action=argparse.BooleanOptionalAction, help="permit a directed cycle (default no)"
+    )
+    p.add_argument(
+        "--set", action="append", type=admin.setting, metavar="KEY=VALUE", help="any option (JSON value)"
+    )
+    p.set_defaults(run=admin.cmd_router_put)
+
+    p = router.add_parser("rm", parents=[common], help="delete a router")
+    p.add_argument("name")
+    p.set_defaults(run=admin.cmd_router_rm)
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {number}")
+    return number

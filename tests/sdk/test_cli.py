@@ -1,0 +1,544 @@
+"""The ``topics`` command's client subcommands against a real server: most as a user runs them
+(the installed script, as a subprocess, with ``TOPICS_URL`` set; pipes through a shell), the
+quick ones in-process (``topics.cli.main`` with captured output)."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import topics
+from topics.cli import main
+from topics.cli.output import Output, gap_message
+
+from tests.server.processes import TOPICS
+
+from .conftest import ServerProcess
+
+Name = Callable[[str], str]
+
+
+def env_for(server: ServerProcess) -> dict[str, str]:
+    env = {**os.environ, "TOPICS_URL": server.url}
+    env.pop("TOPICS_API_KEY", None)
+    return env
+
+
+def run(server: ServerProcess, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """``topics ARGS…`` as a subprocess (stdout/stderr are pipes: never a terminal)."""
+    return subprocess.run(
+        [str(TOPICS), *args], input=stdin, capture_output=True, env=env_for(server), timeout=60
+    )
+
+
+def shell(server: ServerProcess, script: str) -> subprocess.CompletedProcess[bytes]:
+    """A bash pipeline with ``topics`` on the PATH."""
+    env = env_for(server)
+    env["PATH"] = f"{TOPICS.parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(["bash", "-o", "pipefail", "-c", script], capture_output=True, env=env, timeout=60)
+
+
+@pytest.fixture
+def cli(
+    server: ServerProcess, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., tuple[int, str, str]]:
+    """``topics.cli.main`` in-process: ``cli("topic", "ls")`` → (status, stdout, stderr)."""
+    monkeypatch.setenv("TOPICS_URL", server.url)
+    monkeypatch.delenv("TOPICS_API_KEY", raising=False)
+
+    def call(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        status = main(list(args))
+        captured = capsys.readouterr()
+        return status, captured.out, captured.err
+
+    return call
+
+
+def lines(text: str | bytes) -> list[Any]:
+    return [orjson.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def sample_values(n: int) -> list[Any]:
+    """Varied JSON values: unicode, nested objects, null, numbers, strings with escapes."""
+    rng = random.Random(7)
+    words = ["héllo", "日本語", "emoji 🎉", 'quote " and \\ backslash', "tab\tnew\nline", "", "plain"]
+    out: list[Any] = []
+    for i in range(n):
+        kind = i % 8
+        if kind == 0:
+            out.append({"id": i, "name": rng.choice(words), "tags": [rng.choice(words), i], "ok": i % 3 == 0})
+        elif kind == 1:
+            out.append(None)
+        elif kind == 2:
+            out.append(rng.randint(-(2**53), 2**53))
+        elif kind == 3:
+            out.append(rng.random() * 10 ** rng.randint(-5, 5))
+        elif kind == 4:
+            out.append(rng.choice(words))
+        elif kind == 5:
+            out.append({"nested": {"deep": {"list": [1, 2.5, None, {"k": "v"}]}, "empty": {}}, "n": -i})
+        elif kind == 6:
+            out.append([True, False, [], "ü" * (i % 5)])
+        else:
+            out.append({"amount": i / 7, "currency": "€"})
+    return out
+
+
+# -- pub / read ----------------------------------------------------------------------------------
+
+
+def test_pub_a_jsonl_file_then_read_round_trips_byte_for_byte(
+    server: ServerProcess, name: Name, tmp_path: Path
+) -> None:
+    t = name("bulk")
+    data = b"".join(orjson.dumps(v) + b"\n" for v in sample_values(5000))
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(data)
+    with path.open("rb") as f:
+        pub = subprocess.run(
+            [str(TOPICS), "pub", t], stdin=f, capture_output=True, env=env_for(server), timeout=60
+        )
+    assert pub.returncode == 0, pub.stderr
+    assert pub.stdout == b""
+    assert f"appended 5000 records to {t} (seqs 1..5000)".encode() in pub.stderr
+    assert b"\x1b" not in pub.stderr  # no progress bar, no colour: stderr is not a terminal
+
+    read = run(server, "read", t, "-e")
+    assert read.returncode == 0, read.stderr
+    assert read.stdout == data
+    assert read.stderr == b""
+
+    # a reader that goes away early (head) is not an error, and prints no traceback
+    head = shell(server, f"topics read {t} -e | head -n 1")
+    assert head.returncode == 0, head.stderr
+    assert head.stdout == data.split(b"\n")[0] + b"\n"
+    assert b"Traceback" not in head.stderr
+
+
+def test_read_into_pub_copies_data_and_with_records_tags_and_meta(
+    server: ServerProcess, client: topics.Client, name: Name
+) -> None:
+    src, plain, full = name("src"), name("copy"), name("copy-full")
+    records = [
+        {"data": {"i": i, "s": "ñ"}, "tag": f"k:{i % 3}", "meta": {"trace": f"t{i}"}, "node": "n1"}
+        for i in range(1500)
+    ]
+    client.append_many(src, records)
+
+    done = shell(server, f"topics read {src} -e | topics pub {plain}")
+    assert done.returncode == 0, done.stderr
+    copied = list(client.read(plain))
+    assert [r.data for r in copied] == [r["data"] for r in records]
+    assert {r.tag for r in copied} == {None}
+
+    done = shell(server, f"topics read {src} -e --records | topics pub --records {full}")
+    assert done.returncode == 0, done.stderr
+    copied = list(client.read(full))
+    assert [(r.data, r.tag, r.meta, r.node) for r in copied] == [
+        (r["data"], r["tag"], r["meta"], r["node"]) for r in records
+    ]
+
+
+def test_read_from_and_to(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    t = name("range")
+    client.append_many(t, [{"data": i, "tag": f"t{i}"} for i in range(1, 11)])  # seq i holds i
+
+    assert lines(cli("read", t, "-e")[1]) == list(range(1, 11))
+    assert lines(cli("read", t, "-e", "--from", "3", "--to", "6")[1]) == [4, 5, 6]  # after 3, up to 6
+    assert lines(cli("read", t, "-e", "--from", "earliest", "--to", "2")[1]) == [1, 2]
+    assert cli("read", t, "-e", "--from", "latest") == (0, "", "")
+    status, out, _ = cli("read", t, "-e", "--from", "8", "--records")
+    assert status == 0
+    got = lines(out)
+    assert [(r["seq"], r["tag"], r["data"]) for r in got] == [(9, "t9", 9), (10, "t10", 10)]
+    assert set(got[0]) == {"seq", "ts", "tag", "data"}  # absent node/meta are left out
+    # --to ends a following read (no -e) once it is reached
+    assert lines(cli("read", t, "--from", "5", "--to", "7")[1]) == [6, 7]
+
+
+def test_read_without_e_follows_until_to(server: ServerProcess, client: topics.Client, name: Name) -> None:
+    t = name("follow")
+    client.append_many(t, [{"data": i} for i in range(1, 4)])
+    proc = subprocess.Popen(
+        [str(TOPICS), "read", t, "--to", "5"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env_for(server),
+        bufsize=0,  # unbuffered: readline() takes no more than its line, communicate() gets the rest
+    )
+    try:
+        assert readline(proc, 15) == b"1\n"  # the history first…
+        client.append_many(t, [{"data": i} for i in range(4, 8)])  # …then live, up to --to
+        out, err = proc.communicate(timeout=15)
+    finally:
+        stop(proc)
+    assert proc.returncode == 0, err
+    assert lines(out) == [2, 3, 4, 5]
+
+
+def test_pub_one_record_and_options(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    t = name("one")
+    status, out, _ = cli("pub", t, '{"a": [1, 2]}', "--tag", "x:1", "--node", "cli")
+    assert status == 0
+    assert lines(out) == [{"topic": t, "seq": 1, "head_seq": 1, "created": True, "deduped": False}]
+    status, _, _ = cli("pub", t, "--records", '{"data": "r", "tag": "own", "meta": {"m": 1}, "seq": 99}')
+    assert status == 0
+    status, _, err = cli("pub", t, "--tag", "bulk", stdin='1\n\n"two"\n{"three": 3}\n')
+    assert status == 0 and f"appended 3 records to {t} (seqs 3..5)" in err
+    got = [(r.data, r.tag, r.node, r.meta) for r in client.read(t)]
+    assert got == [
+        ({"a": [1, 2]}, "x:1", "cli", None),
+        ("r", "own", None, {"m": 1}),
+        (1, "bulk", None, None),
+        ("two", "bulk", None, None),
+        ({"three": 3}, "bulk", None, None),
+    ]
+
+
+def test_pub_stops_at_a_bad_line_after_sending_the_batches_before_it(
+    server: ServerProcess, client: topics.Client, name: Name
+) -> None:
+    t = name("bad")
+    body = [orjson.dumps({"i": i}) for i in range(2500)]
+    body[2199] = b'{"i": oops'  # line 2200, in the third batch of 1000
+    done = run(server, "pub", t, stdin=b"\n".join(body) + b"\n")
+    assert done.returncode == 2
+    assert b"stdin line 2200: invalid JSON" in done.stderr
+    assert f"before the bad line, appended 2000 records to {t}".encode() in done.stderr
+    assert client.topic(t).count == 2000
+
+    done = run(server, "pub", t, "--records", stdin=b'{"data": 1}\n{"no_data": 2}\n')
+    assert done.returncode == 2 and b'stdin line 2: expected a record object with a "data" key' in done.stderr
+
+    # a record the server refuses is named by its line too
+    big = b'"' + b"y" * (2 << 20) + b'"'
+    done = run(server, "pub", t, stdin=b"1\n\n" + big + b"\n")
+    assert done.returncode == 1
+    assert done.stderr.startswith(b"topics: record_too_large: stdin line 3: ")
+
+
+# -- tail ----------------------------------------------------------------------------------------
+
+
+def readline(proc: subprocess.Popen[bytes], timeout_s: float, stream: str = "stdout") -> bytes:
+    """One line from the child's stdout/stderr, failing after ``timeout_s``."""
+    pipe = proc.stdout if stream == "stdout" else proc.stderr
+    assert pipe is not None
+    ready, _, _ = select.select([pipe], [], [], timeout_s)
+    assert ready, f"no line on {stream} within {timeout_s} s"
+    return pipe.readline()
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_tail_prints_live_records_and_gaps_loudly_and_exits_0_on_ctrl_c(
+    server: ServerProcess, client: topics.Client, name: Name
+) -> None:
+    t, other = name("tail"), name("tail2")
+    client.create_topic(t, cap_records=3)
+    client.append_many(t, [{"data": i} for i in range(10)])  # seqs 1..7 are evicted
+    client.append(other, "x")
+    proc = subprocess.Popen(
+        [str(TOPICS), "tail", t, other, "--from", "0", "--records"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env_for(server),
+        bufsize=0,
+    )
+    try:
+        assert readline(proc, 15, "stderr").decode().startswith(f"GAP {t} 1..7 lost (")
+        first = [orjson.loads(readline(proc, 15)) for _ in range(4)]
+        assert sorted((r["topic"], r["data"]) for r in first) == sorted(
+            [(t, 7), (t, 8), (t, 9), (other, "x")]
+        )
+        client.append(t, {"live": True}, tag="now")
+        live = orjson.loads(readline(proc, 15))
+        assert (live["topic"], live["seq"], live["tag"], live["data"]) == (t, 11, "now", {"live": True})
+        client.delete_topic(other)
+        assert readline(proc, 15, "stderr").decode().startswith(f"DELETED {other}")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        stop(proc)
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err
+
+
+def test_gap_message() -> None:
+    tomb = topics.Tombstone("events", 12, 40, "cap", missed_estimate=29)
+    assert gap_message(tomb) == "GAP events 12..40 lost (cap, ~29 records)"
+    assert gap_message(topics.Tombstone("events", 1, 5, "ttl")) == "GAP events 1..5 lost (ttl, ~5 records)"
+
+
+# -- delete / topics / routers -------------------------------------------------------------------
+
+
+def test_delete_before_and_by_tag(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    t = name("del")
+    client.append_many(t, [{"data": i, "tag": f"{'a' if i % 2 else 'b'}:{i}"} for i in range(1, 11)])
+    status, out, _ = cli("delete", t, "--before", "4")
+    assert status == 0 and lines(out) == [{"topic": t, "deleted": 3}]
+    status, out, _ = cli("delete", t, "--tag", "a:*")
+    assert status == 0 and lines(out) == [{"topic": t, "deleted": 3}]  # 5, 7, 9
+    assert [r.data for r in client.read(t)] == [4, 6, 8, 10]
+    assert cli("delete", t)[0] == 2
+
+
+def test_topic_put_get_ls_rm(cli: Callable[..., tuple[int, str, str]], name: Name) -> None:
+    q = name("cfg")
+    dlq = f"{q}.dlq"
+    status, out, _ = cli(
+        "topic", "put", q, "--type", "queue", "--max-deliveries", "2", "--dead-letter", dlq,
+        "--durability", "fsync", "--set", "lease_ms=1500", "--set", "auto_create=false",
+    )  # fmt: skip
+    assert status == 0
+    (info,) = lines(out)
+    assert info["created"] is True and info["topic"] == q
+    config = info["config"]
+    assert (config["type"], config["max_deliveries"], config["dead_letter"]) == ("queue", 2, dlq)
+    assert (config["durability"], config["lease_ms"], config["auto_create"]) == ("fsync", 1500, False)
+
+    status, out, _ = cli("topic", "put", q, "--cap-records", "100")
+    assert status == 0 and lines(out)[0]["created"] is False
+
+    status, out, _ = cli("topic", "get", q)
+    (state,) = lines(out)
+    assert state["config"]["cap_records"] == 100 and state["queue"] == {
+        "ready": 0,
+        "in_flight": 0,
+        "dead_lettered": 0,
+    }
+
+    cli("topic", "put", dlq)
+    status, out, _ = cli("topic", "ls", "--prefix", q)
+    assert status == 0 and [row["topic"] for row in lines(out)] == [q, dlq]
+
+    status, out, _ = cli("topic", "rm", q)
+    assert status == 0 and lines(out)[0]["deleted"] is True
+    assert lines(cli("topic", "rm", q)[1])[0]["deleted"] is False
+    assert cli("topic", "get", q)[0] == 1
+
+
+def test_topic_rm_if_empty(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    t = name("full")
+    client.append(t, 1)
+    status, _, err = cli("topic", "rm", t, "--if-empty")
+    assert status == 1 and err.startswith("topics: topic_not_empty: ")
+
+
+def test_router_put_get_ls_rm(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    src, dest = name("r-src"), name("r-dest")
+    router = f"{src}->{dest}"
+    client.append(src, "first")
+    status, out, _ = cli(
+        "router", "put", router, "--source", src, "--dest", dest, "--no-preserve-node",
+        "--filter", '["tag","Glob","eu:*"]',
+    )  # fmt: skip
+    assert status == 0
+    (info,) = lines(out)
+    assert (info["created"], info["preserve_node"], info["filter"]) == (True, False, ["tag", "Glob", "eu:*"])
+
+    status, out, _ = cli("router", "ls", "--source", src)
+    assert [r["router"] for r in lines(out)] == [router]
+    status, out, _ = cli("router", "get", router)
+    assert lines(out)[0]["dest"] == dest
+
+    assert lines(cli("router", "rm", router)[1]) == [{"router": router, "deleted": True}]
+    assert lines(cli("router", "rm", router)[1]) == [{"router": router, "deleted": False}]
+    status, _, err = cli("router", "get", router)
+    assert status == 1 and err.startswith("topics: router_not_found: ")
+
+
+# -- queues --------------------------------------------------------------------------------------
+
+
+def test_queue_claim_ack_nack_stats(
+    server: ServerProcess, cli: Callable[..., tuple[int, str, str]], name: Name
+) -> None:
+    q = name("jobs")
+    cli("topic", "put", q, "--type", "queue")
+    for i in range(3):
+        cli("pub", q, orjson.dumps({"job": i}).decode())
+
+    status, out, _ = cli("queue", "claim", q, "--node", "w1", "--max", "2", "--lease-ms", "60000")
+    assert status == 0
+    jobs = lines(out)
+    assert [(j["seq"], j["deliveries"], j["data"]) for j in jobs] == [(1, 1, {"job": 0}), (2, 1, {"job": 1})]
+    assert all(isinstance(j["lease_id"], str) and j["deadline"] > 0 for j in jobs)
+    assert lines(cli("queue", "stats", q)[1]) == [
+        {"topic": q, "ready": 1, "in_flight": 2, "dead_lettered": 0, "count": 3, "head_seq": 3}
+    ]
+
+    status, out, _ = cli("queue", "ack", q, "--node", "w1", "1")
+    assert status == 0 and lines(out)[0]["acked"] == 1
+    # claim's output line piped back in: fenced by its lease_id
+    done = run(
+        server, "queue", "nack", q, "--node", "w1", "--delay-ms", "0", stdin=orjson.dumps(jobs[1]) + b"\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert lines(done.stdout)[0]["nacked"] == 1
+    status, out, _ = cli("queue", "ack", q, "--node", "other", "3")
+    assert status == 0 and lines(out)[0]["skipped"] == [3]  # not held by that node
+    assert lines(cli("queue", "stats", q)[1]) == [
+        {"topic": q, "ready": 2, "in_flight": 0, "dead_lettered": 0, "count": 2, "head_seq": 3}
+    ]
+
+    log = name("log")
+    cli("pub", log, "1")
+    status, _, err = cli("queue", "claim", log, "--node", "w")
+    assert status == 1 and err.startswith("topics: not_a_queue: ")
+    status, _, err = cli("queue", "stats", log)
+    assert status == 1 and err.startswith("topics: not_a_queue: ")
+
+
+def test_dlq_ls_and_redrive(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    q, dlq = name("pdfs"), name("pdfs.dlq")
+    client.create_topic(q, type="queue", max_deliveries=1, dead_letter=dlq)
+    client.append(q, {"file": "c.pdf"}, tag="pdf:c")
+    client.nack(q, "w", client.claim(q, "w"))
+    assert client.claim(q, "w") == []  # the second delivery dead-letters it
+
+    status, out, _ = cli("dlq", "ls", dlq)
+    assert status == 0
+    (row,) = lines(out)
+    assert (row["from"], row["deliveries"], row["src_seq"], row["tag"], row["data"]) == (
+        q, 1, 1, "pdf:c", {"file": "c.pdf"}
+    )  # fmt: skip
+
+    assert lines(cli("dlq", "redrive", dlq, "--dry-run")[1]) == [
+        {"dlq": dlq, "to": None, "redriven": 1, "dry_run": True}
+    ]
+    assert client.topic(dlq).count == 1
+    assert lines(cli("dlq", "redrive", dlq)[1])[0]["redriven"] == 1
+    assert client.topic(dlq).count == 0
+    assert [job.data for job in client.claim(q, "w")] == [{"file": "c.pdf"}]
+    assert cli("dlq", "ls", dlq)[1] == ""
+
+
+# -- exit codes, options, output -----------------------------------------------------------------
+
+
+def test_exit_codes(server: ServerProcess, name: Name) -> None:
+    missing = run(server, "read", name("missing"), "-e")
+    assert missing.returncode == 1
+    assert missing.stderr.startswith(b"topics: topic_not_found: ")
+    assert b"Traceback" not in missing.stderr
+
+    for args in (["read"], ["read", "t", "--from", "soon"], ["nope"], ["pub", "t", "{bad"], ["delete", "t"]):
+        done = run(server, *args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert b"Traceback" not in done.stderr
+
+    down = subprocess.run(
+        [str(TOPICS), "--url", "http://127.0.0.1:9", "topic", "ls"], capture_output=True, timeout=60
+    )
+    assert down.returncode == 1
+    assert down.stderr.startswith(b"topics: cannot reach http://127.0.0.1:9: ")
+
+
+def test_url_and_api_key_before_or_after_the_subcommand(
+    server: ServerProcess, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: Name
+) -> None:
+    monkeypatch.setenv("TOPICS_URL", "http://127.0.0.1:9")  # wrong: the options win
+    t = name("opts")
+    assert main(["--url", server.url, "--api-key", "k", "pub", t, "1"]) == 0
+    assert main(["read", t, "-e", "--url", server.url, "--json"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "1"
+
+
+def test_client_commands_do_not_import_the_server() -> None:
+    code = (
+        "import sys; from topics.cli import main; "
+        "main(['--url', 'http://127.0.0.1:9', 'topic', 'ls']); "
+        "print(sorted(m for m in sys.modules if m.startswith('topics_server')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_version_is_delegated_to_the_server() -> None:
+    done = subprocess.run([str(TOPICS), "version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip()
+
+
+def test_terminal_output_is_a_table_and_piped_output_has_no_colour(
+    server: ServerProcess, client: topics.Client, name: Name
+) -> None:
+    t = name("tty")
+    client.append(t, {"x": 1}, tag="k")
+    buf = io.StringIO()
+    out = Output(tty=True, err_tty=False, stdout=buf, stderr=io.StringIO())
+    out.rows(client.list_topics(prefix=t), ("topic", "count"))
+    out.record(next(iter(client.read(t))), full=False)
+    text = buf.getvalue()
+    assert "topic" in text and "count" in text and t in text
+    assert "[k]" in text and '{"x":1}' in text
+
+    for args in (["topic", "get", t], ["topic", "ls", "--prefix", t], ["read", t, "-e", "--records"]):
+        done = run(server, *args)
+        assert done.returncode == 0 and b"\x1b" not in done.stdout + done.stderr
+        lines(done.stdout)  # JSON lines
+
+
+def test_help_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "read" in capsys.readouterr().out
+    assert main(["read", "--help"]) == 0
+    assert "records *after* that seq" in capsys.readouterr().out
+
+
+def test_pub_from_a_slow_pipe_does_not_wait_for_a_full_batch(
+    server: ServerProcess, client: topics.Client, name: Name
+) -> None:
+    t = name("linger")
+    proc = subprocess.Popen(
+        [str(TOPICS), "pub", t], stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=env_for(server)
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(b'{"first":1}\n')
+        proc.stdin.flush()
+        deadline = time.monotonic() + 15
+        while _count(client, t) == 0:
+            assert time.monotonic() < deadline, "the line was not sent while the pipe stayed open"
+            time.sleep(0.05)
+        proc.stdin.close()
+        assert proc.wait(15) == 0
+    finally:
+        stop(proc)
+
+
+def _count(client: topics.Client, t: str) -> int:
+    try:
+        return client.topic(t).count
+    except topics.TopicNotFound:
+        return 0
