@@ -8,7 +8,9 @@
 - **worker** (``--worker-jobs``): draining a queue of jobs with ``topics.Worker`` (concurrency
   16, push over ``/work``) vs 16 raw asyncio loops of claim(max=1)/ack.
 
-Rounds alternate SDK and raw so drift hits both; the medians and the SDK ÷ raw ratios are
+The server runs with the elastic throttle off (``TOPICS_THROTTLE=false``): a back-to-back bulk
+load trips it, and the SDK would retry the 429s while the raw loop has no retries. Rounds
+alternate SDK and raw so drift hits both; the medians and the SDK ÷ raw ratios are
 printed as JSON (``--out`` also writes them). The server runs as a subprocess on CPU 0, this
 process on CPU 1 (``--no-pin`` to not pin).
 
@@ -129,6 +131,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     recs = records(n)
     times: dict[str, list[float]] = {k: [] for k in ("sdk_append", "raw_append", "sdk_read", "raw_read")}
     worker: dict[str, list[float]] = {"sdk_drain": [], "raw_drain": []}
+    os.environ["TOPICS_THROTTLE"] = "false"  # inherited by the server
     with tempfile.TemporaryDirectory() as tmp:
         server = topics_server(args.pin, Path(tmp))
         try:
