@@ -112,7 +112,8 @@ def raw_drain(base: str, queue: str, jobs: int) -> None:
                 nonlocal done
                 while True:
                     body = orjson.dumps({"node": node, "max": 1})
-                    claimed = orjson.loads((await http.post(f"/v0/topics/{queue}/claim", content=body)).content)
+                    answer = await http.post(f"/v0/topics/{queue}/claim", content=body)
+                    claimed = orjson.loads(answer.content)
                     if not claimed["claimed"]:
                         return
                     seqs = [j["$seq"] for j in claimed["claimed"]]
@@ -147,7 +148,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         queue = f"q-{kind}-{uuid.uuid4().hex[:6]}"
                         fill_queue(server.base, queue, args.worker_jobs)
                         drain = sdk_drain if kind == "sdk" else raw_drain
-                        worker[f"{kind}_drain"].append(timed(lambda: drain(server.base, queue, args.worker_jobs)))  # noqa: B023
+                        jobs = args.worker_jobs
+                        worker[f"{kind}_drain"].append(timed(lambda: drain(server.base, queue, jobs)))  # noqa: B023
                     print(f"round {rnd} {kind} done", file=sys.stderr)
         finally:
             server.stop()
