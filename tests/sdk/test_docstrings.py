@@ -10,12 +10,13 @@ import topics
 import topics.client
 import topics.errors
 import topics.models
+import topics.worker
 
 from .conftest import ServerProcess
 
 
 @pytest.mark.parametrize(
-    "module", [topics, topics.client, topics.errors, topics.models], ids=lambda m: m.__name__
+    "module", [topics, topics.client, topics.errors, topics.models, topics.worker], ids=lambda m: m.__name__
 )
 def test_examples_run(
     module: object, make_server: Callable[..., ServerProcess], monkeypatch: pytest.MonkeyPatch

@@ -64,6 +64,7 @@ from .models import (
     WatchEvent,
 )
 from .watch import AsyncWatch, Watch
+from .worker import Backoff, Retry, Worker, WorkerStats
 
 __all__ = [
     "AckResult",
@@ -71,6 +72,7 @@ __all__ = [
     "AsyncClient",
     "AsyncReadIterator",
     "AsyncWatch",
+    "Backoff",
     "BatchTooLarge",
     "CaughtUp",
     "Client",
@@ -95,6 +97,7 @@ __all__ = [
     "Record",
     "RecordTooLarge",
     "Records",
+    "Retry",
     "RouterCycle",
     "RouterInfo",
     "RouterNotFound",
@@ -116,4 +119,6 @@ __all__ = [
     "UnsupportedMediaType",
     "Watch",
     "WatchEvent",
+    "Worker",
+    "WorkerStats",
 ]

@@ -1,0 +1,557 @@
+"""``topics.Worker`` against a real server: acks, retries, dead-lettering, lease extension and
+loss, parallelism, push and poll, graceful shutdown (SIGTERM in a child process)."""
+
+from __future__ import annotations
+
+import asyncio
+import doctest
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import topics
+import topics.worker
+from topics import Backoff, Job, Retry, Worker, WorkerStats
+
+from .conftest import ServerProcess
+
+MODES = ["push", "poll"]
+
+
+def stats(**counts: int) -> WorkerStats:
+    return WorkerStats(**counts)
+
+
+@pytest.fixture
+def queue(client: topics.Client, name: Callable[[str], str]) -> Callable[..., str]:
+    """``queue(n_jobs, **config)``: a fresh queue holding jobs ``0..n-1``."""
+
+    def make(jobs: int = 0, **config: Any) -> str:
+        q = name("wq")
+        client.create_topic(q, type="queue", **config)
+        if jobs:
+            client.append_many(q, [{"data": i} for i in range(jobs)])
+        return q
+
+    return make
+
+
+def in_thread(fn: Callable[[], WorkerStats]) -> tuple[threading.Thread, list[WorkerStats]]:
+    out: list[WorkerStats] = []
+    thread = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    thread.start()
+    return thread, out
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+# -- no server ---------------------------------------------------------------------------------
+
+
+def test_backoff_policies_follow_the_delivery_count() -> None:
+    exp = Backoff.exponential(base_ms=100, max_ms=1000, jitter=0)
+    assert [exp.delay_ms(n) for n in range(1, 7)] == [100, 200, 400, 800, 1000, 1000]
+    assert exp.delay_ms(10_000) == 1000 and exp.delay_ms(0) == 100
+    lin = Backoff.linear(50, 200, jitter=0)
+    assert [lin.delay_ms(n) for n in range(1, 6)] == [50, 100, 150, 200, 200]
+    assert Backoff.linear(30, 1000, base_ms=10, jitter=0).delay_ms(3) == 70
+    assert {Backoff.fixed(500, jitter=0).delay_ms(n) for n in range(1, 5)} == {500}
+    # jitter only shortens, never past the cap
+    jittered = [
+        Backoff.exponential(1000, 4000, jitter=0.5).delay_ms(n) for n in (1, 3, 9) for _ in range(200)
+    ]
+    assert all(500 <= d <= 4000 for d in jittered) and len(set(jittered)) > 10
+    assert Backoff.exponential() == Backoff("exponential", 1000, 60_000, 0, 0.2)
+    with pytest.raises(ValueError):
+        Backoff.fixed(-1)
+    with pytest.raises(ValueError):
+        Backoff.exponential(jitter=1.5)
+
+
+def test_retry_and_stream_path() -> None:
+    assert Retry(delay_ms=10).delay_ms == 10 and Retry().delay_ms is None
+    assert isinstance(Retry(), Exception) and str(Retry(reason="later")) == "later"
+    with pytest.raises(ValueError):
+        Retry(delay_ms=-1)
+    assert topics.worker.work_stream_path("a b/c:d") == "/v0/topics/a%20b%2Fc%3Ad/work"
+
+
+def test_arguments_are_checked(client: topics.Client) -> None:
+    with pytest.raises(TypeError):
+        Worker("http://x", "q", print)
+    for kwargs in ({"concurrency": 0}, {"lease_ms": 50}, {"mode": "pull"}, {"shutdown_grace_s": -1}):
+        with pytest.raises(ValueError):
+            Worker(client, "q", print, **kwargs)
+    node = Worker(client, "q", print).node
+    assert node.count("-") >= 2 and node != Worker(client, "q", print).node
+
+
+# -- drain -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_drain_with_a_sync_handler_acks_every_job(
+    mode: str, client: topics.Client, queue: Callable[..., str]
+) -> None:
+    q = queue(20)
+    seen: list[int] = []
+    result = Worker(client, q, lambda job: seen.append(job.data), concurrency=3, mode=mode).drain(
+        timeout_s=20
+    )
+    assert result == stats(processed=20)
+    assert sorted(seen) == list(range(20))
+    state = client.topic(q)
+    assert state.count == 0 and state.queue == topics.QueueCounters(0, 0, 0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_drain_async_with_an_async_handler(
+    mode: str, aclient: topics.AsyncClient, queue: Callable[..., str]
+) -> None:
+    q = queue(10)
+    seen: list[int] = []
+
+    async def handle(job: Job) -> None:
+        await asyncio.sleep(0.01)
+        seen.append(job.data)
+
+    worker = Worker(aclient, q, handle, concurrency=4, mode=mode)
+    assert await worker.drain_async(timeout_s=20) == stats(processed=10)
+    assert sorted(seen) == list(range(10)) and worker.stats == stats(processed=10)
+    assert (await aclient.topic(q)).count == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_retry_nacks_with_its_delay(mode: str, client: topics.Client, queue: Callable[..., str]) -> None:
+    q = queue(3)
+    calls: dict[int, list[tuple[int, float]]] = {}
+
+    def handle(job: Job) -> None:
+        calls.setdefault(job.data, []).append((job.deliveries, time.monotonic()))
+        if job.deliveries == 1:
+            raise Retry(delay_ms=400)
+
+    started = time.monotonic()
+    result = Worker(client, q, handle, concurrency=3, mode=mode).drain(timeout_s=20)
+    assert result == stats(processed=3, retried=3)
+    for attempts in calls.values():
+        assert [d for d, _ in attempts] == [1, 2]
+        assert attempts[1][1] - attempts[0][1] >= 0.38  # came back after the delay, not before
+    # push mode claims the due job itself: no wait for the stream's 15 s heartbeat
+    assert time.monotonic() - started < 3
+    assert client.topic(q).count == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_failures_end_in_the_dead_letter_topic_and_redrive_brings_them_back(
+    mode: str, client: topics.Client, queue: Callable[..., str], name: Callable[[str], str]
+) -> None:
+    dlq = name("dlq")
+    q = queue(4, max_deliveries=2, dead_letter=dlq)
+    fast = Backoff.fixed(50, jitter=0)
+
+    def broken(job: Job) -> None:
+        raise ValueError(f"cannot do {job.data}")
+
+    failing = Worker(client, q, broken, concurrency=2, mode=mode, backoff=fast)
+    assert failing.drain(timeout_s=20) == stats(failed=8, retried=4, dead_lettered=4)
+    state = client.topic(q)
+    assert state.count == 0 and state.queue is not None and state.queue.dead_lettered == 4
+    assert sorted(r.data for r in client.read(dlq)) == [0, 1, 2, 3]
+
+    assert client.redrive(dlq) == 4
+    seen: list[int] = []
+    fixed = Worker(client, q, lambda job: seen.append(job.data), concurrency=2, mode=mode, backoff=fast)
+    assert fixed.drain(timeout_s=20) == stats(processed=4)
+    assert sorted(seen) == [0, 1, 2, 3] and client.topic(q).count == 0 and client.topic(dlq).count == 0
+
+
+def test_a_retry_on_the_last_delivery_is_dead_lettered(
+    client: topics.Client, queue: Callable[..., str], name: Callable[[str], str]
+) -> None:
+    q = queue(1, max_deliveries=1, dead_letter=name("dlq"))
+
+    def later(job: Job) -> None:
+        raise Retry(delay_ms=60_000)  # no wait: the server moves it at the next claim
+
+    started = time.monotonic()
+    assert Worker(client, q, later, mode="poll").drain(timeout_s=10) == stats(dead_lettered=1)
+    assert time.monotonic() - started < 3
+
+
+# -- leases ------------------------------------------------------------------------------------
+
+
+def test_a_lost_lease_is_never_acked(client: topics.Client, queue: Callable[..., str]) -> None:
+    """No auto-extension, a handler slower than its lease: another node takes the job; the
+    worker's result is discarded (its fenced ack is skipped) and the other node completes it."""
+    q = queue(1)
+    started, finish = threading.Event(), threading.Event()
+
+    def slow(job: Job) -> None:
+        started.set()
+        finish.wait(10)
+
+    worker = Worker(client, q, slow, mode="poll", lease_ms=300, auto_extend=False)
+    thread, out = in_thread(worker.run)
+    assert started.wait(10)
+    time.sleep(0.45)  # the lease ran out
+    stolen = client.claim(q, "thief", lease_ms=10_000)
+    assert [j.deliveries for j in stolen] == [2]
+    finish.set()
+    wait_for(lambda: worker.stats.lost == 1)
+    assert client.topic(q).queue == topics.QueueCounters(ready=0, in_flight=1, dead_lettered=0)
+    assert client.ack(q, "thief", stolen).acked == 1  # the worker's ack did not take it
+    worker.stop()
+    thread.join(10)
+    assert out == [stats(lost=1)]
+    assert client.topic(q).count == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_refused_extension_cancels_an_async_handler(
+    mode: str, aclient: topics.AsyncClient, queue: Callable[..., str]
+) -> None:
+    q = queue(1)
+    first = asyncio.Event()
+    outcomes: list[str] = []
+
+    async def handle(job: Job) -> None:
+        if job.deliveries > 1:
+            outcomes.append("redelivered")
+            return
+        first.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            outcomes.append("cancelled")
+            raise
+
+    worker = Worker(aclient, q, handle, mode=mode, lease_ms=600)
+    drain = asyncio.create_task(worker.drain_async(timeout_s=15))
+    await asyncio.wait_for(first.wait(), 10)
+    # the lease is taken away under the worker (as an operator or a lease expiry would)
+    assert (await aclient.nack(q, worker.node, [1])).nacked == 1
+    result = await drain
+    assert outcomes == ["cancelled", "redelivered"]
+    assert result == stats(processed=1, lost=1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_leases_are_extended_while_the_handler_runs(
+    mode: str, client: topics.Client, queue: Callable[..., str], server: ServerProcess
+) -> None:
+    q = queue(1)
+    deliveries: list[int] = []
+    running = threading.Event()
+
+    def long_job(job: Job) -> None:
+        deliveries.append(job.deliveries)
+        running.set()
+        time.sleep(1.2)  # three leases long
+
+    stolen: list[Job] = []
+    done = threading.Event()
+
+    def thief() -> None:
+        running.wait(10)
+        with topics.Client(server.url) as other:
+            while not done.is_set():
+                stolen.extend(other.claim(q, "thief", max=5))
+                time.sleep(0.05)
+
+    spy = threading.Thread(target=thief, daemon=True)
+    spy.start()
+    try:
+        result = Worker(client, q, long_job, mode=mode, lease_ms=400).drain(timeout_s=15)
+    finally:
+        done.set()
+        spy.join(5)
+    assert result == stats(processed=1)
+    assert deliveries == [1] and stolen == []
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_concurrency_runs_handlers_in_parallel(
+    kind: str, client: topics.Client, queue: Callable[..., str]
+) -> None:
+    q = queue(8)
+    lock = threading.Lock()
+    active, peak = [0], [0]
+
+    def enter() -> None:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+
+    def leave() -> None:
+        with lock:
+            active[0] -= 1
+
+    def sync_handler(job: Job) -> None:
+        enter()
+        time.sleep(0.4)
+        leave()
+
+    async def async_handler(job: Job) -> None:
+        enter()
+        await asyncio.sleep(0.4)
+        leave()
+
+    handler = sync_handler if kind == "sync" else async_handler
+    started = time.monotonic()
+    assert Worker(client, q, handler, concurrency=4).drain(timeout_s=20) == stats(processed=8)
+    assert peak[0] == 4
+    assert time.monotonic() - started < 0.4 * 8 / 2  # two rounds of four, not eight in a row
+
+
+# -- run / stop --------------------------------------------------------------------------------
+
+
+def test_run_serves_until_stopped_from_another_thread(
+    client: topics.Client, queue: Callable[..., str]
+) -> None:
+    q = queue()
+    seen: list[int] = []
+    worker = Worker(client, q, lambda job: seen.append(job.data), concurrency=2)
+    thread, out = in_thread(worker.run)
+    client.append_many(q, [{"data": i} for i in range(5)])
+    wait_for(lambda: worker.stats.processed == 5)
+    client.append(q, 99)
+    wait_for(lambda: worker.stats.processed == 6)
+    worker.stop()
+    thread.join(10)
+    assert not thread.is_alive() and out == [stats(processed=6)]
+    assert sorted(seen) == [0, 1, 2, 3, 4, 99] and client.topic(q).count == 0
+
+
+def test_stop_before_run_returns_at_once_and_the_worker_can_run_again(
+    client: topics.Client, queue: Callable[..., str]
+) -> None:
+    q = queue(2)
+    worker = Worker(client, q, lambda job: None)
+    worker.stop()
+    assert worker.run() == stats()
+    assert client.topic(q).count == 2
+    assert worker.drain(timeout_s=10) == stats(processed=2)
+
+
+async def test_run_async_and_stop_from_a_handler(
+    aclient: topics.AsyncClient, queue: Callable[..., str]
+) -> None:
+    q = queue(3)
+
+    async def handle(job: Job) -> None:
+        if job.data == 1:
+            worker.stop()
+            await asyncio.sleep(0.1)  # finishes within the grace: still acked
+
+    worker = Worker(aclient, q, handle, mode="poll")
+    result = await asyncio.wait_for(worker.run_async(), 10)
+    assert result.processed >= 2 and result.released == 0 and result.lost == 0
+    assert (await aclient.topic(q)).count == 3 - result.processed
+    with pytest.raises(RuntimeError):
+        worker.drain()  # inside a running loop: use drain_async
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_stop_leaves_nothing_leased(mode: str, client: topics.Client, queue: Callable[..., str]) -> None:
+    """The running job finishes and is acked; the jobs not started (claimed, or pushed by the
+    stream after the stop) are handed back at once."""
+    q = queue(6)
+    started = threading.Event()
+
+    def handle(job: Job) -> None:
+        started.set()
+        time.sleep(0.3)
+
+    worker = Worker(client, q, handle, mode=mode, concurrency=2, lease_ms=30_000)
+    thread, out = in_thread(worker.run)
+    assert started.wait(10)
+    worker.stop()
+    thread.join(10)
+    [result] = out
+    assert result.processed in (1, 2) and result.lost == result.failed == result.retried == 0
+    # the server notices a closed /work stream asynchronously: allow it a moment (not a lease)
+    wait_for(lambda: client.topic(q).queue == topics.QueueCounters(6 - result.processed, 0, 0), timeout=2)
+
+
+def test_drain_timeout_raises(client: topics.Client, queue: Callable[..., str]) -> None:
+    q = queue(1)
+    client.claim(q, "someone-else", lease_ms=10_000)  # in flight elsewhere: never drained here
+    with pytest.raises(TimeoutError):
+        Worker(client, q, lambda job: None).drain(timeout_s=0.5)
+
+
+def test_a_missing_queue_or_a_log_is_an_error(client: topics.Client, name: Callable[[str], str]) -> None:
+    with pytest.raises(topics.TopicNotFound):
+        Worker(client, name("missing"), print).drain(timeout_s=5)
+    log_topic = name("log")
+    client.create_topic(log_topic)
+    with pytest.raises(topics.NotAQueue):
+        Worker(client, log_topic, print).drain(timeout_s=5)
+
+
+class NoWorkRoute(httpx.AsyncHTTPTransport):
+    """A server without ``/work`` (an older one, or a proxy refusing streams)."""
+
+    def __init__(self, status: int, code: str) -> None:
+        super().__init__()
+        self.status, self.code = status, code
+        self.stream_attempts = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/work"):
+            self.stream_attempts += 1
+            return httpx.Response(
+                self.status, json={"error": {"code": self.code, "message": "no", "detail": {}}}
+            )
+        return await super().handle_async_request(request)
+
+
+@pytest.mark.parametrize(
+    ("status", "code"), [(404, "not_found"), (405, "method_not_allowed"), (406, "not_acceptable")]
+)
+async def test_auto_mode_falls_back_to_polling(
+    status: int, code: str, server: ServerProcess, queue: Callable[..., str]
+) -> None:
+    q = queue(5)
+    transport = NoWorkRoute(status, code)
+    async with topics.AsyncClient(server.url, transport=transport) as aclient:
+        assert await Worker(aclient, q, lambda job: None).drain_async(timeout_s=10) == stats(processed=5)
+        assert transport.stream_attempts == 1
+        with pytest.raises(topics.TopicsError) as err:
+            await Worker(aclient, q, lambda job: None, mode="push").drain_async(timeout_s=10)
+        assert err.value.status == status
+
+
+# -- SIGTERM in a child process ----------------------------------------------------------------
+
+CHILD = """
+import asyncio, sys, time, topics
+queue, mode, kind, seconds, grace = sys.argv[1:6]
+
+def sync_handler(job):
+    print("started", job.seq, flush=True)
+    time.sleep(float(seconds))
+
+async def async_handler(job):
+    print("started", job.seq, flush=True)
+    await asyncio.sleep(float(seconds))
+
+handler = sync_handler if kind == "sync" else async_handler
+worker = topics.Worker(
+    topics.Client(), queue, handler, mode=mode, lease_ms=30_000, shutdown_grace_s=float(grace)
+)
+s = worker.run()
+print("stats", s.processed, s.released, s.lost, flush=True)
+"""
+
+
+def start_child(server: ServerProcess, *args: str) -> subprocess.Popen[str]:
+    env = dict(os.environ, TOPICS_URL=server.url)
+    env.pop("TOPICS_API_KEY", None)
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD, *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def read_line(proc: subprocess.Popen[str], timeout: float = 10.0) -> str:
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    assert ready, "the child printed nothing"
+    return proc.stdout.readline().strip()
+
+
+@pytest.fixture
+def children() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait(5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sigterm_finishes_the_running_job_within_the_grace(
+    mode: str,
+    server: ServerProcess,
+    client: topics.Client,
+    queue: Callable[..., str],
+    children: list[subprocess.Popen[str]],
+) -> None:
+    q = queue(1)
+    child = start_child(server, q, mode, "sync", "0.6", "10")
+    children.append(child)
+    assert read_line(child) == "started 1"
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(10) == 0, child.stderr.read() if child.stderr else ""
+    assert read_line(child) == "stats 1 0 0"  # processed, released, lost
+    assert client.topic(q).count == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sigterm_releases_a_job_still_running_after_the_grace(
+    mode: str,
+    server: ServerProcess,
+    client: topics.Client,
+    queue: Callable[..., str],
+    children: list[subprocess.Popen[str]],
+) -> None:
+    q = queue(1)
+    child = start_child(server, q, mode, "async", "30", "0.3")
+    children.append(child)
+    assert read_line(child) == "started 1"
+    child.send_signal(signal.SIGTERM)
+    assert child.wait(10) == 0, child.stderr.read() if child.stderr else ""
+    assert read_line(child) == "stats 0 1 0"
+    # claimable at once, not after its 30 s lease (the server notices a closed stream
+    # asynchronously: allow it a moment)
+    claimed: list[Job] = []
+
+    def claim() -> bool:
+        claimed.extend(client.claim(q, "next-worker"))
+        return bool(claimed)
+
+    wait_for(claim, timeout=2)
+    assert [(j.seq, j.deliveries) for j in claimed] == [(1, 2)]
+
+
+# -- docstrings --------------------------------------------------------------------------------
+
+
+def test_docstring_examples_run(
+    make_server: Callable[..., ServerProcess], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = make_server()
+    monkeypatch.setenv("TOPICS_URL", server.url)
+    monkeypatch.delenv("TOPICS_API_KEY", raising=False)
+    with topics.Client() as client:
+        finder = doctest.DocTestFinder(exclude_empty=True)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        tests = finder.find(topics.worker, extraglobs={"client": client, "topics": topics})
+        assert len(tests) >= 8
+        for test in tests:
+            runner.run(test)
+        result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed (output above)"
+    for public in (Worker, Backoff, Retry, WorkerStats):
+        assert public.__doc__ and ">>>" in public.__doc__
