@@ -4,13 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
-# the record codec is a C extension: make sure a compiler is there (Debian, as root)
-if ! command -v cc >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null
-fi
-# the docs page's browser test (tests/server/test_api_docs.py) runs headless Chromium (Debian, as root)
-if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+# Debian packages, as root: the record codec is a C extension (a compiler), and the docs page's
+# browser test (tests/server/test_api_docs.py) runs headless Chromium
+missing=()
+command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv

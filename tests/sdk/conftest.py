@@ -7,9 +7,6 @@ in-process transports would hide what a user meets).
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -17,52 +14,7 @@ from pathlib import Path
 import pytest
 import topics
 
-from tests.server.processes import TOPICS, free_port, wait_ready
-
-
-class ServerProcess:
-    """One ``topics serve`` on a fixed port and data directory, restartable (same port, same
-    data) after a clean stop or a ``kill -9``."""
-
-    def __init__(self, data_dir: Path, env: dict[str, str] | None = None) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.data_dir = data_dir
-        self.extra_env = env or {}
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> ServerProcess:
-        env = dict(os.environ)
-        env.update(
-            TOPICS_PORT=str(self.port),
-            TOPICS_HOST="127.0.0.1",
-            TOPICS_DATA_DIR=str(self.data_dir),
-            TOPICS_LOG_LEVEL="warning",
-        )
-        env.update(self.extra_env)
-        env.pop("TOPICS_URL", None)
-        self.proc = subprocess.Popen(
-            [str(TOPICS), "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
-        wait_ready(self.url, self.proc)
-        return self
-
-    def kill(self) -> None:
-        """``kill -9``: no drain, no checkpoint."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(10)
-        self.proc = None
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.proc = None
+from tests.server.processes import ServerProcess
 
 
 @pytest.fixture(scope="session")

@@ -22,9 +22,7 @@ import topics
 from topics.cli import main
 from topics.cli.output import Output, gap_message
 
-from tests.server.processes import TOPICS
-
-from .conftest import ServerProcess
+from tests.server.processes import TOPICS, ServerProcess
 
 Name = Callable[[str], str]
 
@@ -442,6 +440,40 @@ def test_dlq_ls_and_redrive(
     assert client.topic(dlq).count == 0
     assert [job.data for job in client.claim(q, "w")] == [{"file": "c.pdf"}]
     assert cli("dlq", "ls", dlq)[1] == ""
+
+
+def test_queue_output_fields_and_dlq_limit(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    q, dlq = name("shape"), name("shape.dlq")
+    client.create_topic(q, type="queue", max_deliveries=1, dead_letter=dlq)
+    client.append_many(q, [{"data": i, "tag": f"t{i}"} for i in range(3)])
+    status, out, _ = cli("queue", "claim", q, "--node", "w", "--max", "3")
+    assert status == 0
+    assert [list(job) for job in lines(out)] == [
+        ["seq", "lease_id", "deadline", "deliveries", "ts", "tag", "data"]
+    ] * 3
+    status, out, _ = cli("queue", "ack", q, "--node", "w", "1")
+    assert status == 0 and lines(out) == [{"topic": q, "acked": 1, "skipped": [], "ready": 0, "in_flight": 2}]
+    status, out, _ = cli("queue", "nack", q, "--node", "w", "2", "3")
+    assert status == 0 and lines(out) == [
+        {"topic": q, "nacked": 2, "skipped": [], "ready": 2, "in_flight": 0}
+    ]
+    assert client.claim(q, "w", max=5) == []  # their last delivery was spent: dead-lettered
+    status, out, _ = cli("dlq", "ls", dlq, "--limit", "1")
+    assert status == 0 and [(row["src_seq"], row["data"]) for row in lines(out)] == [(2, 1)]
+    assert len(lines(cli("dlq", "ls", dlq)[1])) == 2
+
+
+def test_bad_stdin_lines_are_named_for_queue_ack(
+    cli: Callable[..., tuple[int, str, str]], name: Name
+) -> None:
+    q = name("badack")
+    cli("topic", "put", q, "--type", "queue")
+    status, _, err = cli("queue", "ack", q, "--node", "w", stdin="1\n{oops\n")
+    assert status == 2 and err.startswith("topics: error: stdin line 2: invalid JSON")
+    status, _, err = cli("queue", "ack", q, "--node", "w", stdin='"x"\n')
+    assert status == 2 and "stdin line 1: expected a seq or a claimed job object" in err
 
 
 # -- exit codes, options, output -----------------------------------------------------------------

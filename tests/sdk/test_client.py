@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import topics
 
-from .conftest import ServerProcess
+from tests.server.processes import ServerProcess
 
 
 class Calls:

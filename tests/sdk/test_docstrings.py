@@ -12,7 +12,7 @@ import topics.errors
 import topics.models
 import topics.worker
 
-from .conftest import ServerProcess
+from tests.server.processes import ServerProcess
 
 
 @pytest.mark.parametrize(

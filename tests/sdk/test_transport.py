@@ -4,6 +4,7 @@ their delays, what is never retried, headers, tolerant parsing, the error envelo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from types import MappingProxyType
 from typing import Any
 
 import httpx
@@ -224,3 +225,87 @@ async def test_async_client_retries_too(monkeypatch: pytest.MonkeyPatch) -> None
     ) as client:
         assert (await client.topic("t")).topic == "t"
     assert len(slept) == 1 and 0.01 <= slept[0] <= 0.011
+
+
+def test_append_many_and_meta_take_any_mapping(sleeps: list[float]) -> None:
+    seen: list[httpx.Request] = []
+    ok = {
+        "topic": "t",
+        "first_seq": 1,
+        "last_seq": 2,
+        "head_seq": 2,
+        "count": 2,
+        "created": False,
+        "deduped": False,
+    }
+    client = scripted([httpx.Response(201, json=ok), httpx.Response(201, json=dict(ok, last_seq=1))], seen)()
+    records = [MappingProxyType({"data": 1, "tag": "a"}), {"data": 2}]
+    assert client.append_many("t", records).seqs == [1, 2]  # orjson alone encodes dicts only
+    assert isinstance(records[0], MappingProxyType)  # the caller's list is left alone
+    client.append("t", 3, meta=MappingProxyType({"trace": "z"}))
+    bodies = [orjson.loads(r.content) for r in seen]
+    assert bodies[0]["records"] == [{"data": 1, "tag": "a"}, {"data": 2}]
+    assert bodies[1]["records"] == [{"data": 3, "meta": {"trace": "z"}}]
+
+
+WATCH_SESSION = {
+    "wid": "w1",
+    "stream_url": "/v0/watch/w1",
+    "session_ttl_ms": 60_000,
+    "topics": {"t": {"from_seq": 0, "head_seq": 2, "earliest_seq": 1}},
+    "performance": {},
+}
+
+
+def sse(*frames: tuple[str, str | None, Any]) -> httpx.Response:
+    """A stream of ``(event, id, data)`` frames that then ends."""
+    text = "retry: 2000\n\n" + "".join(
+        f"{f'id: {fid}' + chr(10) if fid else ''}event: {name}\ndata: {orjson.dumps(data).decode()}\n\n"
+        for name, fid, data in frames
+    )
+    return httpx.Response(200, content=text.encode(), headers={"content-type": "text/event-stream"})
+
+
+def test_watch_reconnects_through_a_refused_session_and_resumes(monkeypatch: pytest.MonkeyPatch) -> None:
+    slept: list[float] = []
+    monkeypatch.setattr("topics.watch.time.sleep", slept.append)
+    record = {"$ts": 1, "data": "x"}
+    answers = iter(
+        [
+            httpx.Response(201, json=WATCH_SESSION),
+            error(404, "not_found"),  # the session is gone (a restarted server)…
+            error(503, "not_ready", {"retry_after_ms": 1}),  # …which is still replaying its log
+            httpx.Response(201, json=dict(WATCH_SESSION, wid="w2", stream_url="/v0/watch/w2")),
+            sse(
+                ("record", "id-1", {"topic": "t", "records": [{"$seq": 1, **record}], "head_seq": 2}),
+                ("record", None, {"topic": "other", "records": [{"$seq": 9, **record}]}),  # not watched
+            ),
+            sse(  # resumed at Last-Event-ID; seq 1 again is not handed out twice
+                ("record", "id-2", {"topic": "t", "records": [{"$seq": 1, **record}, {"$seq": 2, **record}]}),
+            ),
+        ]
+    )
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return next(answers)
+
+    client = topics.Client("http://t", retries=0, transport=httpx.MockTransport(handler))
+    with client.watch({"t": 0}) as watch:
+        events = iter(watch)
+        first, second = next(events), next(events)
+    assert isinstance(first, topics.Records) and [r.seq for r in first.records] == [1]
+    assert isinstance(second, topics.Records) and [r.seq for r in second.records] == [2]
+    assert watch.cursors == {"t": 2}
+    assert [(r.method, r.url.path) for r in seen] == [
+        ("POST", "/v0/watch"),
+        ("GET", "/v0/watch/w1"),
+        ("POST", "/v0/watch"),
+        ("POST", "/v0/watch"),
+        ("GET", "/v0/watch/w2"),
+        ("GET", "/v0/watch/w2"),
+    ]
+    assert orjson.loads(seen[3].content)["topics"] == {"t": {"from_seq": 0}}
+    assert "last-event-id" not in seen[4].headers and seen[5].headers["last-event-id"] == "id-1"
+    assert len(slept) == 2  # after the refused create, and after the first stream ended

@@ -9,9 +9,11 @@ import time
 from collections.abc import Callable
 
 import httpx
+import pytest
 import topics
+from topics.watch import SSEEvent, WatchOptions, WatchState
 
-from .conftest import ServerProcess
+from tests.server.processes import ServerProcess
 
 
 def seqs_until(watch: topics.Watch, topic: str, last: int, timeout_s: float = 30.0) -> list[int]:
@@ -120,3 +122,22 @@ async def test_async_watch(aclient: topics.AsyncClient, name: Callable[[str], st
                 assert [(r.seq, r.data) for r in event.records] == [(4, "new")]
                 break
         assert watch.cursors == {t: 4}
+
+
+def test_watch_state_frames_and_failures() -> None:
+    """No I/O: what each frame does to the cursors, and which failures a watch outlives."""
+    state = WatchState(WatchOptions.of({"t": 1}, None, False, True, 15_000, "eventual", None))
+    frame = b'{"topic":"t","records":[{"$seq":1,"$ts":1},{"$seq":2,"$ts":2,"data":"b"}],"head_seq":5}'
+    [records] = state.handle(SSEEvent("record", frame.decode(), "id-1"))
+    assert isinstance(records, topics.Records) and [r.seq for r in records.records] == [2]
+    assert (records.head_seq, state.cursors, state.last_event_id) == (5, {"t": 2}, "id-1")
+    tomb = '{"topic":"t","gap_from":3,"gap_to":4,"reason":"cap","missed_estimate":2}'
+    assert [type(e) for e in state.handle(SSEEvent("tombstone", tomb, None))] == [topics.Tombstone]
+    assert state.cursors == {"t": 4}
+    assert state.handle(SSEEvent("tombstone", "not json", None)) == ()  # a control frame: logged, skipped
+    with pytest.raises(topics.TopicsError) as bad:  # records are never skipped without a Tombstone
+        state.handle(SSEEvent("record", '{"topic":"t","records":"?"}', None))
+    assert bad.value.code == "bad_response"
+    assert state.failed(topics.NotReady(503, "not_ready", "replaying")) > 0  # waiting cures it
+    with pytest.raises(topics.Unauthorized):
+        state.failed(topics.Unauthorized(401, "unauthorized", "no key"))

@@ -21,7 +21,7 @@ import topics
 import topics.worker
 from topics import Backoff, Job, Retry, Worker, WorkerStats
 
-from .conftest import ServerProcess
+from tests.server.processes import ServerProcess
 
 MODES = ["push", "poll"]
 
@@ -436,6 +436,88 @@ async def test_auto_mode_falls_back_to_polling(
         with pytest.raises(topics.TopicsError) as err:
             await Worker(aclient, q, lambda job: None, mode="push").drain_async(timeout_s=10)
         assert err.value.status == status
+
+
+class DroppedWorkStream(httpx.AsyncHTTPTransport):
+    """``/work`` opens (``retry: 20``) and ends at once, every time: a proxy cutting streams."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[float] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/work"):
+            self.opened.append(time.monotonic())
+            headers = {"content-type": "text/event-stream"}
+            return httpx.Response(200, headers=headers, content=b"retry: 20\n\n")
+        return await super().handle_async_request(request)
+
+
+async def test_a_stream_that_opened_resets_the_reconnect_backoff(
+    server: ServerProcess, queue: Callable[..., str]
+) -> None:
+    """Each drop of a stream that had opened waits the server's ``retry:`` delay again; only
+    reconnects that fail in a row double it (a long-lived worker is not slowed by old drops)."""
+    q = queue()
+    transport = DroppedWorkStream()
+    async with topics.AsyncClient(server.url, transport=transport) as aclient:
+        worker = Worker(aclient, q, lambda job: None, mode="push")
+        run = asyncio.create_task(worker.run_async())
+        deadline = time.monotonic() + 10
+        while len(transport.opened) < 8:
+            assert time.monotonic() < deadline and not run.done()
+            await asyncio.sleep(0.01)
+        worker.stop()
+        assert await asyncio.wait_for(run, 10) == stats()
+    gaps = [b - a for a, b in zip(transport.opened, transport.opened[1:], strict=False)]
+    assert max(gaps[:7]) < 0.2, gaps  # 20 ms each, not 20 · 2^n ms
+
+
+def test_a_second_run_is_refused_and_closes_its_private_client(
+    client: topics.Client, queue: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[topics.AsyncClient] = []
+    closed: list[topics.AsyncClient] = []
+
+    class Tracked(topics.AsyncClient):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+        async def close(self) -> None:
+            closed.append(self)
+            await super().close()
+
+    monkeypatch.setattr(topics.worker, "AsyncClient", Tracked)
+    worker = Worker(client, queue(), lambda job: None)
+    thread, out = in_thread(worker.run)
+    wait_for(lambda: worker._session is not None)
+    with pytest.raises(RuntimeError, match="already running"):
+        worker.drain(timeout_s=5)
+    assert len(made) == 2 and closed == [made[1]]
+    worker.stop()
+    thread.join(10)
+    assert out == [stats()] and closed == [made[1], made[0]]
+
+
+def test_signal_handlers_are_restored_and_foreign_ones_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    restore = topics.worker._install_signals(lambda: None)
+    assert all(signal.getsignal(sig) is not before[sig] for sig in before)
+    restore()
+    assert {sig: signal.getsignal(sig) for sig in before} == before
+    # a handler installed outside Python reads as None and cannot be put back: not replaced
+    real = signal.getsignal
+    monkeypatch.setattr(signal, "getsignal", lambda sig: None if sig == signal.SIGTERM else real(sig))
+    restore = topics.worker._install_signals(lambda: None)
+    try:
+        assert (
+            real(signal.SIGTERM) is before[signal.SIGTERM]
+            and real(signal.SIGINT) is not before[signal.SIGINT]
+        )
+    finally:
+        restore()
+    assert real(signal.SIGINT) is before[signal.SIGINT]
 
 
 # -- SIGTERM in a child process ----------------------------------------------------------------

@@ -14,7 +14,6 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -28,7 +27,7 @@ from topics_server.settings import load_settings
 from topics_server.spec import SPEC_PATH, load_document
 
 from .conftest import assert_error
-from .processes import TOPICS, free_port, wait_ready
+from .processes import ServerProcess
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 ASSET_TYPES = {".css": "text/css", ".js": "text/javascript", ".png": "image/png"}
@@ -149,8 +148,8 @@ def test_nothing_else_under_docs_is_served(path: str) -> None:
 
 def test_traversal_over_a_real_socket_is_404(tmp_path: Path) -> None:
     """The native transport hands the path to the app as sent (no client normalizes it)."""
-    with _serve(tmp_path, {}) as base:
-        port = int(base.rsplit(":", 1)[1])
+    with ServerProcess(tmp_path / "data") as server:
+        port = server.port
 
         async def raw(path: str) -> bytes:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
@@ -192,38 +191,6 @@ def test_served_while_recovering(tmp_path: Path) -> None:
 # -- in a browser -------------------------------------------------------------------------------
 
 
-class _serve:
-    """``topics serve`` on a free port (context manager yielding its base URL)."""
-
-    def __init__(self, tmp_path: Path, extra_env: dict[str, str]) -> None:
-        self.port = free_port()
-        env = {**os.environ, "TOPICS_PORT": str(self.port), "TOPICS_DATA_DIR": str(tmp_path / "data")}
-        self.env = {**env, **extra_env}
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def __enter__(self) -> str:
-        self.proc = subprocess.Popen(
-            [str(TOPICS), "serve"], env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
-        base = f"http://127.0.0.1:{self.port}"
-        try:
-            wait_ready(base, self.proc)
-        except BaseException:
-            self.__exit__()
-            raise
-        return base
-
-    def __exit__(self, *exc: Any) -> None:
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
 def _chromium() -> str:
     """The browser, or skip — but never in CI, where ``scripts/setup.sh`` installs it."""
     found = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -245,7 +212,8 @@ _OPBLOCK = re.compile(
 def test_the_docs_page_renders_every_operation_in_headless_chromium(tmp_path: Path) -> None:
     browser = _chromium()
     # auth on: the page and the document it loads must not need a key
-    with _serve(tmp_path, {"TOPICS_API_KEYS": "k"}) as base:
+    with ServerProcess(tmp_path / "data", {"TOPICS_API_KEYS": "k"}) as server:
+        base = server.url
         started = time.monotonic()
         done = subprocess.run(
             [

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import msgspec
 from topics_client.api.probes import health as _health
@@ -135,10 +136,8 @@ def delete_topic_route(topic: str, *, if_empty: bool) -> Route:
     return _route(delete_topic._get_kwargs(topic, if_empty=if_empty or UNSET))
 
 
-def append_route(topic: str, body: dict[str, Any], *, return_seqs: bool = True) -> Route:
-    return _route(
-        append_records._get_kwargs(topic, body=_body(body), return_seqs=UNSET if return_seqs else False)
-    )
+def append_route(topic: str, body: dict[str, Any]) -> Route:
+    return _route(append_records._get_kwargs(topic, body=_body(body)))
 
 
 def diff_route(topic: str, body: dict[str, Any]) -> Route:
@@ -193,6 +192,16 @@ def delete_router_route(router: str) -> Route:
 
 def create_watch_route(body: dict[str, Any]) -> Route:
     return _route(create_watch._get_kwargs(body=_body(body)))
+
+
+def work_stream_path(queue: str) -> str:
+    """``GET /v0/topics/{queue}/work`` (§10.8), the queue name percent-encoded. Written here by
+    hand: streaming operations are not generated.
+
+    >>> work_stream_path("render:tenant/42")
+    '/v0/topics/render%3Atenant%2F42/work'
+    """
+    return f"/v0/topics/{quote(queue, safe='')}/work"
 
 
 def health_route() -> Route:
@@ -367,8 +376,8 @@ def readiness(body: dict[str, Any]) -> Readiness:
 
 
 def append_result(body: dict[str, Any]) -> AppendResult:
-    """An ``AppendResponse``; ``seqs`` is rebuilt from ``first_seq..last_seq`` when the request
-    suppressed it (``return_seqs=false``): a write's seqs are contiguous."""
+    """An ``AppendResponse``; ``seqs`` is rebuilt from ``first_seq..last_seq`` when the answer
+    leaves it out (``return_seqs=false``): a write's seqs are contiguous."""
     first, last = body["first_seq"], body["last_seq"]
     seqs = body.get("seqs")
     return AppendResult(
@@ -393,8 +402,9 @@ class DiffPage(msgspec.Struct):
 
 
 class RecordFrame(msgspec.Struct):
-    """A watch ``event: record`` frame."""
+    """A watch ``event: record`` frame (decoded once, by msgspec, topic and records alike)."""
 
+    topic: str
     records: list[Record]
     to_seq: int | None = None
     head_seq: int | None = None

@@ -10,13 +10,14 @@ with ``httpx.AsyncClient``), so paging, chunking and gap handling are written on
 from __future__ import annotations
 
 import uuid
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import orjson
 
 from . import _generated as g
+from ._generated import Route
 from ._transport import Call
 from .errors import BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, RecordTooLarge
 from .models import (
@@ -69,6 +70,20 @@ def _drop_none(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
+_Page = tuple[list[Any], str | None]
+
+
+def _paged(route: Callable[[str | None], Route], parse: Callable[[Any], _Page]) -> Steps:
+    """Every item of a cursor-paged list (``route(cursor)``; ``parse`` gives a page's items and
+    the next cursor, ``None`` on the last page)."""
+    cursor: str | None = None
+    while True:
+        items, cursor = yield Call(route(cursor), parse)
+        yield Items(items)
+        if cursor is None:
+            return None
+
+
 # -- topics ------------------------------------------------------------------------------------
 
 
@@ -81,12 +96,7 @@ def topic(name: str, touch: bool | None) -> Call[TopicState]:
 
 
 def list_topics(prefix: str | None, page_size: int | None) -> Steps:
-    cursor: str | None = None
-    while True:
-        items, cursor = yield Call(g.list_topics_route(prefix, page_size, cursor), g.topic_page)
-        yield Items(items)
-        if cursor is None:
-            return None
+    return _paged(lambda cursor: g.list_topics_route(prefix, page_size, cursor), g.topic_page)
 
 
 def delete_topic(name: str, if_empty: bool) -> Call[TopicDeletion]:
@@ -106,7 +116,7 @@ def record_body(
     if node is not None:
         body["node"] = node
     if meta is not None:
-        body["meta"] = meta
+        body["meta"] = meta if type(meta) is dict else dict(meta)  # orjson encodes dicts only
     return body
 
 
@@ -120,23 +130,35 @@ def append(
     config: Mapping[str, Any] | None = None,
 ) -> Call[AppendResult]:
     """One write. Without a caller's key a fresh one is sent, so a retry never appends twice."""
-    body = _drop_none(
-        records=records,
-        node=node,
-        idempotency_key=idempotency_key or new_key(),
-        create=create,
-        config=dict(config) if config is not None else None,
-    )
+    body = {"records": records, **_write_fields(node, idempotency_key or new_key(), create, config)}
     return Call(g.append_route(topic, body), g.append_result)
 
 
+def _write_fields(
+    node: str | None, key: str, create: bool | None, config: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """A write body's fields besides ``records`` (absent ones left out)."""
+    return _drop_none(
+        node=node, idempotency_key=key, create=create, config=dict(config) if config is not None else None
+    )
+
+
 def _checked(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``records`` as a list of dicts (orjson encodes dicts only: another mapping is copied into
+    one; the caller's list is never changed). A plain dict is passed through unchecked (the hot
+    path; the server names a missing ``data``)."""
     out = records if isinstance(records, list) else list(records)
+    copied = out is not records
     for i, record in enumerate(out):
-        if type(record) is not dict and not (isinstance(record, Mapping) and "data" in record):
+        if type(record) is dict:
+            continue
+        if not (isinstance(record, Mapping) and "data" in record):
             raise TypeError(
                 f"append_many: record {i} must be a mapping with a 'data' key, got {record!r:.80}"
             )
+        if not copied:
+            out, copied = list(out), True
+        out[i] = dict(record)
     if not out:
         raise ValueError("append_many needs at least one record")
     return out
@@ -151,7 +173,7 @@ def _chunk_call(
     config: Mapping[str, Any] | None,
 ) -> Call[AppendResult]:
     """One write of already-encoded records (a JSON array), spliced into the body."""
-    rest = _drop_none(node=node, idempotency_key=key, create=create, config=dict(config) if config else None)
+    rest = _write_fields(node, key, create, config)
     call = Call(g.append_route(topic, rest), g.append_result)
     call.content = b'{"records":' + encoded_records + b"," + orjson.dumps(rest)[1:]
     return call
@@ -229,11 +251,13 @@ class ReadState:
 
     @property
     def missed(self) -> int:
-        """Records lost in the gaps met so far (the servers' estimates, else the range sizes)."""
-        return sum(
-            t.missed_estimate if t.missed_estimate is not None else t.gap_to - t.gap_from + 1
-            for t in self.gaps
-        )
+        """Records lost in the gaps met so far."""
+        return sum(_lost(t) for t in self.gaps)
+
+
+def _lost(tomb: Tombstone) -> int:
+    """Records lost in one gap: the server's estimate, else the range's size."""
+    return tomb.missed_estimate if tomb.missed_estimate is not None else tomb.gap_to - tomb.gap_from + 1
 
 
 def read(
@@ -245,7 +269,6 @@ def read(
     include_tags: bool,
     on_gap: OnGap,
     page_size: int,
-    wait_ms: int = 0,
 ) -> Steps:
     """Pages ``diff`` from ``state.position`` until caught up (or past ``to_seq``), following
     ``next_from_seq`` — never stopping at an empty page (a page may hold no records yet advance)
@@ -260,15 +283,12 @@ def read(
             node=route_node,
             include_meta=include_meta,
             include_tags=include_tags,
-            wait_ms=wait_ms or None,
         )
         page: g.DiffPage = yield Call(g.diff_route(state.topic, body), g.diff_page, raw=True)
         if page.tombstone:
             tomb = g.tombstone(state.topic, page.tombstone)
             if on_gap == "raise":
-                raise DataLoss(
-                    state.topic, tomb.gap_from, tomb.gap_to, tomb.reason, tomb.missed_estimate or 0
-                )
+                raise DataLoss(state.topic, tomb.gap_from, tomb.gap_to, tomb.reason, _lost(tomb))
             state.gaps.append(tomb)
         recs = page.records
         if to_seq is not None and recs and recs[-1].seq > to_seq:
@@ -376,7 +396,11 @@ def nack(queue: str, node: str, jobs: Iterable[Job | int], delay_ms: int) -> Ste
     )
 
 
-def extend(queue: str, node: str, jobs: Iterable[Job | int], lease_ms: int) -> Steps:
+def extend(queue: str, node: str, jobs: Iterable[Job | int], lease_ms: int | None) -> Steps:
+    """``lease_ms`` ``None``: the queue's own (one topic lookup first)."""
+    if lease_ms is None:
+        state: TopicState = yield topic(queue, touch=False)
+        lease_ms = state.config.lease_ms
     results: list[ExtendResult] = []
     for body in _lease_batches(queue, node, jobs, lease_ms=lease_ms):
         results.append((yield Call(g.extend_route(queue, body), g.extend_result)))
@@ -398,12 +422,7 @@ def router(name: str) -> Call[RouterInfo]:
 
 
 def list_routers(prefix: str | None, source: str | None, dest: str | None) -> Steps:
-    cursor: str | None = None
-    while True:
-        items, cursor = yield Call(g.list_routers_route(prefix, source, dest, None, cursor), g.router_page)
-        yield Items(items)
-        if cursor is None:
-            return None
+    return _paged(lambda cursor: g.list_routers_route(prefix, source, dest, None, cursor), g.router_page)
 
 
 def delete_router(name: str) -> Call[bool]:
@@ -436,7 +455,9 @@ def redrive_body(record: Record) -> dict[str, Any]:
     return record_body(record.data, record.tag, record.node, meta or None)
 
 
-def redrive(dlq: str, to: str | None, limit: int | None, keep: Any, dry_run: bool) -> Steps:
+def redrive(
+    dlq: str, to: str | None, limit: int | None, keep: Callable[[Record], bool] | None, dry_run: bool
+) -> Steps:
     """Moves dead-lettered records back to their queue, oldest first: append (keyed by the DLQ
     and seq, so a re-run inside the queue's idempotency window never appends twice), then
     delete. A log can only delete a seq prefix or by tag, so a record is deleted exactly: by

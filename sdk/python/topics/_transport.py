@@ -29,7 +29,7 @@ import msgspec
 import orjson
 
 from ._generated import Route
-from .errors import ConnectionError, TopicsError, error_from_envelope
+from .errors import ConnectionError, Throttled, TopicsError, error_from_envelope
 
 T = TypeVar("T")
 
@@ -143,11 +143,10 @@ def decode(response: httpx.Response) -> Any:
 
 def error_of(response: httpx.Response) -> TopicsError:
     """The typed exception for a non-2xx answer."""
-    body = decode(response)
-    error = body.get("error") if isinstance(body, dict) else None
-    detail = error.get("detail") if isinstance(error, dict) else None
-    advice = server_advice(response, detail if isinstance(detail, dict) else {})
-    return error_from_envelope(response.status_code, body, advice)
+    err = error_from_envelope(response.status_code, decode(response))
+    if isinstance(err, Throttled):
+        err.retry_after = server_advice(response, err.detail)
+    return err
 
 
 def retryable(err: TopicsError) -> bool:

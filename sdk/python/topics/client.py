@@ -39,7 +39,28 @@ from .watch import AsyncWatch, Watch, WatchOptions
 T = TypeVar("T")
 
 
-class ReadIterator:
+class _ReadProgress:
+    """Where a read is (shared by the sync and async iterators)."""
+
+    _state: ops.ReadState
+
+    @property
+    def position(self) -> int:
+        """The cursor after the last record handed out: pass it as ``from_seq`` to resume."""
+        return self._state.position
+
+    @property
+    def gaps(self) -> list[Tombstone]:
+        """The tombstones crossed with ``on_gap="skip"``."""
+        return self._state.gaps
+
+    @property
+    def missed(self) -> int:
+        """The records lost in ``gaps``."""
+        return self._state.missed
+
+
+class ReadIterator(_ReadProgress):
     """The records of one ``Client.read``, in seq order, fetched a page at a time.
 
     ``position`` is the cursor after the last record handed out (pass it as ``from_seq`` to
@@ -57,20 +78,8 @@ class ReadIterator:
     def __next__(self) -> Record:
         return next(self._items)
 
-    @property
-    def position(self) -> int:
-        return self._state.position
 
-    @property
-    def gaps(self) -> list[Tombstone]:
-        return self._state.gaps
-
-    @property
-    def missed(self) -> int:
-        return self._state.missed
-
-
-class AsyncReadIterator:
+class AsyncReadIterator(_ReadProgress):
     """``AsyncClient.read``'s records: :class:`ReadIterator` with ``async for``."""
 
     def __init__(self, client: AsyncClient, state: ops.ReadState, steps: ops.Steps) -> None:
@@ -82,18 +91,6 @@ class AsyncReadIterator:
 
     async def __anext__(self) -> Record:
         return await anext(self._items)
-
-    @property
-    def position(self) -> int:
-        return self._state.position
-
-    @property
-    def gaps(self) -> list[Tombstone]:
-        return self._state.gaps
-
-    @property
-    def missed(self) -> int:
-        return self._state.missed
 
 
 def _advance(steps: ops.Steps, answer: Any, error: BaseException | None) -> Any:
@@ -414,8 +411,6 @@ class Client:
         >>> client.extend("reports", "worker-3", jobs, lease_ms=60_000).extended
         1
         """
-        if lease_ms is None:
-            lease_ms = self.topic(queue, touch=False).config.lease_ms
         return self._result(ops.extend(queue, node, jobs, lease_ms))  # type: ignore[no-any-return]
 
     def redrive(
@@ -706,8 +701,6 @@ class AsyncClient:
         self, queue: str, node: str, jobs: Iterable[Job | int], *, lease_ms: int | None = None
     ) -> ExtendResult:
         """:meth:`Client.extend`, awaited."""
-        if lease_ms is None:
-            lease_ms = (await self.topic(queue, touch=False)).config.lease_ms
         return await self._result(ops.extend(queue, node, jobs, lease_ms))  # type: ignore[no-any-return]
 
     async def redrive(

@@ -238,16 +238,14 @@ class DataLoss(Exception):
         self.missed_estimate = missed_estimate
 
 
-def error_from_envelope(status: int, body: Any, retry_after: float | None) -> TopicsError:
+def error_from_envelope(status: int, body: Any) -> TopicsError:
     """The exception for one error response: ``body`` is the parsed JSON (anything: a proxy may
-    answer with HTML, then the code is ``http_<status>``)."""
+    answer with HTML, then the code is ``http_<status>``). The transport fills in
+    :attr:`Throttled.retry_after` (it has the headers)."""
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):
         return TopicsError(status, f"http_{status}", f"HTTP {status} without the error envelope", {})
     code = str(error.get("code") or f"http_{status}")
     message = str(error.get("message") or "")
     detail = error.get("detail") if isinstance(error.get("detail"), dict) else {}
-    cls = ERRORS_BY_CODE.get(code, TopicsError)
-    if cls is Throttled:
-        return Throttled(status, code, message, detail, retry_after)
-    return cls(status, code, message, detail)
+    return ERRORS_BY_CODE.get(code, TopicsError)(status, code, message, detail)

@@ -9,11 +9,14 @@ or stays silent past ``2 × heartbeat_ms`` + 5 s, reconnects by itself:
 - after the server's ``retry:`` delay (2 s), growing with jitter on repeated failures (≤ 30 s);
 - with ``Last-Event-ID`` set to the last frame's ``id`` (an opaque token), so the session
   resumes exactly there;
-- if the session is gone (``404``), by creating a new one from its own cursors;
+- if the session is gone (``404``), by creating a new one from its own cursors (a ``429``/``503``
+  answer meanwhile, e.g. a restarted server replaying its log, is one more failed reconnect);
 - a record at or below its cursor is never handed out again, and a gap is never crossed without
   a :class:`~topics.Tombstone` (the server sends one; the cursor then moves to ``gap_to``).
 
-The sync and async classes share :class:`WatchState` and :class:`SSEParser` (no I/O in either).
+The sync and async classes share :class:`WatchState` and :class:`SSEParser` (no I/O in either):
+the state builds the requests, reads the lines and decides on failures; the classes only send,
+stream and sleep.
 """
 
 from __future__ import annotations
@@ -22,17 +25,18 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 import httpx
+import msgspec
 import orjson
 
 from . import _generated as g
-from ._transport import Call, error_of, retryable
-from .errors import ConnectionError
+from ._transport import Call, Settings, error_of, retryable
+from .errors import ConnectionError, TopicsError
 from .models import CaughtUp, Records, TopicDeleted, WatchEvent
 
 if TYPE_CHECKING:
@@ -45,6 +49,8 @@ RETRY_MAX_MS = 30_000
 WATCHDOG_SLACK_S = 5.0
 MAX_FAILURES = 20
 """Consecutive failed reconnects (no stream opened) before the watch gives up and raises."""
+
+_NO_EVENTS: tuple[WatchEvent, ...] = ()
 
 
 @dataclass(slots=True)
@@ -122,6 +128,14 @@ class WatchOptions:
         return cls(start, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
 
 
+def reconnect_delay_s(retry_ms: int, doublings: int) -> float:
+    """Seconds before reconnecting a stream: the server's ``retry:`` delay doubled ``doublings``
+    times (at most 4, and at most :data:`RETRY_MAX_MS`), with ±20 % jitter. Shared by
+    :class:`Watch` and the Worker's ``/work`` stream."""
+    delay = min(RETRY_MAX_MS, retry_ms * (2 ** min(doublings, 4)))
+    return float(delay * random.uniform(0.8, 1.2) / 1000)
+
+
 class WatchState:
     """A watch's cursors and session, and what each frame means. No I/O."""
 
@@ -169,11 +183,20 @@ class WatchState:
         """The server no longer knows the session (404/410): the next connect re-creates it."""
         self.wid = self.stream_url = None
 
-    def stream_headers(self, base: dict[str, str]) -> dict[str, str]:
-        headers = dict(base, accept="text/event-stream")
+    def stream_request(self, settings: Settings) -> dict[str, Any]:
+        """Keyword arguments for ``httpx``'s ``stream()`` of the session's events: resuming at
+        ``Last-Event-ID``, with the watchdog as the read timeout."""
+        assert self.stream_url is not None
+        headers = settings.headers()
+        headers["accept"] = "text/event-stream"
         if self.last_event_id is not None:
             headers["last-event-id"] = self.last_event_id
-        return headers
+        return {
+            "method": "GET",
+            "url": settings.url + self.stream_url,
+            "headers": headers,
+            "timeout": httpx.Timeout(settings.timeout, read=self.watchdog_s()),
+        }
 
     def watchdog_s(self) -> float:
         """A stream silent for longer than this is dead (the contract's 2 × heartbeat + slack)."""
@@ -181,38 +204,45 @@ class WatchState:
 
     def reconnect_delay_s(self) -> float:
         """The server's ``retry:`` delay, doubled per consecutive failure, with jitter."""
-        delay = min(RETRY_MAX_MS, self.retry_ms * (2 ** min(self.failures, 4)))
-        return float(delay * random.uniform(0.8, 1.2) / 1000)
+        return reconnect_delay_s(self.retry_ms, self.failures)
 
-    def handle(self, event: SSEEvent) -> list[WatchEvent]:
-        """The events one frame yields (advancing the cursors), ``[]`` for none."""
-        try:
-            body = orjson.loads(event.data) if event.data else {}
-        except orjson.JSONDecodeError:
-            log.warning("watch: ignoring a %s frame that is not JSON", event.event)
-            return []
-        topic = body.get("topic") if isinstance(body, dict) else None
-        out: list[WatchEvent] = []
-        if event.event == "record" and topic in self.cursors:
-            out.extend(self._records(topic, event.data))
-        elif event.event == "tombstone" and topic in self.cursors:
-            tomb = g.tombstone(topic, body)
-            self.cursors[topic] = tomb.gap_to
-            out.append(tomb)
-        elif event.event == "caught-up" and topic in self.cursors:
-            out.append(CaughtUp(topic, int(body.get("head_seq", 0))))
-        elif event.event == "topic-deleted" and topic in self.cursors:
-            del self.cursors[topic]
-            out.append(TopicDeleted(topic, body.get("head_seq"), body.get("reason")))
-        elif event.event == "error":
-            self._error(body)
+    def failed(self, exc: Exception) -> float:
+        """A reconnect (or the stream) failed with ``exc``: the delay before the next try.
+        Raises ``exc`` when waiting will not cure it (a non-retryable server error), and
+        :class:`topics.ConnectionError` after :data:`MAX_FAILURES` failures in a row."""
+        if isinstance(exc, TopicsError) and not retryable(exc):
+            raise exc
+        self.failures += 1
+        if self.failures > MAX_FAILURES:
+            if isinstance(exc, ConnectionError):
+                raise exc
+            raise ConnectionError(f"watch: gave up after {MAX_FAILURES} failed reconnects") from exc
+        return self.reconnect_delay_s()
+
+    def line(self, parser: SSEParser, line: str) -> Sequence[WatchEvent]:
+        """The events one line of the stream completes (most complete none)."""
+        event = parser.feed(line)
+        if parser.retry_ms is not None:
+            self.retry_ms = parser.retry_ms
+        return _NO_EVENTS if event is None else self.handle(event)
+
+    def handle(self, event: SSEEvent) -> Sequence[WatchEvent]:
+        """The events one frame yields (advancing the cursors); empty for none."""
+        out = self._records(event.data) if event.event == "record" else self._control(event)
         if event.id is not None:
             self.last_event_id = event.id
         return out
 
-    def _records(self, topic: str, data: str) -> list[WatchEvent]:
-        cursor = self.cursors[topic]
-        frame = g.record_frame(data)
+    def _records(self, data: str) -> Sequence[WatchEvent]:
+        try:
+            frame = g.record_frame(data)  # one decode (in C): the topic and the records
+        except msgspec.DecodeError as exc:
+            # never skipped with a warning: its records would be lost without a Tombstone
+            raise TopicsError(200, "bad_response", f"unexpected watch record frame: {exc}") from exc
+        topic = frame.topic
+        cursor = self.cursors.get(topic)
+        if cursor is None:
+            return _NO_EVENTS  # not (or no longer) watched
         recs = frame.records
         if isinstance(cursor, int):
             recs = [r for r in recs if r.seq > cursor]
@@ -221,9 +251,36 @@ class WatchState:
         new_cursor = max(x for x in known if x is not None)
         self.cursors[topic] = new_cursor
         head = frame.head_seq if frame.head_seq is not None else new_cursor
-        return [Records(topic, recs, head)] if recs else []
+        return [Records(topic, recs, head)] if recs else _NO_EVENTS
+
+    def _control(self, event: SSEEvent) -> Sequence[WatchEvent]:
+        """Every frame but ``record``: tombstone, caught-up, topic-deleted, error."""
+        try:
+            body = orjson.loads(event.data) if event.data else {}
+        except orjson.JSONDecodeError:
+            log.warning("watch: ignoring a %s frame that is not JSON", event.event)
+            return _NO_EVENTS
+        if event.event == "error":
+            self._error(body)
+            return _NO_EVENTS
+        topic = body.get("topic") if isinstance(body, dict) else None
+        if topic not in self.cursors:
+            return _NO_EVENTS  # not (or no longer) watched, or an event this SDK does not know
+        if event.event == "tombstone":
+            tomb = g.tombstone(topic, body)
+            self.cursors[topic] = tomb.gap_to
+            return [tomb]
+        if event.event == "caught-up":
+            return [CaughtUp(topic, int(body.get("head_seq", 0)))]
+        if event.event == "topic-deleted":
+            del self.cursors[topic]
+            return [TopicDeleted(topic, body.get("head_seq"), body.get("reason"))]
+        return _NO_EVENTS
 
     def _error(self, body: Any) -> None:
+        """A ``429`` is advice (the server paces the stream); anything else ends the stream —
+        ``409`` superseded (another GET took the session: reconnecting with ``Last-Event-ID``
+        takes it back where this watch was), ``408`` slow consumer… — and the watch reconnects."""
         code = body.get("code") if isinstance(body, dict) else None
         if code == 429:
             log.info("watch: the server paces %s under pressure", body.get("topics"))
@@ -235,21 +292,22 @@ class WatchState:
 
 
 class _Reconnect(Exception):
-    """The stream said to go away (a terminal ``event: error``)."""
+    """The stream said to go away (a terminal ``event: error``), ended, or could not open yet."""
+
+
+_FAILURES = (httpx.TransportError, _Reconnect, ConnectionError, TopicsError)
+"""What a watch survives by reconnecting (:meth:`WatchState.failed` re-raises the rest)."""
 
 
 def _check_stream(state: WatchState, response: httpx.Response) -> bool:
-    """True when the stream opened; False when the session is gone (re-create it); raises for
-    an error that waiting will not cure."""
+    """True when the stream opened; False when the session is gone (re-create it); else raises
+    the error (:meth:`WatchState.failed` decides whether waiting cures it)."""
     if response.status_code == 200:
         return True
     if response.status_code in (404, 410):
         state.session_lost()
         return False
-    err = error_of(response)
-    if retryable(err):
-        raise _Reconnect()
-    raise err
+    raise error_of(response)
 
 
 class Watch:
@@ -301,24 +359,12 @@ class Watch:
                 if state.wid is None:
                     state.opened(client._call(state.session_call()))
                 yield from self._stream()
-                continue
-            except (httpx.TransportError, _Reconnect) as exc:
-                state.failures += 1
-                if state.failures > MAX_FAILURES:
-                    raise ConnectionError(f"watch: gave up after {MAX_FAILURES} failed reconnects") from exc
-            except ConnectionError:
-                state.failures += 1
-                if state.failures > MAX_FAILURES:
-                    raise
-            time.sleep(state.reconnect_delay_s())
+            except _FAILURES as exc:
+                time.sleep(state.failed(exc))
 
     def _stream(self) -> Iterator[WatchEvent]:
-        state, client = self._state, self._client
-        timeout = httpx.Timeout(client.settings.timeout, read=state.watchdog_s())
-        headers = state.stream_headers(client.settings.headers())
-        assert state.stream_url is not None
-        url = client.settings.url + state.stream_url
-        with client.http.stream("GET", url, headers=headers, timeout=timeout) as rsp:
+        state = self._state
+        with self._client.http.stream(**state.stream_request(self._client.settings)) as rsp:
             if rsp.status_code != 200:
                 rsp.read()
             if not _check_stream(state, rsp):
@@ -326,13 +372,9 @@ class Watch:
             state.failures = 0
             parser = SSEParser()
             for line in rsp.iter_lines():
-                event = parser.feed(line)
-                if parser.retry_ms is not None:
-                    state.retry_ms = parser.retry_ms
-                if event is not None:
-                    yield from state.handle(event)
-                    if not state.active:
-                        return
+                yield from state.line(parser, line)
+                if not state.active:
+                    return
         raise _Reconnect()  # the server ended the stream
 
 
@@ -382,24 +424,12 @@ class AsyncWatch:
                     state.opened(await client._call(state.session_call()))
                 async for event in self._stream():
                     yield event
-                continue
-            except (httpx.TransportError, _Reconnect) as exc:
-                state.failures += 1
-                if state.failures > MAX_FAILURES:
-                    raise ConnectionError(f"watch: gave up after {MAX_FAILURES} failed reconnects") from exc
-            except ConnectionError:
-                state.failures += 1
-                if state.failures > MAX_FAILURES:
-                    raise
-            await asyncio.sleep(state.reconnect_delay_s())
+            except _FAILURES as exc:
+                await asyncio.sleep(state.failed(exc))
 
     async def _stream(self) -> AsyncIterator[WatchEvent]:
-        state, client = self._state, self._client
-        timeout = httpx.Timeout(client.settings.timeout, read=state.watchdog_s())
-        headers = state.stream_headers(client.settings.headers())
-        assert state.stream_url is not None
-        url = client.settings.url + state.stream_url
-        async with client.http.stream("GET", url, headers=headers, timeout=timeout) as rsp:
+        state = self._state
+        async with self._client.http.stream(**state.stream_request(self._client.settings)) as rsp:
             if rsp.status_code != 200:
                 await rsp.aread()
             if not _check_stream(state, rsp):
@@ -407,12 +437,8 @@ class AsyncWatch:
             state.failures = 0
             parser = SSEParser()
             async for line in rsp.aiter_lines():
-                event = parser.feed(line)
-                if parser.retry_ms is not None:
-                    state.retry_ms = parser.retry_ms
-                if event is not None:
-                    for item in state.handle(event):
-                        yield item
-                    if not state.active:
-                        return
-        raise _Reconnect()
+                for event in state.line(parser, line):
+                    yield event
+                if not state.active:
+                    return
+        raise _Reconnect()  # the server ended the stream

@@ -45,11 +45,12 @@ Design choices
   server keeps ``concurrency`` jobs leased to the connection and pushes a replacement per ack; if
   the server has no such route (``404 not_found``, ``405``, ``406``) it falls back to polling
   ``claim`` (``max`` = free slots; 50 ms → 1 s backoff while the queue is empty). ``"push"`` and
-  ``"poll"`` force one. A dropped stream is reopened (the server's ``retry:`` delay, doubling
-  with jitter up to 30 s); the jobs it had delivered were released by the server, so they are
-  lost here. The server does not wake a ``/work`` stream when a *delayed* nack comes due (it
-  pushes such a job at its next 15 s heartbeat), so after its own delayed nack the worker claims
-  the job itself when the delay ends, and ``drain`` claims whatever its state checks find ready.
+  ``"poll"`` force one. A dropped stream is reopened after the server's ``retry:`` delay (with
+  jitter; doubling, up to 30 s, while reconnects fail in a row); the jobs it had delivered were
+  released by the server, so they are lost here. The server does not wake a ``/work`` stream
+  when a *delayed* nack comes due (it pushes such a job at its next 15 s heartbeat), so after its
+  own delayed nack the worker claims the job itself when the delay ends, and ``drain`` claims
+  whatever its state checks find ready.
 - **Graceful shutdown** (:meth:`Worker.stop`, SIGINT/SIGTERM): claiming stops, running handlers
   get ``shutdown_grace_s`` to finish (their jobs are acked), then the rest are released — async
   tasks cancelled — with a nack without delay, so they are redelivered at once rather than after
@@ -83,22 +84,22 @@ import signal
 import socket
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Literal, TypeVar
-from urllib.parse import quote
 
 import httpx
 import orjson
 
 from . import _generated as g
+from ._generated import work_stream_path
 from ._transport import error_of, retryable
 from .client import AsyncClient, Client
 from .errors import ConnectionError, NotAQueue, TopicsError
 from .models import Job, TopicState
-from .watch import SSEParser
+from .watch import RETRY_DEFAULT_MS, WATCHDOG_SLACK_S, SSEParser, reconnect_delay_s
 
 __all__ = ["Backoff", "Retry", "Worker", "WorkerStats", "work_stream_path"]
 
@@ -114,22 +115,10 @@ POLL_MAX_S = 1.0
 DRAIN_CHECK_MIN_S = 0.05
 DRAIN_CHECK_MAX_S = 0.5
 STREAM_HEARTBEAT_MS = 15_000
-WATCHDOG_SLACK_S = 5.0
-RETRY_DEFAULT_MS = 2000
-RETRY_MAX_MS = 30_000
 CALL_RETRY_MIN_S = 0.2
 CALL_RETRY_MAX_S = 5.0
 ASSIST_SLACK_S = 0.02
 """After a delayed nack in push mode, claim this long after the delay ends (clock slack)."""
-
-
-def work_stream_path(queue: str) -> str:
-    """The path of ``queue``'s ``/work`` push stream (§10.8), the queue name percent-encoded.
-
-    >>> work_stream_path("render:tenant/42")
-    '/v0/topics/render%3Atenant%2F42/work'
-    """
-    return f"/v0/topics/{quote(queue, safe='')}/work"
 
 
 # -- public value types ------------------------------------------------------------------------
@@ -284,13 +273,6 @@ class _Held:
     future: asyncio.Future[Any] | None = None
 
 
-def _transient(exc: BaseException) -> bool:
-    """Worth trying again: a transport failure, 429, 503 (not a read-only WAL)."""
-    if isinstance(exc, ConnectionError | httpx.TransportError):
-        return True
-    return isinstance(exc, TopicsError) and retryable(exc)
-
-
 class _Session:
     """One run or drain: its client, counters, held jobs and background tasks."""
 
@@ -375,8 +357,8 @@ class _Session:
         while True:
             try:
                 return await make()
-            except (ConnectionError, TopicsError, httpx.TransportError) as exc:
-                if not _transient(exc):
+            except (ConnectionError, TopicsError) as exc:  # the client turns httpx errors into these
+                if isinstance(exc, TopicsError) and not retryable(exc):  # worth waiting: 429, 503
                     log.error("worker %s: %s failed: %s", self.node, what, exc)
                     self.fail(exc)
                     return None
@@ -420,16 +402,10 @@ class _Session:
             background.append(self.spawn(self.extender()))
         if self.draining:
             background.append(self.spawn(self.monitor()))
-        timed_out = False
         try:
-            waits = [self.loop.create_task(self.stop_evt.wait()), self.loop.create_task(self.drained.wait())]
-            try:
-                done, _ = await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-                timed_out = not done
-            finally:
-                for t in waits:
-                    t.cancel()
+            await _wait_any([self.stop_evt, self.drained], timeout_s)
         finally:
+            timed_out = not (self.stop_evt.is_set() or self.drained.is_set())
             await self.shutdown(source, background)
         if self.fatal is not None:
             raise self.fatal
@@ -482,9 +458,7 @@ class _Session:
             timer.cancel()
         for task in [source, *background]:
             task.cancel()
-        await asyncio.gather(source, *background, return_exceptions=True)
-        for e in [e for e in self.held.values() if e.conn is not None and e.state == "waiting"]:
-            self.give_back(e)
+        await asyncio.gather(source, *background, return_exceptions=True)  # push: stream_gone() ran
         # cancelled async handlers wind down; sync handlers cannot be stopped (their results
         # are discarded when they return)
         rest = [t for t in self.tasks if not t.done()]
@@ -691,13 +665,12 @@ class _Session:
                     for e in due:  # try again soon, well before the lease ends
                         e.next_extend = self.loop.time() + min(0.5, half / 4)
                 else:
-                    for e in due:
-                        if e.job.seq in result.deadlines:
-                            e.job.deadline = result.deadlines[e.job.seq]
                     skipped = set(result.skipped)
                     for e in due:
-                        if e.job.seq in skipped and e.state != "finished":
-                            self.lose(e, "extend was refused")
+                        if e.job.seq in skipped:
+                            self.lose(e, "extend was refused")  # (a finished job learns it from its ack)
+                        elif e.job.seq in result.deadlines:
+                            e.job.deadline = result.deadlines[e.job.seq]
                 continue
             upcoming = [e.next_extend for e in live]
             wait = (min(upcoming) - half / 4 - now) if upcoming else half
@@ -750,21 +723,25 @@ class _Session:
     async def push(self) -> None:
         """The /work stream, reopened after failures; falls back to polling if the server has
         no such route (``mode="auto"``)."""
-        failures = 0
+        failures = 0  # in a row, counted from the last stream that opened
         retry_ms = RETRY_DEFAULT_MS
         while not self.stop_evt.is_set():
             self.conn_seq += 1
             conn = self.conn_seq
             parser = SSEParser()
             try:
-                await self.stream(conn, parser)
-                failures = 0
+                async with self.open_stream() as rsp:
+                    failures = 0
+                    await self.consume(rsp, conn, parser)
             except _Fallback:
                 log.info("worker %s: the server has no /work stream; polling claim instead", self.node)
                 self.mode = "poll"
                 await self.poll()
                 return
-            except (httpx.TransportError, _Reconnect, ConnectionError) as exc:
+            except TopicsError as err:  # not cured by reconnecting
+                self.fail(err)
+                return
+            except (httpx.TransportError, _Reconnect) as exc:
                 failures += 1
                 if not self.stop_evt.is_set():
                     log.warning(
@@ -774,18 +751,20 @@ class _Session:
                 self.stream_gone(conn)
                 if parser.retry_ms is not None:
                     retry_ms = parser.retry_ms
-            delay_ms = min(RETRY_MAX_MS, retry_ms * (2 ** min(max(failures - 1, 0), 4)))
-            await self.sleep(delay_ms * random.uniform(0.8, 1.2) / 1000)
+            # the server's retry: delay after a drop, doubling while reconnects fail (as watch)
+            await self.sleep(reconnect_delay_s(retry_ms, failures - 1))
 
-    async def stream(self, conn: int, parser: SSEParser) -> None:
-        client = self.client
+    @contextlib.asynccontextmanager
+    async def open_stream(self) -> AsyncIterator[httpx.Response]:
+        """The /work stream's response once it answered 200. Otherwise raises :class:`_Fallback`
+        (no such route, ``mode="auto"``), :class:`_Reconnect` (429, 503) or the error."""
+        settings = self.client.settings
         params: dict[str, Any] = {"node": self.node, "max": self.w.concurrency, "lease_ms": self.lease_ms}
-        headers = dict(client.settings.headers(), accept="text/event-stream")
-        timeout = httpx.Timeout(
-            client.settings.timeout, read=2 * STREAM_HEARTBEAT_MS / 1000 + WATCHDOG_SLACK_S
-        )
-        url = client.settings.url + work_stream_path(self.queue)
-        async with client.http.stream("GET", url, params=params, headers=headers, timeout=timeout) as rsp:
+        headers = dict(settings.headers(), accept="text/event-stream")
+        timeout = httpx.Timeout(settings.timeout, read=2 * STREAM_HEARTBEAT_MS / 1000 + WATCHDOG_SLACK_S)
+        url = settings.url + work_stream_path(self.queue)
+        stream = self.client.http.stream("GET", url, params=params, headers=headers, timeout=timeout)
+        async with stream as rsp:
             if rsp.status_code != 200:
                 await rsp.aread()
                 err = error_of(rsp)
@@ -794,20 +773,23 @@ class _Session:
                     raise _Fallback()
                 if retryable(err):
                     raise _Reconnect(str(err))
-                self.fail(err)
-                return
-            async for line in rsp.aiter_lines():
-                event = parser.feed(line)
-                if event is None:
+                raise err
+            yield rsp
+
+    async def consume(self, rsp: httpx.Response, conn: int, parser: SSEParser) -> None:
+        """Accepts the jobs stream ``conn`` pushes until it ends (:class:`_Reconnect`)."""
+        async for line in rsp.aiter_lines():
+            event = parser.feed(line)
+            if event is None:
+                continue
+            if event.event == "job":
+                self.accept(g.jobs(self.queue, [orjson.loads(event.data)])[0], conn)
+            elif event.event == "error":
+                body = _json(event.data)
+                if body.get("code") == 429:
+                    log.info("worker %s: the server paces the /work stream: %s", self.node, body)
                     continue
-                if event.event == "job":
-                    self.accept(g.jobs(self.queue, [orjson.loads(event.data)])[0], conn)
-                elif event.event == "error":
-                    body = _json(event.data)
-                    if body.get("code") == 429:
-                        log.info("worker %s: the server paces the /work stream: %s", self.node, body)
-                        continue
-                    raise _Reconnect(f"stream error {body}")
+                raise _Reconnect(f"stream error {body}")
         raise _Reconnect("the server ended the stream")
 
     def stream_gone(self, conn: int) -> None:
@@ -1016,32 +998,31 @@ class Worker:
         return await self._execute(draining=True, timeout_s=timeout_s, handle_signals=handle_signals)
 
     async def _execute(self, *, draining: bool, timeout_s: float | None, handle_signals: bool) -> WorkerStats:
-        if isinstance(self.client, AsyncClient):
-            client, owned = self.client, False
-        else:
-            s = self.client.settings
-            client = AsyncClient(s.url, api_key=s.api_key, timeout=s.timeout, retries=s.retries)
-            owned = True
-        session = _Session(self, client, draining=draining)
-        with self._lock:
-            if self._session is not None:
-                raise RuntimeError("this worker is already running")
-            self._session = session
-            stopped_early = self._stops > 0
-        if stopped_early:
-            session.on_stop()
-        restore = _install_signals(self.stop) if handle_signals else None
-        try:
-            return await session.execute(timeout_s)
-        finally:
-            if restore is not None:
-                restore()
+        async with contextlib.AsyncExitStack() as cleanup:  # undone in reverse order
+            if isinstance(self.client, AsyncClient):
+                client = self.client
+            else:
+                s = self.client.settings
+                private = AsyncClient(s.url, api_key=s.api_key, timeout=s.timeout, retries=s.retries)
+                client = await cleanup.enter_async_context(private)
+            session = _Session(self, client, draining=draining)
             with self._lock:
-                self._session = None
-                self._stops = 0
-                self._last = session.stats
-            if owned:
-                await client.close()
+                if self._session is not None:
+                    raise RuntimeError("this worker is already running")
+                self._session = session
+                stopped_early = self._stops > 0
+            cleanup.callback(self._finished, session)
+            if stopped_early:
+                session.on_stop()
+            if handle_signals:
+                cleanup.callback(_install_signals(self.stop))
+            return await session.execute(timeout_s)
+
+    def _finished(self, session: _Session) -> None:
+        with self._lock:
+            self._session = None
+            self._stops = 0
+            self._last = session.stats
 
 
 def _blocking(coro: Coroutine[Any, Any, T]) -> T:
@@ -1053,17 +1034,22 @@ def _blocking(coro: Coroutine[Any, Any, T]) -> T:
     raise RuntimeError("run()/drain() block; inside a running event loop use run_async()/drain_async()")
 
 
-def _install_signals(stop: Callable[[], None]) -> Callable[[], None] | None:
+def _install_signals(stop: Callable[[], None]) -> Callable[[], None]:
     """SIGINT/SIGTERM call ``stop`` (main thread only); returns what restores the previous
-    handlers."""
+    handlers. A signal whose handler was not set from Python (``getsignal`` is ``None``) is
+    left alone: it could not be put back."""
     if threading.current_thread() is not threading.main_thread():
-        return None
+        return lambda: None
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         log.info("worker: %s received, stopping", signal.Signals(signum).name)
         stop()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {
+        sig: signal.signal(sig, on_signal)
+        for sig in (signal.SIGINT, signal.SIGTERM)
+        if signal.getsignal(sig) is not None
+    }
 
     def restore() -> None:
         for sig, handler in previous.items():

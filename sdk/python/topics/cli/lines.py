@@ -16,7 +16,11 @@ import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
+
+import orjson
+
+from .errors import BadInput
 
 READ_CHUNK = 1 << 16
 
@@ -28,6 +32,14 @@ class Batch:
 
     lines: list[tuple[int, bytes]] = field(default_factory=list)
     nbytes: int = 0
+
+
+def decode_line(number: int, line: bytes | str) -> Any:
+    """Stdin line ``number`` as JSON; :class:`BadInput` naming the line if it is not."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as err:
+        raise BadInput(f"stdin line {number}: invalid JSON ({err})") from None
 
 
 def input_size(stream: IO[bytes]) -> int | None:

@@ -59,24 +59,21 @@ class Parser(argparse.ArgumentParser):
             self._intermixing = False
 
 
+def _connection_options(parser: argparse._ActionsContainer, *, suppress: bool) -> None:
+    """``--url``, ``--api-key`` and ``--json``; ``suppress``: no defaults (a copy after the
+    subcommand must not reset a value given before it)."""
+    unset, off = (argparse.SUPPRESS, argparse.SUPPRESS) if suppress else (None, False)
+    url_help = "server URL (default: $TOPICS_URL, else http://127.0.0.1:4000)"
+    key_help = "API key (default: $TOPICS_API_KEY, which is better: arguments show in ps)"
+    parser.add_argument("--url", default=unset, help=url_help)
+    parser.add_argument("--api-key", default=unset, help=key_help)
+    parser.add_argument("--json", action="store_true", default=off, help="JSON lines even on a terminal")
+
+
 def _common() -> Parser:
-    """``--url``/``--api-key``/``--json``, accepted before and after the subcommand (the
-    defaults are suppressed here so a value given before it is not reset)."""
+    """The connection options again, for every client subcommand (accepted after it too)."""
     common = Parser(add_help=False)
-    group = common.add_argument_group("connection and output")
-    group.add_argument(
-        "--url",
-        default=argparse.SUPPRESS,
-        help="server URL (default: $TOPICS_URL, else http://127.0.0.1:4000)",
-    )
-    group.add_argument(
-        "--api-key",
-        default=argparse.SUPPRESS,
-        help="API key (default: $TOPICS_API_KEY, which is better: arguments show in ps)",
-    )
-    group.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="JSON lines even on a terminal"
-    )
+    _connection_options(common.add_argument_group("connection and output"), suppress=True)
     return common
 
 
@@ -86,15 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="topics", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument(
-        "--url", default=None, help="server URL (default: $TOPICS_URL, else http://127.0.0.1:4000)"
-    )
-    parser.add_argument(
-        "--api-key",
-        default=None,
-        help="API key (default: $TOPICS_API_KEY, which is better: arguments show in ps)",
-    )
-    parser.add_argument("--json", action="store_true", default=False, help="JSON lines even on a terminal")
+    _connection_options(parser, suppress=False)
     parser.set_defaults(run=None)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable
+from itertools import islice
 from typing import Any
-
-import orjson
 
 from ..client import Client
 from ..errors import NotAQueue
 from ..models import Job
 from .errors import BadInput, UsageError
+from .lines import decode_line
 from .output import Output, record_dict
 
 JOB_COLUMNS = ("seq", "lease_id", "deadline", "deliveries", "tag", "data")
@@ -48,9 +48,8 @@ def cmd_queue_stats(client: Client, args: argparse.Namespace, out: Output) -> in
 
 def job_dict(job: Job) -> dict[str, Any]:
     """A claimed job for output: the lease fields, then the record (``data`` last)."""
-    record = record_dict(job)
-    head = {"seq": job.seq, "lease_id": job.lease_id, "deadline": job.deadline, "deliveries": job.deliveries}
-    return head | {k: v for k, v in record.items() if k != "seq"}
+    lease = {"lease_id": job.lease_id, "deadline": job.deadline, "deliveries": job.deliveries}
+    return {"seq": job.seq, **lease, **record_dict(job)}  # (record_dict's seq keeps its place)
 
 
 def cmd_queue_claim(client: Client, args: argparse.Namespace, out: Output) -> int:
@@ -71,10 +70,7 @@ def jobs_from_lines(queue: str, lines: Iterable[str]) -> list[Job | int]:
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError as err:
-            raise BadInput(f"stdin line {number}: invalid JSON ({err})") from None
+        value = decode_line(number, line)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             jobs.append(value)
         elif isinstance(value, dict) and isinstance(value.get("seq"), int):
@@ -96,26 +92,16 @@ def _jobs(args: argparse.Namespace) -> list[Job | int]:
     return jobs
 
 
-def _lease_result(result: Any, count_key: str) -> dict[str, Any]:
-    return {
-        "topic": result.topic,
-        count_key: getattr(result, count_key),
-        "skipped": result.skipped,
-        "ready": result.ready,
-        "in_flight": result.in_flight,
-    }
-
-
 def cmd_queue_ack(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``queue ack QUEUE --node N [SEQ…]``."""
-    out.item(_lease_result(client.ack(args.queue, args.node, _jobs(args)), "acked"))
+    """``queue ack QUEUE --node N [SEQ…]``: ``topic``, ``acked``, ``skipped``, ``ready``,
+    ``in_flight``."""
+    out.item(client.ack(args.queue, args.node, _jobs(args)))
     return 0
 
 
 def cmd_queue_nack(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``queue nack QUEUE --node N [--delay-ms MS] [SEQ…]``."""
-    result = client.nack(args.queue, args.node, _jobs(args), delay_ms=args.delay_ms)
-    out.item(_lease_result(result, "nacked"))
+    """``queue nack QUEUE --node N [--delay-ms MS] [SEQ…]``: as ``ack``, with ``nacked``."""
+    out.item(client.nack(args.queue, args.node, _jobs(args), delay_ms=args.delay_ms))
     return 0
 
 
@@ -124,9 +110,7 @@ def cmd_dlq_ls(client: Client, args: argparse.Namespace, out: Output) -> int:
     from (``meta.$dead_letter_from``) and how often they were delivered."""
 
     def rows() -> Iterable[dict[str, Any]]:
-        for n, record in enumerate(client.read(args.dlq, include_meta=True, on_gap="skip")):
-            if args.limit is not None and n >= args.limit:
-                return
+        for record in islice(client.read(args.dlq, include_meta=True, on_gap="skip"), args.limit):
             meta = record.meta or {}
             row: dict[str, Any] = {
                 "seq": record.seq,

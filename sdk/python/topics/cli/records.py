@@ -24,11 +24,12 @@ from typing import IO, Any
 
 import orjson
 
+from .._ops import record_body
 from ..client import Client
 from ..errors import TopicsError
 from ..models import AppendResult, CaughtUp, Records, Tombstone, TopicDeleted
 from .errors import BadInput, UsageError
-from .lines import Batch, batches, input_size
+from .lines import Batch, batches, decode_line, input_size
 from .output import Output, deleted_message, gap_message
 
 LINGER_S = 0.2
@@ -78,7 +79,7 @@ def record_from_json(value: Any, where: str, tag: str | None, node: str | None) 
         raise BadInput(f'{where}: expected a record object with a "data" key')
     record: dict[str, Any] = {"data": value["data"]}
     for key, default in (("tag", tag), ("node", node)):
-        field = value.get(key, default)
+        field = value.get(key)
         if field is None:
             field = default
         if field is not None:
@@ -103,14 +104,11 @@ def parse_batch(
     for number, line in batch.lines:
         if not line.strip():
             continue
-        try:
-            value = orjson.loads(line)
-        except orjson.JSONDecodeError as err:
-            raise BadInput(f"stdin line {number}: invalid JSON ({err})") from None
+        value = decode_line(number, line)
         if full:
             records.append(record_from_json(value, f"stdin line {number}", tag, node))
         else:
-            records.append({"data": value, "tag": tag} if tag is not None else {"data": value})
+            records.append(record_body(value, tag))
         numbers.append(number)
     return records, numbers
 
@@ -151,7 +149,7 @@ class Tally:
         self.started = time.monotonic()
 
     def add(self, result: AppendResult) -> None:
-        self.count += len(result.seqs) if result.seqs else result.count
+        self.count += len(result.seqs)  # (filled in even when the server left them out)
         if self.first is None:
             self.first = result.first_seq
         self.last = result.last_seq
@@ -205,15 +203,10 @@ def cmd_pub(client: Client, args: argparse.Namespace, out: Output) -> int:
         record = (
             record_from_json(value, "JSON", args.tag, args.node)
             if args.records
-            else {"data": value, **({"tag": args.tag} if args.tag is not None else {})}
+            else record_body(value, args.tag, args.node)
         )
-        result = client.append(
-            args.topic,
-            record["data"],
-            tag=record.get("tag"),
-            node=record.get("node", args.node),
-            meta=record.get("meta"),
-        )
+        tag, node, meta = record.get("tag"), record.get("node"), record.get("meta")
+        result = client.append(args.topic, record["data"], tag=tag, node=node, meta=meta)
         out.item(
             {
                 "topic": result.topic,
@@ -281,15 +274,17 @@ def cmd_read(client: Client, args: argparse.Namespace, out: Output) -> int:
         include_tags=args.records or out.tty,
         on_gap="skip",
     )
-    reported = 0
+    reported = 0  # gaps grow as pages are read: each is reported before the records after it
     for record in reader:
-        reported = _report_gaps(out, reader.gaps, reported)
+        if len(reader.gaps) > reported:
+            reported = _report_gaps(out, reader.gaps, reported)
         out.record(record, full=args.records)
     _report_gaps(out, reader.gaps, reported)
     return 0
 
 
 def _report_gaps(out: Output, gaps: list[Tombstone], reported: int) -> int:
+    """Alarms for the gaps not reported yet; returns how many are reported now."""
     for tomb in gaps[reported:]:
         out.alarm(gap_message(tomb))
     return len(gaps)
