@@ -193,6 +193,22 @@ class QueueState:
                 del self.delayed[seq]
                 self._push_free(seq)
 
+    def next_change_at(self) -> int | None:
+        """The earliest time (ms) at which :meth:`expire` will free a job: a live lease's
+        deadline + 1 or a delayed job's due time; ``None`` when neither is pending. Stale heap
+        entries (extended, released or acked leases; re-delayed jobs) are dropped on the way."""
+        expiry, due = self._expiry, self._due
+        while expiry:
+            deadline, seq, lease_id = expiry[0]
+            lease = self.leases.get(seq)
+            if lease is not None and lease.lease_id == lease_id and lease.deadline == deadline:
+                break
+            heapq.heappop(expiry)
+        while due and self.delayed.get(due[0][1]) != due[0][0]:
+            heapq.heappop(due)
+        times = ([expiry[0][0] + 1] if expiry else []) + ([due[0][0]] if due else [])
+        return min(times) if times else None
+
     def pop_reclaimable(self) -> int | None:
         """The next seq on the reclaim freelist, or ``None``."""
         while self._freelist:

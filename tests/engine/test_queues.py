@@ -825,3 +825,25 @@ def test_reads_never_mutate_leases(engine: Engine) -> None:
         engine.list_topics()
     assert counters(engine) == before
     assert seqs(engine.diff("q")) == [1, 2, 3]  # leased jobs stay readable
+
+
+# -- next_change_at: when lazy expiry will free a job (the /work stream's wake-up) ----------------
+
+
+def test_next_change_at_is_the_earliest_live_deadline_or_due_time() -> None:
+    from topics_engine.leases import QueueState
+
+    state = QueueState()
+    assert state.next_change_at() is None
+    state.claim(1, "a", "w1", 5_000, 1)
+    state.claim(2, "b", "w1", 3_000, 1)
+    assert state.next_change_at() == 3_001  # expired one ms past the deadline
+    state.end(2, "b")  # acked: its heap entry is stale
+    assert state.next_change_at() == 5_001
+    state.extend(1, "a", 9_000)
+    assert state.next_change_at() == 9_001
+    state.release(1, "a", 4_000)  # a delayed nack, due at 4 000
+    assert state.next_change_at() == 4_000
+    state.expire(4_000)
+    assert state.pop_reclaimable() == 1
+    assert state.next_change_at() is None

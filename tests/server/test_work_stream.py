@@ -293,6 +293,33 @@ async def test_expired_lease_is_refilled_on_the_stream(server: str, http: httpx.
         assert again["$seq"] == seq and again["deliveries"] == job["deliveries"] + 1
 
 
+async def test_delayed_nack_is_pushed_when_it_comes_due(server: str, http: httpx.AsyncClient) -> None:
+    """A delayed retry is pushed at its due time, not at the next heartbeat (15 s)."""
+    q = _name()
+    await _queue(http, q)
+    [seq] = await _produce(http, q, 1)
+    async with work(server, q, node="w1", max=1) as (_, frames):
+        await opened(frames)
+        [job] = await frames.jobs(1)
+        t0 = time.monotonic()
+        await _post(http, q, "nack", node="w1", seqs=[seq], delay_ms=400)
+        [again] = await frames.jobs(1, timeout=3.0)
+        assert again["$seq"] == seq and again["deliveries"] == job["deliveries"] + 1
+        assert 0.35 <= time.monotonic() - t0 < 3.0
+
+
+async def test_another_nodes_expired_lease_is_pushed(server: str, http: httpx.AsyncClient) -> None:
+    """A job whose lease another node let lapse reaches an idle stream at the expiry."""
+    q = _name()
+    await _queue(http, q)
+    [seq] = await _produce(http, q, 1)
+    [claimed] = (await _post(http, q, "claim", node="poller", lease_ms=400))["claimed"]
+    async with work(server, q, node="w1", max=1) as (_, frames):
+        await opened(frames)
+        [job] = await frames.jobs(1, timeout=3.0)
+        assert job["$seq"] == seq and job["deliveries"] == claimed["deliveries"] + 1
+
+
 # ---------------------------------------------------------------------------------------------
 # release-on-disconnect
 # ---------------------------------------------------------------------------------------------

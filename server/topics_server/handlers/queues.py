@@ -126,7 +126,7 @@ class _WorkStream:
                 if jobs:
                     await loop.flush()
                     continue
-                await loop.idle(self._until_next_expiry_ms())
+                await loop.idle(self._until_next_change_ms())
         except SlowConsumer as exc:
             sink.write(event("error", orjson.dumps({"code": 408, "error": str(exc)})))
         finally:
@@ -158,17 +158,20 @@ class _WorkStream:
             return outcome.jobs
         return await outcome
 
-    def _until_next_expiry_ms(self) -> int | None:
-        """Milliseconds until the earliest lease this stream holds expires (expiry is lazy: the
-        stream must look again then to refill); ``None`` when it holds none."""
+    def _until_next_change_ms(self) -> int | None:
+        """Milliseconds until the stream must look again (expiry is lazy, with no timers): with
+        free depth, until any lease in the queue expires or a delayed job comes due (either frees
+        a job to push); when full, until the earliest lease it holds expires. ``None``: nothing
+        pending, only an append or a change to its jobs wakes it."""
         queue = self.topic.queue
-        if queue is None or not self.sub.held:
+        if queue is None:
             return None
+        now = self.ctx.engine.clock.now_ms()
         self.sub.held &= queue.leases.keys()  # defensive: only seqs still leased count as held
-        deadlines = [queue.leases[s].deadline for s in self.sub.held]
-        if not deadlines:
-            return None
-        return max(0, min(deadlines) - self.ctx.engine.clock.now_ms() + 1)
+        if len(self.sub.held) < self.sub.max:
+            at = queue.next_change_at()
+            return None if at is None else max(0, at - now)
+        return max(0, min(queue.leases[s].deadline for s in self.sub.held) - now + 1)
 
     def close(self) -> None:
         self.ctx.queues.release_subscription(self.topic, self.sub)
