@@ -105,6 +105,22 @@ async def test_append_read_fields_and_idempotency(sdk: Calls, name: Callable[[st
         await sdk.call("append", name("absent"), 1, create=False)
 
 
+async def test_read_raw_keeps_data_and_meta_as_the_servers_json_text(
+    sdk: Calls, name: Callable[[str], str]
+) -> None:
+    t = name("raw")
+    await sdk.call("append", t, {"a": [1, None, "é"], "f": 2.5}, tag="x", node="n", meta={"k": 1})
+    await sdk.call("append", t, "s")
+    records = await sdk.call("read_raw", t)
+    assert [(r.seq, bytes(r.data), r.tag, r.node, bytes(r.meta)) for r in records] == [
+        (1, '{"a":[1,null,"é"],"f":2.5}'.encode(), "x", "n", b'{"k":1}'),
+        (2, b'"s"', None, None, b""),
+    ]
+    decoded = await sdk.call("read", t)
+    assert [r.ts for r in records] == [r.ts for r in decoded]
+    assert [r.seq for r in await sdk.call("read_raw", t, 1, include_meta=False)] == [2]
+
+
 async def test_read_pages_by_cursor(sdk: Calls, name: Callable[[str], str]) -> None:
     t = name("pages")
     await sdk.call("append_many", t, [{"data": i} for i in range(2500)])

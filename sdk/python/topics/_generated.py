@@ -59,6 +59,7 @@ from .models import (
     Job,
     NackResult,
     QueueCounters,
+    RawRecord,
     Readiness,
     Record,
     RouterInfo,
@@ -410,13 +411,28 @@ class RecordFrame(msgspec.Struct):
     head_seq: int | None = None
 
 
+class RawDiffPage(msgspec.Struct):
+    """:class:`DiffPage` with :class:`RawRecord` records (``data``/``meta`` left as JSON text)."""
+
+    records: list[RawRecord]
+    next_from_seq: int
+    caught_up: bool
+    tombstone: dict[str, Any] | None = None
+
+
 _diff_page = msgspec.json.Decoder(DiffPage)
+_raw_diff_page = msgspec.json.Decoder(RawDiffPage)
 _record_frame = msgspec.json.Decoder(RecordFrame)
 
 
 def diff_page(content: bytes) -> DiffPage:
     """A diff answer, decoded by msgspec straight into :class:`Record` structs."""
     return _diff_page.decode(content)
+
+
+def raw_diff_page(content: bytes) -> RawDiffPage:
+    """A diff answer whose records keep ``data``/``meta`` as raw JSON text."""
+    return _raw_diff_page.decode(content)
 
 
 def record_frame(data: str | bytes) -> RecordFrame:

@@ -28,6 +28,7 @@ from .models import (
     Job,
     NackResult,
     QueueCounters,
+    RawRecord,
     Readiness,
     Record,
     RouterInfo,
@@ -260,6 +261,33 @@ def _lost(tomb: Tombstone) -> int:
     return tomb.missed_estimate if tomb.missed_estimate is not None else tomb.gap_to - tomb.gap_from + 1
 
 
+def reading(
+    topic: str,
+    from_seq: int,
+    to_seq: int | None,
+    node: str | Sequence[str] | None,
+    include_meta: bool,
+    include_tags: bool,
+    on_gap: OnGap,
+    page_size: int,
+    *,
+    raw: bool,
+) -> tuple[ReadState, Steps]:
+    """A read's state and its steps (:func:`read`), from a client method's arguments."""
+    state = ReadState(topic, from_seq)
+    steps = read(
+        state,
+        to_seq=to_seq,
+        node=node,
+        include_meta=include_meta,
+        include_tags=include_tags,
+        on_gap=on_gap,
+        page_size=page_size,
+        raw=raw,
+    )
+    return state, steps
+
+
 def read(
     state: ReadState,
     *,
@@ -269,13 +297,16 @@ def read(
     include_tags: bool,
     on_gap: OnGap,
     page_size: int,
+    raw: bool = False,
 ) -> Steps:
     """Pages ``diff`` from ``state.position`` until caught up (or past ``to_seq``), following
     ``next_from_seq`` — never stopping at an empty page (a page may hold no records yet advance)
-    and never assuming the cursor only grows (a ``recreated`` tombstone moves it back)."""
+    and never assuming the cursor only grows (a ``recreated`` tombstone moves it back). Yields
+    :class:`Record`\ s, or :class:`RawRecord`\ s with ``raw``."""
     if on_gap not in ("raise", "skip"):
         raise ValueError("on_gap must be 'raise' or 'skip'")
     route_node = list(node) if isinstance(node, list | tuple) else node
+    parse = g.raw_diff_page if raw else g.diff_page
     while to_seq is None or state.position < to_seq:
         body = _drop_none(
             from_seq=state.position,
@@ -284,13 +315,13 @@ def read(
             include_meta=include_meta,
             include_tags=include_tags,
         )
-        page: g.DiffPage = yield Call(g.diff_route(state.topic, body), g.diff_page, raw=True)
+        page: g.DiffPage | g.RawDiffPage = yield Call(g.diff_route(state.topic, body), parse, raw=True)
         if page.tombstone:
             tomb = g.tombstone(state.topic, page.tombstone)
             if on_gap == "raise":
                 raise DataLoss(state.topic, tomb.gap_from, tomb.gap_to, tomb.reason, _lost(tomb))
             state.gaps.append(tomb)
-        recs = page.records
+        recs: Sequence[Record | RawRecord] = page.records
         if to_seq is not None and recs and recs[-1].seq > to_seq:
             recs = [r for r in recs if r.seq <= to_seq]
         state.position = page.next_from_seq if to_seq is None else min(page.next_from_seq, to_seq)

@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 import httpx
 
@@ -25,6 +25,7 @@ from .models import (
     Health,
     Job,
     NackResult,
+    RawRecord,
     Readiness,
     Record,
     RouterInfo,
@@ -37,6 +38,7 @@ from .models import (
 from .watch import AsyncWatch, Watch, WatchOptions
 
 T = TypeVar("T")
+R = TypeVar("R", Record, RawRecord)
 
 
 class _ReadProgress:
@@ -60,8 +62,9 @@ class _ReadProgress:
         return self._state.missed
 
 
-class ReadIterator(_ReadProgress):
-    """The records of one ``Client.read``, in seq order, fetched a page at a time.
+class ReadIterator(_ReadProgress, Generic[R]):
+    """The records of one ``Client.read`` (or ``read_raw``), in seq order, fetched a page at a
+    time.
 
     ``position`` is the cursor after the last record handed out (pass it as ``from_seq`` to
     resume); ``gaps`` lists the tombstones crossed with ``on_gap="skip"`` and ``missed`` counts
@@ -70,26 +73,26 @@ class ReadIterator(_ReadProgress):
 
     def __init__(self, client: Client, state: ops.ReadState, steps: ops.Steps) -> None:
         self._state = state
-        self._items: Iterator[Record] = client._items(steps)
+        self._items: Iterator[R] = client._items(steps)
 
-    def __iter__(self) -> Iterator[Record]:
+    def __iter__(self) -> Iterator[R]:
         return self._items  # ``for`` runs the generator itself: no method call per record
 
-    def __next__(self) -> Record:
+    def __next__(self) -> R:
         return next(self._items)
 
 
-class AsyncReadIterator(_ReadProgress):
+class AsyncReadIterator(_ReadProgress, Generic[R]):
     """``AsyncClient.read``'s records: :class:`ReadIterator` with ``async for``."""
 
     def __init__(self, client: AsyncClient, state: ops.ReadState, steps: ops.Steps) -> None:
         self._state = state
-        self._items = client._items(steps)
+        self._items: AsyncIterator[R] = client._items(steps)
 
     def __aiter__(self) -> Self:
         return self
 
-    async def __anext__(self) -> Record:
+    async def __anext__(self) -> R:
         return await anext(self._items)
 
 
@@ -302,7 +305,7 @@ class Client:
         include_tags: bool = True,
         on_gap: ops.OnGap = "raise",
         page_size: int = ops.READ_PAGE,
-    ) -> ReadIterator:
+    ) -> ReadIterator[Record]:
         """The records after ``from_seq`` (an exclusive cursor: 0 reads from the start) up to
         ``to_seq`` (inclusive) or the current head, a page at a time. Records written by
         ``node`` are skipped. Lost records are never skipped silently: a tombstone raises
@@ -313,17 +316,30 @@ class Client:
         >>> [(r.seq, r.data) for r in client.read("clicks", 1)]
         [(2, 1), (3, 2)]
         """
-        state = ops.ReadState(topic, from_seq)
-        steps = ops.read(
-            state,
-            to_seq=to_seq,
-            node=node,
-            include_meta=include_meta,
-            include_tags=include_tags,
-            on_gap=on_gap,
-            page_size=page_size,
-        )
-        return ReadIterator(self, state, steps)
+        args = (topic, from_seq, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        return ReadIterator(self, *ops.reading(*args, raw=False))
+
+    def read_raw(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+    ) -> ReadIterator[RawRecord]:
+        """:meth:`read`, yielding :class:`topics.RawRecord`\ s: ``data`` and ``meta`` stay the
+        JSON text the server sent (nothing decoded), for passing records on unchanged.
+
+        >>> _ = client.append("raw", {"a": [1, 2.5]})
+        >>> [bytes(r.data) for r in client.read_raw("raw")]
+        [b'{"a":[1,2.5]}']
+        """
+        args = (topic, from_seq, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        return ReadIterator(self, *ops.reading(*args, raw=True))
 
     def delete_records(self, topic: str, *, before_seq: int | None = None, tag: str | None = None) -> int:
         """Permanently deletes the records below ``before_seq`` and/or with tag ``tag`` (exact,
@@ -648,19 +664,26 @@ class AsyncClient:
         include_tags: bool = True,
         on_gap: ops.OnGap = "raise",
         page_size: int = ops.READ_PAGE,
-    ) -> AsyncReadIterator:
+    ) -> AsyncReadIterator[Record]:
         """:meth:`Client.read` with ``async for``."""
-        state = ops.ReadState(topic, from_seq)
-        steps = ops.read(
-            state,
-            to_seq=to_seq,
-            node=node,
-            include_meta=include_meta,
-            include_tags=include_tags,
-            on_gap=on_gap,
-            page_size=page_size,
-        )
-        return AsyncReadIterator(self, state, steps)
+        args = (topic, from_seq, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        return AsyncReadIterator(self, *ops.reading(*args, raw=False))
+
+    def read_raw(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+    ) -> AsyncReadIterator[RawRecord]:
+        """:meth:`Client.read_raw` with ``async for``."""
+        args = (topic, from_seq, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        return AsyncReadIterator(self, *ops.reading(*args, raw=True))
 
     async def delete_records(
         self, topic: str, *, before_seq: int | None = None, tag: str | None = None

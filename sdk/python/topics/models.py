@@ -136,6 +136,26 @@ class Record(msgspec.Struct, rename={"seq": "$seq", "ts": "$ts", "tag": "$tag", 
     meta: dict[str, Any] | None = None
 
 
+class RawRecord(msgspec.Struct, rename={"seq": "$seq", "ts": "$ts", "tag": "$tag", "node": "$node"}):
+    """A stored record whose ``data`` and ``meta`` are left as the JSON text the server sent,
+    never decoded — what :meth:`topics.Client.read_raw` yields, for pipelines that pass JSON on
+    (the Spark connector's ``data``/``meta`` columns). Both are ``msgspec.Raw`` buffers:
+    ``bytes(r.data)`` is the text; ``meta`` is empty when the record has none (or the read did
+    not ask for it).
+
+    >>> r = RawRecord(seq=7, ts=1748450001000, data=msgspec.Raw(b'{"id":1}'))
+    >>> (r.seq, bytes(r.data), bytes(r.meta))
+    (7, b'{"id":1}', b'')
+    """
+
+    seq: int
+    ts: int
+    data: msgspec.Raw = msgspec.Raw(b"null")
+    tag: str | None = None
+    node: str | None = None
+    meta: msgspec.Raw = msgspec.Raw(b"")
+
+
 @dataclass(slots=True)
 class Job:
     """A leased queue job (§10.2). Pass it back to ``ack``/``nack``/``extend``: its
