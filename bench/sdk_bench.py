@@ -6,7 +6,8 @@
 - **read**: the same ``N`` records back — iterating ``client.read`` (``Record`` objects) vs
   paging ``diff`` (limit 1000) by ``next_from_seq`` and decoding each page with orjson.
 - **worker** (``--worker-jobs``): draining a queue of jobs with ``topics.Worker`` (concurrency
-  16, push over ``/work``) vs 16 raw asyncio loops of claim(max=1)/ack.
+  16, push over ``/work``, a no-op handler) vs 16 raw asyncio loops of claim(max=16) → ack the
+  batch (peerbench P3's loop, on ``httpx``): what a hand-written drain does at its best.
 
 The server runs with the elastic throttle off (``TOPICS_THROTTLE=false``): a back-to-back bulk
 load trips it, and the SDK would retry the 429s while the raw loop has no retries. Rounds
@@ -45,6 +46,7 @@ from bench.payloads import make_data  # noqa: E402
 
 RAW_BATCH = 10_000
 RAW_PAGE = 1000
+RAW_CLAIM = 16
 HEADERS = {"content-type": "application/json", "accept-encoding": "identity"}
 
 
@@ -111,7 +113,7 @@ def raw_drain(base: str, queue: str, jobs: int) -> None:
             async def loop(node: str) -> None:
                 nonlocal done
                 while True:
-                    body = orjson.dumps({"node": node, "max": 1})
+                    body = orjson.dumps({"node": node, "max": RAW_CLAIM})
                     answer = await http.post(f"/v0/topics/{queue}/claim", content=body)
                     claimed = orjson.loads(answer.content)
                     if not claimed["claimed"]:

@@ -9,6 +9,8 @@ PYTHON="${PYTHON:-python3}"
 missing=()
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# the Spark connector's tests run a local SparkSession (a JVM)
+command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -24,6 +26,6 @@ for f in pyproject.toml setup.py server/topics_engine/*.c; do
 done
 if [ ! -f "$stamp" ] || [ "$stale" = 1 ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[dev]"
+  .venv/bin/python -m pip install --quiet -e ".[dev,spark]"
   touch "$stamp"
 fi

@@ -287,3 +287,6 @@ def test_append_many_splits_within_the_servers_limits(make_server: Callable[...,
         with pytest.raises(topics.RecordTooLarge) as err:
             client.append_many("bulk", [{"data": 1}] * 150 + [{"data": 2, "meta": {"x": "y" * 17_000}}])
         assert err.value.detail["index"] == 150  # the caller's index, not the chunk's
+        with pytest.raises(topics.InvalidRequest) as bad:
+            client.append_many("bulk", [{"data": 1}] * 250 + [{"data": 2, "tag": "t" * 300}])
+        assert bad.value.detail["field"] == "records[250].tag"  # likewise

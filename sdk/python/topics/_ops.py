@@ -9,6 +9,7 @@ with ``httpx.AsyncClient``), so paging, chunking and gap handling are written on
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ import orjson
 from . import _generated as g
 from ._generated import Route
 from ._transport import Call
-from .errors import BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, RecordTooLarge
+from .errors import BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, TopicsError
 from .models import (
     AckResult,
     AppendResult,
@@ -215,13 +216,26 @@ def append_many(
             except (BatchTooLarge, PayloadTooLarge):
                 if end - start == 1:
                     raise
-            except RecordTooLarge as err:
-                if isinstance(err.detail.get("index"), int):
-                    err.detail["index"] += start
+            except TopicsError as err:
+                _shift_record_index(err, start)
                 raise
         mid = (start + end) // 2
         pending[:0] = [(start, mid, f"{key}a"), (mid, end, f"{key}b")]
     return merge_appends(results)
+
+
+def _shift_record_index(err: TopicsError, by: int) -> None:
+    """A chunk's error names a record by its index in the chunk (``detail.index``, or
+    ``detail.field`` ``records[i]…``): make it the index in the caller's list."""
+    detail = err.detail
+    if isinstance(detail.get("index"), int):
+        detail["index"] += by
+    field = detail.get("field")
+    if isinstance(field, str) and (m := _RECORD_FIELD.match(field)):
+        detail["field"] = f"records[{int(m[1]) + by}]{field[m.end() :]}"
+
+
+_RECORD_FIELD = re.compile(r"records\[(\d+)\]")
 
 
 def merge_appends(results: Sequence[AppendResult]) -> AppendResult:

@@ -1,0 +1,157 @@
+"""Offsets and partition planning, on the driver: where each topic stands (one call per topic,
+or one listing for a prefix), the concrete cursors a read starts and ends at, how a
+micro-batch is capped by ``maxOffsetsPerTrigger``, and how ``(start, end]`` seq ranges are cut
+into tasks.
+
+An offset is a cursor, the contract's ``from_seq``: the last seq consumed. A range
+``(start, end]`` holds the records with ``start < seq <= end``; its bounds are fixed when it is
+planned, so a task executed again reads exactly the same rows. Pure functions over plain data
+except :func:`positions`, which asks the server.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import topics
+
+from .options import EARLIEST, LATEST, Connection, Offsets, ReadOptions
+
+SEQS_PER_PARTITION = 100_000
+"""A task reads at most about this many seqs (more partitions when a range is larger)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where one topic stands: ``earliest`` is the cursor before its earliest retained record
+    (``earliest_seq - 1``), ``head`` its last assigned seq."""
+
+    earliest: int
+    head: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeqRange:
+    """One task's share of a topic: the records with ``start < seq <= end``."""
+
+    topic: str
+    start: int
+    end: int
+
+
+def client(conn: Connection) -> topics.Client:
+    """A blocking SDK client for ``conn`` (429/503 retried honouring ``Retry-After``)."""
+    return topics.Client(conn.url, api_key=conn.api_key, timeout=conn.timeout)
+
+
+def positions(conn: Connection, opts: ReadOptions, *, missing_ok: bool) -> dict[str, Position]:
+    """The read's topics and where they stand now: every topic under ``opts.prefix`` (one
+    listing), or each named topic. A named topic that does not exist raises
+    :class:`topics.TopicNotFound`, unless ``missing_ok`` (a stream waiting for it: empty)."""
+    with client(conn) as c:
+        if opts.prefix is not None:
+            return {s.topic: Position(s.earliest_seq - 1, s.head_seq) for s in c.list_topics(opts.prefix)}
+        out: dict[str, Position] = {}
+        for name in opts.topics:
+            try:
+                state = c.topic(name, touch=False)
+            except topics.TopicNotFound:
+                if not missing_ok:
+                    raise
+                out[name] = Position(0, 0)
+                continue
+            out[name] = Position(state.earliest_seq - 1, state.head_seq)
+        return out
+
+
+def resolve(spec: str | Offsets, now: Mapping[str, Position], *, default: int) -> Offsets:
+    """Concrete cursors for every topic in ``now``: ``"earliest"``/``"latest"`` for all, or a
+    JSON map whose missing topics take ``default`` (``EARLIEST`` or ``LATEST``)."""
+    out: Offsets = {}
+    for name in sorted(now):
+        want = (
+            spec.get(name, default)
+            if isinstance(spec, dict)
+            else (EARLIEST if spec == "earliest" else LATEST)
+        )
+        pos = now[name]
+        out[name] = pos.earliest if want == EARLIEST else pos.head if want == LATEST else want
+    return out
+
+
+def lost_before(starts: Mapping[str, int], now: Mapping[str, Position]) -> list[tuple[str, int, int]]:
+    """``(topic, first, last)`` for every start cursor already behind its topic's earliest
+    retained record: seqs ``first..last`` were lost before the read began."""
+    return [
+        (name, start + 1, now[name].earliest)
+        for name, start in sorted(starts.items())
+        if name in now and start < now[name].earliest
+    ]
+
+
+def capped(starts: Mapping[str, int], heads: Mapping[str, int], max_seqs: int | None) -> Offsets:
+    """The end cursors of the next micro-batch: each topic's head, or — when more than
+    ``max_seqs`` seqs are waiting — a share of ``max_seqs`` in proportion to each topic's backlog
+    (remainders to the largest backlogs first; at least one seq of progress when anything waits).
+    A topic missing from ``starts`` is new and starts at 0 (its earliest retained record)."""
+    backlog = {t: max(0, heads[t] - starts.get(t, 0)) for t in sorted(heads)}
+    total = sum(backlog.values())
+    if max_seqs is None or total <= max_seqs:
+        return {t: max(heads[t], starts.get(t, 0)) for t in sorted(heads)}
+    share = {t: max_seqs * b // total for t, b in backlog.items()}
+    left = max_seqs - sum(share.values())
+    for t in sorted(backlog, key=lambda t: (-backlog[t], t)):
+        if left <= 0:
+            break
+        if share[t] < backlog[t]:
+            share[t] += 1
+            left -= 1
+    return {t: starts.get(t, 0) + share[t] for t in backlog}
+
+
+def plan(starts: Mapping[str, int], ends: Mapping[str, int], min_partitions: int) -> list[SeqRange]:
+    """Cuts each topic's ``(starts[t], ends[t]]`` into contiguous, non-overlapping ranges that
+    cover it exactly: at least ``min_partitions`` in all (shared in proportion to the topics'
+    sizes, never more than a topic's seqs) and at most about :data:`SEQS_PER_PARTITION` seqs
+    each. A topic absent from ``starts`` (new to a stream) is read whole from cursor 0 by one
+    task: seqs below its earliest retained record cannot be split off without reading lost
+    ranges. Deterministic: the same arguments always give the same ranges, in topic order."""
+    sizes = {t: ends[t] - starts.get(t, 0) for t in sorted(ends) if ends[t] > starts.get(t, 0)}
+    total = sum(sizes.values())
+    if not total:
+        return []
+    wanted = max(min_partitions, math.ceil(total / SEQS_PER_PARTITION))
+    out: list[SeqRange] = []
+    for name, size in sizes.items():
+        start = starts.get(name)
+        if start is None:
+            out.append(SeqRange(name, 0, ends[name]))
+            continue
+        parts = min(size, max(1, round(wanted * size / total), math.ceil(size / SEQS_PER_PARTITION)))
+        out.extend(
+            SeqRange(name, start + size * i // parts, start + size * (i + 1) // parts) for i in range(parts)
+        )
+    return out
+
+
+def check_order(starts: Mapping[str, int], ends: Mapping[str, int]) -> None:
+    """Raises when a topic's ending offset is before its starting offset."""
+    for name in sorted(ends):
+        if ends[name] < starts.get(name, 0):
+            raise ValueError(
+                f'endingOffsets for topic "{name}" ({ends[name]}) is before its startingOffsets '
+                f"({starts[name]}): nothing to read between them"
+            )
+
+
+def clamp(ends: Mapping[str, int], now: Mapping[str, Position]) -> Offsets:
+    """Ending cursors no further than each topic's head at planning time, so a task executed
+    later cannot see records appended after the read was planned."""
+    return {t: min(seq, now[t].head) for t, seq in ends.items() if t in now}
+
+
+def as_offset(cursors: Iterable[tuple[str, int]]) -> Offsets:
+    """A Spark offset: topic → cursor, sorted by topic (stable JSON, nothing else in it)."""
+    return dict(sorted(cursors))

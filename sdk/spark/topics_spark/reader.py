@@ -1,0 +1,224 @@
+"""Reading topics into Spark: the batch reader, the streaming reader, and the task that reads one
+:class:`~topics_spark.offsets.SeqRange` into Arrow record batches.
+
+Rows have :data:`SCHEMA`. ``data`` and ``meta`` are the JSON text the server sent, unchanged
+(``from_json``/``get_json_object`` them downstream); ``tag``/``node``/``meta`` are null where the
+record has none (``tag`` and ``meta`` also when ``includeTags``/``includeMeta`` are false).
+
+Tasks page ``diff`` through the SDK (:meth:`topics.Client.read_raw`: by ``next_from_seq`` and
+``caught_up``, never by an empty page; 429/503 retried). A tombstone inside a task's range is
+lost data: with ``failOnDataLoss`` (the default) the task fails naming the topic and the lost
+seqs; without it the seqs are skipped and a warning names them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import topics
+from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+
+from . import offsets as o
+from .options import EARLIEST, LATEST, Offsets, ReadOptions
+
+log = logging.getLogger("topics_spark")
+
+SCHEMA = StructType(
+    [
+        StructField("topic", StringType(), nullable=False),
+        StructField("seq", LongType(), nullable=False),
+        StructField("ts", TimestampType(), nullable=False),
+        StructField("node", StringType()),
+        StructField("tag", StringType()),
+        StructField("data", StringType(), nullable=False),
+        StructField("meta", StringType()),
+    ]
+)
+"""The rows of a read: ``data`` is never null (a JSON ``null`` record is the text ``null``)."""
+ARROW_SCHEMA = pa.schema(
+    [
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("ts", pa.timestamp("us", tz="UTC"), nullable=False),
+        pa.field("node", pa.string()),
+        pa.field("tag", pa.string()),
+        pa.field("data", pa.string(), nullable=False),
+        pa.field("meta", pa.string()),
+    ]
+)
+ROWS_PER_BATCH = 10_000
+"""Rows per Arrow record batch handed to Spark."""
+
+
+class DataLossError(RuntimeError):
+    """Records of a range were lost (evicted by a cap or TTL, or the topic was recreated)
+    before the read reached them, and ``failOnDataLoss`` is true."""
+
+
+class TopicRange(InputPartition):
+    """A task of a read: topic ``topic``, the records with ``start < seq <= end``."""
+
+    def __init__(self, topic: str, start: int, end: int) -> None:
+        super().__init__((topic, start, end))
+        self.topic, self.start, self.end = topic, start, end
+
+
+def _partitions(ranges: list[o.SeqRange]) -> list[TopicRange]:
+    return [TopicRange(r.topic, r.start, r.end) for r in ranges]
+
+
+def default_min_partitions(opts: ReadOptions) -> int:
+    """``minPartitions``, else the driver's core count (``read_topic`` passes Spark's default
+    parallelism; the planner, a separate Python process, cannot ask Spark for it)."""
+    return opts.min_partitions or os.cpu_count() or 1
+
+
+def report_lost(opts: ReadOptions, lost: list[tuple[str, int, int]]) -> None:
+    """Start cursors already behind the earliest retained record: fail (``failOnDataLoss``), or
+    say on the driver which seqs the read skips."""
+    for name, first, last in lost:
+        message = f'topic "{name}": seqs {first}..{last} were lost before this read started'
+        if opts.fail_on_data_loss:
+            raise DataLossError(f"{message}; set failOnDataLoss=false to read on without them")
+        log.warning("%s; skipped (failOnDataLoss=false)", message)
+
+
+# -- a task ----------------------------------------------------------------------------------
+
+
+def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
+    """The rows of ``part`` as Arrow record batches of at most :data:`ROWS_PER_BATCH` rows,
+    in seq order; the same rows every time the range is read (its bounds are fixed)."""
+    with o.client(opts.connection) as c:
+        records = c.read_raw(
+            part.topic,
+            part.start,
+            to_seq=part.end,
+            include_meta=opts.include_meta,
+            include_tags=opts.include_tags,
+            on_gap="raise" if opts.fail_on_data_loss else "skip",
+            page_size=opts.page_size,
+        )
+        batch: list[topics.RawRecord] = []
+        try:
+            for record in records:
+                batch.append(record)
+                if len(batch) >= ROWS_PER_BATCH:
+                    yield _arrow(part.topic, batch)
+                    batch = []
+        except topics.DataLoss as lost:
+            first, last = max(lost.gap_from, part.start + 1), min(lost.gap_to, part.end)
+            raise DataLossError(
+                f'topic "{part.topic}": seqs {first}..{last} were lost ({lost.reason}) before this read '
+                "reached them; set failOnDataLoss=false to read on without them"
+            ) from None
+        if batch:
+            yield _arrow(part.topic, batch)
+        for gap in records.gaps:
+            log.warning(
+                'topic "%s": seqs %d..%d were lost (%s); skipped (failOnDataLoss=false)',
+                part.topic,
+                max(gap.gap_from, part.start + 1),
+                min(gap.gap_to, part.end),
+                gap.reason,
+            )
+
+
+def _arrow(topic: str, records: list[topics.RawRecord]) -> pa.RecordBatch:
+    """One record batch of :data:`ARROW_SCHEMA` (``data``/``meta`` bytes cast to UTF-8 text in C)."""
+    n = len(records)
+    ts = pa.array([r.ts * 1000 for r in records], pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+    columns: list[Any] = [
+        pa.array([topic] * n, pa.string()),
+        pa.array([r.seq for r in records], pa.int64()),
+        ts,
+        pa.array([r.node for r in records], pa.string()),
+        pa.array([r.tag for r in records], pa.string()),
+        pa.array([bytes(r.data) for r in records], pa.binary()).cast(pa.string()),
+        pa.array([bytes(r.meta) or None for r in records], pa.binary()).cast(pa.string()),
+    ]
+    return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
+
+
+# -- batch -----------------------------------------------------------------------------------
+
+
+class TopicsReader(DataSourceReader):
+    """A batch read: offsets resolved once, when Spark plans the read (:meth:`partitions`)."""
+
+    def __init__(self, opts: ReadOptions) -> None:
+        self.opts = opts
+
+    def partitions(self) -> list[TopicRange]:
+        opts = self.opts
+        now = o.positions(opts.connection, opts, missing_ok=False)
+        starts = o.resolve(opts.starting, now, default=EARLIEST)
+        ends = o.clamp(o.resolve(opts.ending, now, default=LATEST), now)
+        o.check_order(starts, ends)
+        report_lost(opts, o.lost_before(starts, now))
+        return _partitions(o.plan(starts, ends, default_min_partitions(opts)))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, TopicRange)
+        return read_range(self.opts, partition)
+
+
+# -- streaming -------------------------------------------------------------------------------
+
+
+class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """A streaming read. Offsets are ``{"topic": cursor}`` maps; a micro-batch reads each topic's
+    ``(start, end]``. With ``topicPrefix`` the topics are listed again at every micro-batch, so a
+    new topic is read from its earliest record at the next one. ``maxOffsetsPerTrigger`` caps
+    the seqs per micro-batch; ``Trigger.AvailableNow`` reads up to the heads seen at its start."""
+
+    def __init__(self, opts: ReadOptions) -> None:
+        self.opts = opts
+        self._target: Offsets | None = None
+
+    def initialOffset(self) -> Offsets:
+        now = o.positions(self.opts.connection, self.opts, missing_ok=True)
+        starts = o.resolve(self.opts.starting, now, default=EARLIEST)
+        report_lost(self.opts, o.lost_before(starts, now))
+        return o.as_offset(starts.items())
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        n = self.opts.max_offsets_per_trigger
+        return ReadMaxRows(n) if n else ReadAllAvailable()
+
+    def _heads(self) -> Offsets:
+        now = o.positions(self.opts.connection, self.opts, missing_ok=True)
+        return {t: p.head for t, p in now.items()}
+
+    def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
+        heads = self._heads() if self._target is None else dict(self._target)
+        heads.update({t: c for t, c in start.items() if t not in heads})  # gone or not listed: stay put
+        max_seqs = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        return o.as_offset(o.capped(start, heads, max_seqs).items())
+
+    def reportLatestOffset(self) -> Offsets:
+        return o.as_offset(self._heads().items())
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self._heads()
+
+    def partitions(self, start: Offsets, end: Offsets) -> list[TopicRange]:
+        return _partitions(o.plan(start, end, default_min_partitions(self.opts)))
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, TopicRange)
+        return read_range(self.opts, partition)
+
+    def commit(self, end: Offsets) -> None:
+        """Nothing to do: the server keeps no per-reader state (the checkpoint holds the offsets)."""
