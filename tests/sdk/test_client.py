@@ -129,6 +129,17 @@ async def test_read_pages_by_cursor(sdk: Calls, name: Callable[[str], str]) -> N
     assert [r.data for r in records] == list(range(1000, 2500))
 
 
+def test_read_position_is_the_last_record_handed_out(
+    client: topics.Client, name: Callable[[str], str]
+) -> None:
+    t = name("pos")
+    client.append_many(t, [{"data": i} for i in range(5)])
+    reader = client.read(t, page_size=3)
+    assert (next(reader).seq, reader.position) == (1, 1)  # mid-page: not the page's end (3)
+    assert [r.seq for r in client.read(t, reader.position)] == [2, 3, 4, 5]
+    assert [r.seq for r in reader] == [2, 3, 4, 5] and reader.position == 5
+
+
 async def test_read_across_a_cap_tombstone_both_ways(sdk: Calls, name: Callable[[str], str]) -> None:
     t = name("capped")
     await sdk.call("create_topic", t, cap_records=5)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -270,6 +270,23 @@ class ReadState:
         return sum(_lost(t) for t in self.gaps)
 
 
+class _ReadPage(Items):
+    """A page of a read. Handing its records out moves the read's ``position`` with them, one
+    record at a time, then to the page's end — so a reader that stops mid-page resumes right
+    after the last record it was given (not after records it never saw)."""
+
+    def __init__(self, records: Sequence[Record | RawRecord], state: ReadState, end: int) -> None:
+        super().__init__(records)
+        self.state, self.end = state, end
+
+    def __iter__(self) -> Iterator[Any]:
+        state = self.state
+        for record in list.__iter__(self):
+            state.position = record.seq
+            yield record
+        state.position = self.end
+
+
 def _lost(tomb: Tombstone) -> int:
     """Records lost in one gap: the server's estimate, else the range's size."""
     return tomb.missed_estimate if tomb.missed_estimate is not None else tomb.gap_to - tomb.gap_from + 1
@@ -316,7 +333,7 @@ def read(
     """Pages ``diff`` from ``state.position`` until caught up (or past ``to_seq``), following
     ``next_from_seq`` — never stopping at an empty page (a page may hold no records yet advance)
     and never assuming the cursor only grows (a ``recreated`` tombstone moves it back). Yields
-    :class:`Record`\ s, or :class:`RawRecord`\ s with ``raw``."""
+    :class:`Record` objects, or :class:`RawRecord` objects with ``raw``."""
     if on_gap not in ("raise", "skip"):
         raise ValueError("on_gap must be 'raise' or 'skip'")
     route_node = list(node) if isinstance(node, list | tuple) else node
@@ -338,9 +355,10 @@ def read(
         recs: Sequence[Record | RawRecord] = page.records
         if to_seq is not None and recs and recs[-1].seq > to_seq:
             recs = [r for r in recs if r.seq <= to_seq]
-        state.position = page.next_from_seq if to_seq is None else min(page.next_from_seq, to_seq)
+        end = page.next_from_seq if to_seq is None else min(page.next_from_seq, to_seq)
         if recs:
-            yield Items(recs)
+            yield _ReadPage(recs, state, end)
+        state.position = end
         if page.caught_up:
             return None
     return None

@@ -331,7 +331,7 @@ class Client:
         on_gap: ops.OnGap = "raise",
         page_size: int = ops.READ_PAGE,
     ) -> ReadIterator[RawRecord]:
-        """:meth:`read`, yielding :class:`topics.RawRecord`\ s: ``data`` and ``meta`` stay the
+        """:meth:`read`, yielding :class:`topics.RawRecord` objects: ``data`` and ``meta`` stay the
         JSON text the server sent (nothing decoded), for passing records on unchanged.
 
         >>> _ = client.append("raw", {"a": [1, 2.5]})

@@ -47,10 +47,9 @@ Design choices
   ``claim`` (``max`` = free slots; 50 ms → 1 s backoff while the queue is empty). ``"push"`` and
   ``"poll"`` force one. A dropped stream is reopened after the server's ``retry:`` delay (with
   jitter; doubling, up to 30 s, while reconnects fail in a row); the jobs it had delivered were
-  released by the server, so they are lost here. The server does not wake a ``/work`` stream
-  when a *delayed* nack comes due (it pushes such a job at its next 15 s heartbeat), so after its
-  own delayed nack the worker claims the job itself when the delay ends, and ``drain`` claims
-  whatever its state checks find ready.
+  released by the server, so they are lost here. The server pushes a delayed retry when it comes
+  due, and a job whose lease another worker let lapse at the expiry; as a safety net ``drain``
+  claims whatever its state checks find ready while the worker is idle.
 - **Graceful shutdown** (:meth:`Worker.stop`, SIGINT/SIGTERM): claiming stops, running handlers
   get ``shutdown_grace_s`` to finish (their jobs are acked), then the rest are released — async
   tasks cancelled — with a nack without delay, so they are redelivered at once rather than after
@@ -117,8 +116,6 @@ DRAIN_CHECK_MAX_S = 0.5
 STREAM_HEARTBEAT_MS = 15_000
 CALL_RETRY_MIN_S = 0.2
 CALL_RETRY_MAX_S = 5.0
-ASSIST_SLACK_S = 0.02
-"""After a delayed nack in push mode, claim this long after the delay ends (clock slack)."""
 
 
 # -- public value types ------------------------------------------------------------------------
@@ -303,7 +300,6 @@ class _Session:
         self.mode: Literal["push", "poll"] = "poll" if worker.mode == "poll" else "push"
         self.conn_seq = 0
         self.assisting = False
-        self.timers: list[asyncio.TimerHandle] = []
         self.lease_ms = 0
         self.max_deliveries = 0
         self.dead_letter: str | None = None
@@ -454,8 +450,6 @@ class _Session:
             self.idle_evt.clear()
             await _wait_event(self.idle_evt, 0.5)
         self.closing_stream = True
-        for timer in self.timers:
-            timer.cancel()
         for task in [source, *background]:
             task.cancel()
         await asyncio.gather(source, *background, return_exceptions=True)  # push: stream_gone() ran
@@ -612,11 +606,7 @@ class _Session:
         elif dead:
             self.stats.dead_lettered += 1
         else:
-            self.stats.retried += 1
-            if self.mode == "push" and delay_ms > 0:
-                # the server pushes a due delayed job only at the stream's next heartbeat
-                self.timers = [t for t in self.timers if not t.cancelled() and t.when() > self.loop.time()]
-                self.timers.append(self.loop.call_later(delay_ms / 1000 + ASSIST_SLACK_S, self.assist))
+            self.stats.retried += 1  # pushed again by the server once the delay ends
         self.forget(e)
 
     async def acker(self) -> None:
