@@ -122,18 +122,38 @@ def plan(starts: Mapping[str, int], ends: Mapping[str, int], min_partitions: int
     total = sum(sizes.values())
     if not total:
         return []
-    wanted = max(min_partitions, math.ceil(total / SEQS_PER_PARTITION))
+    counts = _shares(sizes, max(min_partitions, math.ceil(total / SEQS_PER_PARTITION)))
     out: list[SeqRange] = []
     for name, size in sizes.items():
         start = starts.get(name)
         if start is None:
             out.append(SeqRange(name, 0, ends[name]))
             continue
-        parts = min(size, max(1, round(wanted * size / total), math.ceil(size / SEQS_PER_PARTITION)))
+        parts = counts[name]
         out.extend(
             SeqRange(name, start + size * i // parts, start + size * (i + 1) // parts) for i in range(parts)
         )
     return out
+
+
+def _shares(sizes: Mapping[str, int], wanted: int) -> dict[str, int]:
+    """How many ranges each topic is cut into: ``wanted`` in all, in proportion to the sizes
+    (largest remainders first), at least one and enough for :data:`SEQS_PER_PARTITION` each,
+    never more than a topic's seqs (so fewer than ``wanted`` only when there are fewer seqs)."""
+    total = sum(sizes.values())
+    quota = {t: wanted * size / total for t, size in sizes.items()}
+    counts = {
+        t: min(size, max(1, math.floor(quota[t]), math.ceil(size / SEQS_PER_PARTITION)))
+        for t, size in sizes.items()
+    }
+    order = sorted(sizes, key=lambda t: (-(quota[t] - math.floor(quota[t])), -sizes[t], t))
+    while sum(counts.values()) < wanted:
+        growable = [t for t in order if counts[t] < sizes[t]]
+        if not growable:
+            break
+        for t in growable[: wanted - sum(counts.values())]:
+            counts[t] += 1
+    return counts
 
 
 def check_order(starts: Mapping[str, int], ends: Mapping[str, int]) -> None:

@@ -135,6 +135,14 @@ def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
             )
 
 
+def _read(opts: ReadOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    """A task's rows: nothing for the placeholder partition Spark plans when there are no
+    ranges (nothing to read), else its range's."""
+    if not isinstance(partition, TopicRange):
+        return iter(())
+    return read_range(opts, partition)
+
+
 def _arrow(topic: str, records: list[topics.RawRecord]) -> pa.RecordBatch:
     """One record batch of :data:`ARROW_SCHEMA` (``data``/``meta`` bytes cast to UTF-8 text in C)."""
     n = len(records)
@@ -170,8 +178,7 @@ class TopicsReader(DataSourceReader):
         return _partitions(o.plan(starts, ends, default_min_partitions(opts)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, TopicRange)
-        return read_range(self.opts, partition)
+        return _read(self.opts, partition)
 
 
 # -- streaming -------------------------------------------------------------------------------
@@ -217,8 +224,7 @@ class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _partitions(o.plan(start, end, default_min_partitions(self.opts)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, TopicRange)
-        return read_range(self.opts, partition)
+        return _read(self.opts, partition)
 
     def commit(self, end: Offsets) -> None:
         """Nothing to do: the server keeps no per-reader state (the checkpoint holds the offsets)."""

@@ -1,0 +1,134 @@
+"""Options and offset planning, without Spark: every bad option names itself and the accepted
+forms; seq ranges cover each seq exactly once; micro-batch caps share a budget fairly."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from topics_spark import OptionError
+from topics_spark.offsets import SEQS_PER_PARTITION, Position, capped, lost_before, plan, resolve
+from topics_spark.options import EARLIEST, LATEST, read_options, write_options
+
+
+@pytest.mark.parametrize(
+    ("options", "option"),
+    [
+        ({}, "topic"),
+        ({"topic": "a", "topicPrefix": "b"}, "topic/topicPrefix"),
+        ({"topics": "a,,b"}, "topics"),
+        ({"topic": "a", "startingOffsets": "first"}, "startingOffsets"),
+        ({"topic": "a", "startingOffsets": '{"a": -3}'}, "startingOffsets"),
+        ({"topic": "a", "startingOffsets": '{"a": "5"}'}, "startingOffsets"),
+        ({"topic": "a", "startingOffsets": '{"b": 5}'}, "startingOffsets"),
+        ({"topic": "a", "endingOffsets": "earliest"}, "endingOffsets"),
+        ({"topic": "a", "endingOffsets": '{"a": -2}'}, "endingOffsets"),
+        ({"topic": "a", "minPartitions": "0"}, "minPartitions"),
+        ({"topic": "a", "minPartitions": "many"}, "minPartitions"),
+        ({"topic": "a", "failOnDataLoss": "yes"}, "failOnDataLoss"),
+        ({"topic": "a", "includeMeta": "1"}, "includeMeta"),
+        ({"topic": "a", "pageSize": "1001"}, "pageSize"),
+        ({"topic": "a", "timeout": "-1"}, "timeout"),
+        ({"topic": "a", "url": "localhost:4000"}, "url"),
+        ({"topic": "a", "maxOffsetsPerTrigger": "10"}, "maxOffsetsPerTrigger"),  # batch has no triggers
+        ({"topic": "a", "startingOffset": "earliest"}, "startingOffset"),  # a typo is not ignored
+    ],
+)
+def test_bad_read_options_name_the_option(options: dict[str, str], option: str) -> None:
+    with pytest.raises(OptionError, match=f"^option {option}: .*; accepted: ") as err:
+        read_options(options)
+    assert err.value.option == option
+
+
+def test_read_options_forms_and_defaults() -> None:
+    opts = read_options({"TOPICS": "a, b", "startingOffsets": '{"a": 100, "b": -2}', "includeTags": "False"})
+    assert opts.topics == ("a", "b") and opts.prefix is None
+    assert opts.starting == {"a": 100, "b": EARLIEST} and opts.ending == "latest"
+    assert (opts.fail_on_data_loss, opts.include_meta, opts.include_tags, opts.page_size) == (
+        True,
+        True,
+        False,
+        1000,
+    )
+    assert read_options({"path": "clicks"}).topics == ("clicks",)  # load("clicks")
+    assert read_options({"topicPrefix": "orders."}).prefix == "orders."
+    stream = read_options({"topic": "a", "maxOffsetsPerTrigger": "500"}, streaming=True)
+    assert stream.max_offsets_per_trigger == 500
+    with pytest.raises(OptionError, match="^option endingOffsets"):
+        read_options({"topic": "a", "endingOffsets": "latest"}, streaming=True)
+
+
+@pytest.mark.parametrize(
+    ("options", "option"),
+    [
+        ({"topic": "a,b"}, "topic"),
+        ({"topic": "a", "dataFormat": "avro"}, "dataFormat"),
+        ({"topic": "a", "writeId": "x" * 129}, "writeId"),
+        ({"topic": "a", "batchRows": "0"}, "batchRows"),
+        ({"topic": "a", "startingOffsets": "earliest"}, "startingOffsets"),
+    ],
+)
+def test_bad_write_options_name_the_option(options: dict[str, str], option: str) -> None:
+    with pytest.raises(OptionError, match=f"^option {option}: "):
+        write_options(options)
+
+
+def test_resolve_and_lost_before() -> None:
+    now = {"a": Position(earliest=70, head=120), "b": Position(earliest=0, head=0)}
+    assert resolve("earliest", now, default=EARLIEST) == {"a": 70, "b": 0}
+    assert resolve("latest", now, default=EARLIEST) == {"a": 120, "b": 0}
+    assert resolve({"a": 10}, now, default=LATEST) == {"a": 10, "b": 0}
+    assert resolve({"a": -1, "b": -2}, now, default=EARLIEST) == {"a": 120, "b": 0}
+    assert lost_before({"a": 10, "b": 0}, now) == [("a", 11, 70)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from("abcde"),
+        st.tuples(st.integers(0, 400_000), st.integers(0, 400_000)),
+        min_size=1,
+    ),
+    st.integers(1, 40),
+)
+def test_plan_covers_every_seq_exactly_once(bounds: dict[str, tuple[int, int]], min_partitions: int) -> None:
+    starts = {t: min(a, b) for t, (a, b) in bounds.items()}
+    ends = {t: max(a, b) for t, (a, b) in bounds.items()}
+    ranges = plan(starts, ends, min_partitions)
+    assert ranges == plan(starts, ends, min_partitions)  # deterministic
+    for topic in bounds:
+        mine = [r for r in ranges if r.topic == topic]
+        size = ends[topic] - starts[topic]
+        if size == 0:
+            assert not mine
+            continue
+        assert mine[0].start == starts[topic] and mine[-1].end == ends[topic]
+        assert all(r.start < r.end and r.end - r.start <= SEQS_PER_PARTITION for r in mine)
+        assert all(x.end == y.start for x, y in zip(mine, mine[1:], strict=False))  # contiguous
+    total = sum(ends[t] - starts[t] for t in bounds)
+    assert len(ranges) >= min(min_partitions, total)
+
+
+def test_plan_reads_a_topic_new_to_a_stream_whole() -> None:
+    ranges = plan({"old": 0}, {"old": 300_000, "new": 300_000}, 4)
+    assert [(r.topic, r.start, r.end) for r in ranges if r.topic == "new"] == [("new", 0, 300_000)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from("abcde"), st.tuples(st.integers(0, 1000), st.integers(0, 1000)), min_size=1
+    ),
+    st.integers(1, 2000),
+)
+def test_capped_shares_the_budget_and_always_progresses(
+    bounds: dict[str, tuple[int, int]], budget: int
+) -> None:
+    starts = {t: min(a, b) for t, (a, b) in bounds.items()}
+    heads = {t: max(a, b) for t, (a, b) in bounds.items()}
+    ends = capped(starts, heads, budget)
+    taken = {t: ends[t] - starts[t] for t in bounds}
+    waiting = sum(heads[t] - starts[t] for t in bounds)
+    assert all(0 <= taken[t] <= heads[t] - starts[t] for t in bounds)
+    assert sum(taken.values()) == min(budget, waiting)
+    assert capped(starts, heads, None) == heads
