@@ -40,6 +40,12 @@ def test_bad_read_options_name_the_option(options: dict[str, str], option: str) 
     assert err.value.option == option
 
 
+def test_a_misspelt_option_is_named_with_the_likely_one() -> None:
+    with pytest.raises(OptionError, match="did you mean startingOffsets"):
+        read_options({"topic": "a", "startingoffset": "earliest"})
+    assert read_options({"topic": "a", "checkpointLocation": "/tmp/x"}).topics == ("a",)  # Spark's own
+
+
 def test_read_options_forms_and_defaults() -> None:
     opts = read_options({"TOPICS": "a, b", "startingOffsets": '{"a": 100, "b": -2}', "includeTags": "False"})
     assert opts.topics == ("a", "b") and opts.prefix is None
@@ -65,7 +71,7 @@ def test_read_options_forms_and_defaults() -> None:
         ({"topic": "a", "dataFormat": "avro"}, "dataFormat"),
         ({"topic": "a", "writeId": "x" * 129}, "writeId"),
         ({"topic": "a", "batchRows": "0"}, "batchRows"),
-        ({"topic": "a", "startingOffsets": "earliest"}, "startingOffsets"),
+        ({"topic": "a", "dataFormats": "json"}, "dataFormats"),  # a typo
     ],
 )
 def test_bad_write_options_name_the_option(options: dict[str, str], option: str) -> None:

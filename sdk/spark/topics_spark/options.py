@@ -17,6 +17,7 @@ topics_spark.options.OptionError: option pageSize: '5000' is not valid; accepted
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,8 +35,8 @@ Offsets = dict[str, int]
 class OptionError(ValueError):
     """An option is missing, unknown in combination, or has a value outside its accepted forms."""
 
-    def __init__(self, option: str, value: str | None, accepted: str) -> None:
-        shown = "missing" if value is None else f"{value!r} is not valid"
+    def __init__(self, option: str, value: str | None, accepted: str, *, problem: str | None = None) -> None:
+        shown = problem or ("missing" if value is None else f"{value!r} is not valid")
         super().__init__(f"option {option}: {shown}; accepted: {accepted}")
         self.option = option
 
@@ -82,29 +83,24 @@ class WriteOptions:
     batch_rows: int
 
 
-READ_KEYS = frozenset(
-    k.lower()
-    for k in [
-        "url",
-        "apiKey",
-        "timeout",
-        "topic",
-        "topics",
-        "topicPrefix",
-        "startingOffsets",
-        "endingOffsets",
-        "maxOffsetsPerTrigger",
-        "minPartitions",
-        "failOnDataLoss",
-        "includeMeta",
-        "includeTags",
-        "pageSize",
-        "path",
-    ]
-)
-WRITE_KEYS = frozenset(
-    k.lower() for k in ["url", "apiKey", "timeout", "topic", "writeId", "dataFormat", "batchRows", "path"]
-)
+READ_OPTIONS = [
+    "url",
+    "apiKey",
+    "timeout",
+    "topic",
+    "topics",
+    "topicPrefix",
+    "path",
+    "startingOffsets",
+    "endingOffsets",
+    "maxOffsetsPerTrigger",
+    "minPartitions",
+    "failOnDataLoss",
+    "includeMeta",
+    "includeTags",
+    "pageSize",
+]
+WRITE_OPTIONS = ["url", "apiKey", "timeout", "topic", "path", "writeId", "dataFormat", "batchRows"]
 MAX_PAGE = 1000
 """The contract's ``TOPICS_MAX_LIMIT``: a diff page holds at most this many records."""
 MAX_WRITE_ID = 128
@@ -144,14 +140,21 @@ def _int(options: Mapping[str, str], name: str, low: int, high: int | None = Non
     return value
 
 
-def _unknown(options: Mapping[str, str], known: frozenset[str], kind: str) -> None:
+def _misspelt(options: Mapping[str, str], known: list[str], kind: str) -> None:
+    """Rejects an option that looks like a misspelling of one of ours (``startingOffset``).
+    Other unknown keys pass: Spark adds its own (``checkpointLocation``…) to a source's options."""
+    by_lower = {k.lower(): k for k in known}
     for key in options:
-        if key.lower() not in known:
-            raise OptionError(key, None, f"not an option of a topics {kind}; known: {_listed(known)}")
-
-
-def _listed(keys: frozenset[str]) -> str:
-    return ", ".join(sorted(keys))
+        if key.lower() in by_lower:
+            continue
+        close = difflib.get_close_matches(key.lower(), list(by_lower), n=1, cutoff=0.85)
+        if close:
+            raise OptionError(
+                key,
+                None,
+                ", ".join(known),
+                problem=f"not a topics {kind} option (did you mean {by_lower[close[0]]}?)",
+            )
 
 
 def connection(options: Mapping[str, str]) -> Connection:
@@ -201,7 +204,7 @@ def _offsets(raw: str, option: str, words: tuple[str, ...]) -> str | Offsets:
 def read_options(options: Mapping[str, str], *, streaming: bool = False) -> ReadOptions:
     """Validates the options of a batch (or, with ``streaming``, a streaming) read (``path``,
     what ``load(name)`` sets, is taken as ``topic``)."""
-    _unknown(options, READ_KEYS, "read")
+    _misspelt(options, READ_OPTIONS, "read")
     given = {name: _get(options, name) for name in ("topic", "topics", "topicPrefix")}
     given["topic"] = given["topic"] or _get(options, "path")  # load("name") sets path
     chosen = [name for name, value in given.items() if value is not None]
@@ -252,7 +255,7 @@ def read_options(options: Mapping[str, str], *, streaming: bool = False) -> Read
 def write_options(options: Mapping[str, str]) -> WriteOptions:
     """Validates the options of a batch or streaming write (``path``, what ``save(path)`` sets,
     is accepted as the topic)."""
-    _unknown(options, WRITE_KEYS, "write")
+    _misspelt(options, WRITE_OPTIONS, "write")
     topic = _get(options, "topic") or _get(options, "path")
     if topic is not None and (not topic.strip() or "," in topic):
         raise OptionError("topic", topic, "one topic name (or leave it out and give a topic column)")
