@@ -196,3 +196,33 @@ def test_every_spec_operation_has_a_handler() -> None:
         if isinstance(op, dict) and "operationId" in op
     }
     assert ops == set(HANDLERS)
+
+
+def _absolute_imports(path: Path) -> set[str]:
+    """The top-level packages ``path`` imports absolutely (``from x.y import z`` → ``x``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_the_clients_import_no_server_code_and_the_generated_client_through_one_adapter() -> None:
+    """The SDK and the Spark connector are HTTP clients: never the server or engine. The SDK
+    reaches the generated client only in ``topics/_generated.py``; the connector goes through
+    the SDK (``topics``), never a third HTTP layer. One exception: the ``topics`` console
+    script's entry (``topics/cli/__init__.py``) hands ``serve``/``version`` to the server."""
+    server_side = {"topics_server", "topics_engine"}
+    cli_entry = ROOT / "sdk" / "python" / "topics" / "cli" / "__init__.py"
+    for path in (ROOT / "sdk" / "python" / "topics").rglob("*.py"):
+        imported = _absolute_imports(path) - ({"topics_server"} if path == cli_entry else set())
+        assert not imported & server_side, f"{path} imports {imported & server_side}"
+        if path.name != "_generated.py":
+            assert "topics_client" not in imported, f"{path} imports the generated client"
+    spark = list((ROOT / "sdk" / "spark" / "topics_spark").rglob("*.py"))
+    assert spark
+    for path in spark:
+        imported = _absolute_imports(path)
+        assert not imported & (server_side | {"topics_client", "httpx", "requests", "aiohttp"}), path
