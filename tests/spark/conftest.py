@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.sdk.conftest import name, server  # noqa: F401 — shared fixtures
+from tests.sdk.conftest import make_server, name, server  # noqa: F401 — shared fixtures
 
 
 @pytest.fixture(scope="session")

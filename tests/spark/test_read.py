@@ -94,6 +94,9 @@ def test_starting_and_ending_offsets(
     )
     assert _seqs(ranged) == list(range(11, 21))  # the end is inclusive
     assert _read(spark, server, topic=filled, startingOffsets="latest").count() == 0
+    assert (
+        _read(spark, server, topic=filled, startingOffsets=f'{{"{filled}": 5000}}').count() == 0
+    )  # past the head
     assert _read(spark, server, topic=filled, startingOffsets=f'{{"{filled}": -2}}').count() == 1000
     beyond = _read(spark, server, topic=filled, endingOffsets=f'{{"{filled}": 5000}}')  # clamped to the head
     assert beyond.count() == 1000

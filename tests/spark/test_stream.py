@@ -8,8 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import topics
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+from topics_spark import DataLossError
 from topics_spark.options import read_options
 from topics_spark.reader import TopicsStreamReader
 
@@ -103,3 +105,22 @@ def test_stream_reader_offsets_limits_and_replays(server: ServerProcess, name: C
         client.append(a, "after the target")
     assert reader.latestOffset(end, ReadAllAvailable()) == {a: 300, b: 100}  # not past the target
     assert reader.partitions(end, end) == []
+
+
+def test_a_topic_recreated_under_a_stream_is_lost_data(
+    server: ServerProcess, name: Callable[[str], str]
+) -> None:
+    t = name("recreated")
+    with topics.Client(server.url) as client:
+        client.append_many(t, [{"data": i} for i in range(10)])
+        client.delete_topic(t)
+        client.append_many(t, [{"data": i} for i in range(4)])  # seqs 1..4 again, behind the stream's 10
+    strict = TopicsStreamReader(read_options({"url": server.url, "topic": t}, streaming=True))
+    with pytest.raises(
+        DataLossError, match=rf'topic "{t}": its head \(4\) is behind this stream\'s offset \(10\)'
+    ):
+        strict.latestOffset({t: 10}, ReadAllAvailable())
+    lenient = TopicsStreamReader(
+        read_options({"url": server.url, "topic": t, "failOnDataLoss": "false"}, streaming=True)
+    )
+    assert lenient.latestOffset({t: 10}, ReadAllAvailable()) == {t: 10}

@@ -14,7 +14,7 @@ import pytest
 import topics
 from pyspark import TaskContext
 from topics_spark.options import write_options
-from topics_spark.writer import TopicsStreamWriter, TopicsWriter
+from topics_spark.writer import TopicsStreamWriter, TopicsWriter, warn_if_window_short
 
 from tests.server.processes import ServerProcess
 
@@ -125,6 +125,31 @@ def test_a_partition_written_twice_lands_once(server: ServerProcess, name: Calla
     assert [r.data["i"] for r in _records(server, t)] == list(range(1000))
     other_run = TopicsWriter(write_options({"url": server.url, "topic": t}))  # no writeId: a new write
     assert other_run.write(_batches(10)).appended == 10
+
+
+def test_rows_cut_differently_on_a_replay_are_written_again_never_dropped(
+    server: ServerProcess, name: Callable[[str], str]
+) -> None:
+    """A replay whose blocks differ (another batchRows here; another partitioning alike) must
+    not be answered "already written" for rows never written: the key digests the rows."""
+    t = name("recut")
+    first = TopicsWriter(write_options({"url": server.url, "topic": t, "writeId": "w", "batchRows": "500"}))
+    assert first.write(_batches(500)).appended == 500  # the task died after its first block
+    replay = TopicsWriter(write_options({"url": server.url, "topic": t, "writeId": "w", "batchRows": "1000"}))
+    assert replay.write(_batches(1000)).appended == 1000
+    assert sorted(set(r.data["i"] for r in _records(server, t))) == list(range(1000))
+
+
+def test_a_write_only_key_can_write(
+    make_server: Callable[..., ServerProcess], name: Callable[[str], str]
+) -> None:
+    server = make_server({"TOPICS_API_KEYS": "ops::,wo:w:"})
+    t = name("wo")
+    with topics.Client(server.url, api_key="ops") as admin:
+        admin.create_topic(t, idempotency_window_ms=1000)
+    opts = write_options({"url": server.url, "apiKey": "wo", "topic": t})
+    warn_if_window_short(opts)  # cannot read the config: no warning, no failure
+    assert TopicsWriter(opts).write(_batches(5)).appended == 5
 
 
 def test_a_named_batch_write_run_again_is_deduped(

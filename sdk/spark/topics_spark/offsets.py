@@ -157,7 +157,8 @@ def _shares(sizes: Mapping[str, int], wanted: int) -> dict[str, int]:
 
 
 def check_order(starts: Mapping[str, int], ends: Mapping[str, int]) -> None:
-    """Raises when a topic's ending offset is before its starting offset."""
+    """Raises when a topic's ending offset (as asked, before clamping to the head) is before
+    its starting offset."""
     for name in sorted(ends):
         if ends[name] < starts.get(name, 0):
             raise ValueError(

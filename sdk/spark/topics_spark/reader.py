@@ -79,9 +79,16 @@ def _partitions(ranges: list[o.SeqRange]) -> list[TopicRange]:
 
 
 def default_min_partitions(opts: ReadOptions) -> int:
-    """``minPartitions``, else the driver's core count (``read_topic`` passes Spark's default
-    parallelism; the planner, a separate Python process, cannot ask Spark for it)."""
+    """A batch read's ``minPartitions``, else the driver's core count (``read_topic`` passes
+    Spark's default parallelism; the planner, a separate Python process, cannot ask Spark)."""
     return opts.min_partitions or os.cpu_count() or 1
+
+
+def stream_min_partitions(opts: ReadOptions) -> int:
+    """A stream's ``minPartitions``, else 1 (ranges of at most :data:`SEQS_PER_PARTITION`
+    seqs): a micro-batch's plan must depend on its offsets and options only, so a batch
+    replayed after a restart — on a driver with another core count — is cut the same way."""
+    return opts.min_partitions or 1
 
 
 def report_lost(opts: ReadOptions, lost: list[tuple[str, int, int]]) -> None:
@@ -172,8 +179,10 @@ class TopicsReader(DataSourceReader):
         opts = self.opts
         now = o.positions(opts.connection, opts, missing_ok=False)
         starts = o.resolve(opts.starting, now, default=EARLIEST)
-        ends = o.clamp(o.resolve(opts.ending, now, default=LATEST), now)
-        o.check_order(starts, ends)
+        wanted = o.resolve(opts.ending, now, default=LATEST)
+        if isinstance(opts.ending, dict):  # an end asked for (not "latest") before the start
+            o.check_order(starts, {t: seq for t, seq in opts.ending.items() if seq >= 0})
+        ends = {t: max(starts[t], end) for t, end in o.clamp(wanted, now).items()}  # past the head: empty
         report_lost(opts, o.lost_before(starts, now))
         return _partitions(o.plan(starts, ends, default_min_partitions(opts)))
 
@@ -211,8 +220,23 @@ class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
         heads = self._heads() if self._target is None else dict(self._target)
         heads.update({t: c for t, c in start.items() if t not in heads})  # gone or not listed: stay put
+        self._check_behind(start, heads)
         max_seqs = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         return o.as_offset(o.capped(start, heads, max_seqs).items())
+
+    def _check_behind(self, start: Offsets, heads: Offsets) -> None:
+        """A head behind the stream's cursor: the topic was deleted and recreated (its seqs
+        start again at 1). Its records up to the old cursor are never read — lost to this
+        stream: fail (``failOnDataLoss``) or warn, then go on from the old cursor."""
+        for name in sorted(start):
+            if heads[name] < start[name]:
+                message = (
+                    f'topic "{name}": its head ({heads[name]}) is behind this stream\'s offset '
+                    f"({start[name]}) — it was recreated; its seqs up to {start[name]} are not read"
+                )
+                if self.opts.fail_on_data_loss:
+                    raise DataLossError(f"{message}; set failOnDataLoss=false to read on from there")
+                log.warning("%s (failOnDataLoss=false)", message)
 
     def reportLatestOffset(self) -> Offsets:
         return o.as_offset(self._heads().items())
@@ -221,7 +245,7 @@ class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = self._heads()
 
     def partitions(self, start: Offsets, end: Offsets) -> list[TopicRange]:
-        return _partitions(o.plan(start, end, default_min_partitions(self.opts)))
+        return _partitions(o.plan(start, end, stream_min_partitions(self.opts)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return _read(self.opts, partition)

@@ -9,17 +9,21 @@ or a struct/map. A null ``data`` is JSON ``null``; a null ``tag``/``node``/``met
 
 **Effectively once.** A task cuts its partition's rows into blocks of ``batchRows`` (per topic,
 in row order) and appends each block with ``topics.Client.append_many`` under the idempotency
-key ``spark:<write id>:<partition>:<block>`` (the SDK adds ``.<chunk>``, splitting within the
-server's limits). The write id is the streaming query id and micro-batch id, or the
-``writeId`` option (else a fresh id per batch write). So a task executed twice, or a replayed
-micro-batch, sends the same keys for the same rows and the server dedupes them — within the
-topic's ``idempotency_window_ms``; the driver warns when that window is short.
+key ``spark:<write id>:<partition>:<block>:<digest>`` (the SDK adds ``.<chunk>``, splitting
+within the server's limits). The write id is the streaming query id and micro-batch id, or the
+``writeId`` option (else a fresh id per batch write); the digest hashes the block's records. So
+a task executed twice, or a replayed micro-batch, sends the same keys for the same rows and the
+server dedupes them — within the topic's ``idempotency_window_ms`` (the driver warns when that
+window is short). Rows cut into blocks differently on a replay (another ``batchRows``, another
+partitioning) get other digests: they are appended again — duplicates, never rows dropped as
+"already written".
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import hashlib
 import logging
 import uuid
 from collections.abc import Callable, Iterator
@@ -95,6 +99,8 @@ def warn_if_window_short(opts: WriteOptions) -> None:
             window = c.topic(opts.topic, touch=False).config.idempotency_window_ms
         except topics.TopicNotFound:
             return  # created by the first append, with the server's default window
+        except (topics.Forbidden, topics.Unauthorized):
+            return  # a write-only key may not read the topic's config: no check, no failure
     if window < SHORT_WINDOW_MS:
         log.warning(
             'topic "%s" dedupes retried writes for %d s (idempotency_window_ms): a task retried or a '
@@ -228,9 +234,11 @@ class _Partition:
             self._append(topic, self.pending.pop(topic))
 
     def _append(self, topic: str, block: list[tuple[int, dict[str, Any]]]) -> None:
-        key = f"{self.key_prefix}:{self.commit.blocks}"
+        records = [rec for _, rec in block]
+        digest = hashlib.blake2b(orjson.dumps(records), digest_size=8).hexdigest()
+        key = f"{self.key_prefix}:{self.commit.blocks}:{digest}"
         try:
-            result = self.client.append_many(topic, [rec for _, rec in block], idempotency_key=key)
+            result = self.client.append_many(topic, records, idempotency_key=key)
         except topics.TopicsError as err:
             index = _record_index(err)
             if index is None or not 0 <= index < len(block):
@@ -240,6 +248,11 @@ class _Partition:
                 f"row {row} of partition {self.commit.partition} cannot be written to topic "
                 f'"{topic}": {err.message}'
             ) from None
+        if result.count != len(block):  # the key matched a different write: never count it as ours
+            raise RuntimeError(
+                f'topic "{topic}" answered {result.count} records for a block of {len(block)} '
+                f"under idempotency key {key!r}: that key was used by another write"
+            )
         self.commit.blocks += 1
         if result.deduped:
             self.commit.deduped += result.count
