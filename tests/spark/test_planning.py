@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from topics_spark import OptionError
-from topics_spark.offsets import SEQS_PER_PARTITION, Position, capped, lost_before, plan, resolve
+from topics_spark.offsets import SEQS_PER_PARTITION, Position, capped, plan, resolve
 from topics_spark.options import EARLIEST, LATEST, read_options, write_options
 
 
@@ -79,13 +79,18 @@ def test_bad_write_options_name_the_option(options: dict[str, str], option: str)
         write_options(options)
 
 
-def test_resolve_and_lost_before() -> None:
+def test_resolve() -> None:
     now = {"a": Position(earliest=70, head=120), "b": Position(earliest=0, head=0)}
     assert resolve("earliest", now, default=EARLIEST) == {"a": 70, "b": 0}
     assert resolve("latest", now, default=EARLIEST) == {"a": 120, "b": 0}
     assert resolve({"a": 10}, now, default=LATEST) == {"a": 10, "b": 0}
     assert resolve({"a": -1, "b": -2}, now, default=EARLIEST) == {"a": 120, "b": 0}
-    assert lost_before({"a": 10, "b": 0}, now) == [("a", 11, 70)]
+
+
+def test_offsets_of_a_prefix_read_must_be_under_the_prefix() -> None:
+    assert read_options({"topicPrefix": "pp.", "startingOffsets": '{"pp.b": 5}'}).starting == {"pp.b": 5}
+    with pytest.raises(OptionError, match=r"^option startingOffsets: .*not zz\.typo"):
+        read_options({"topicPrefix": "pp.", "startingOffsets": '{"pp.b": 5, "zz.typo": 3}'})
 
 
 @settings(max_examples=300, deadline=None)
@@ -115,9 +120,15 @@ def test_plan_covers_every_seq_exactly_once(bounds: dict[str, tuple[int, int]], 
     assert len(ranges) >= min(min_partitions, total)
 
 
-def test_plan_reads_a_topic_new_to_a_stream_whole() -> None:
-    ranges = plan({"old": 0}, {"old": 300_000, "new": 300_000}, 4)
-    assert [(r.topic, r.start, r.end) for r in ranges if r.topic == "new"] == [("new", 0, 300_000)]
+def test_plan_skips_a_topic_new_to_a_stream_and_rereads_a_recreated_one() -> None:
+    ranges = plan({"old": 0, "recreated": 50}, {"old": 300_000, "new": 300_000, "recreated": 4}, 4)
+    assert not [r for r in ranges if r.topic == "new"]  # its end is where it starts
+    assert [(r.start, r.end) for r in ranges if r.topic == "recreated"] == [(0, 4)]  # seqs restarted
+    assert len([r for r in ranges if r.topic == "old"]) >= 3
+
+
+def test_capped_never_starves_a_small_topic() -> None:
+    assert capped({"big": 0, "small": 0}, {"big": 1_000_000, "small": 1}, 1000) == {"big": 999, "small": 1}
 
 
 @settings(max_examples=300, deadline=None)

@@ -159,7 +159,7 @@ def test_a_task_meeting_a_tombstone_names_the_lost_seqs_of_its_range(
     finally:
         logging.getLogger("topics_spark").removeHandler(caplog.handler)
     assert [s for b in batches for s in b.column("seq").to_pylist()] == list(range(71, 101))
-    assert f'topic "{evicted}": seqs 31..70 were lost (cap); skipped' in caplog.text
+    assert f'topic "{evicted}": seqs 31..70 were lost (cap) before this read reached them; skipped' in caplog.text
 
 
 @pytest.mark.parametrize(
@@ -180,3 +180,27 @@ def test_bad_options_fail_the_query_naming_the_option(
 def test_a_missing_topic_is_an_error(spark: Any, server: ServerProcess, name: Callable[[str], str]) -> None:
     with pytest.raises(Exception, match="topic_not_found|TopicNotFound"):
         _read(spark, server, topic=name("absent")).collect()
+
+
+def test_deleted_records_are_no_loss(spark: Any, server: ServerProcess, name: Callable[[str], str]) -> None:
+    """Deleted (or acked) records are skipped silently by every reader: no DataLossError."""
+    t = name("deleted")
+    with topics.Client(server.url) as client:
+        client.append_many(t, [{"data": i} for i in range(10)])
+        client.delete_records(t, before_seq=6)
+    assert _seqs(_read(spark, server, topic=t, startingOffsets=f'{{"{t}": 2}}')) == [6, 7, 8, 9, 10]
+    assert _seqs(_read(spark, server, topic=t, startingOffsets=f'{{"{t}": 0}}')) == [6, 7, 8, 9, 10]
+
+
+def test_a_topic_deleted_after_planning_is_lost_data(
+    server: ServerProcess, name: Callable[[str], str]
+) -> None:
+    t = name("gone")
+    with topics.Client(server.url) as client:
+        client.append_many(t, [{"data": i} for i in range(10)])
+        client.delete_topic(t)
+    strict = read_options({"url": server.url, "topic": t})
+    with pytest.raises(DataLossError, match=rf'topic "{t}": seqs 1\.\.10 were lost \(topic deleted\)'):
+        list(read_range(strict, TopicRange(t, 0, 10)))
+    lenient = read_options({"url": server.url, "topic": t, "failOnDataLoss": "false"})
+    assert list(read_range(lenient, TopicRange(t, 0, 10))) == []

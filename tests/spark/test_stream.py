@@ -117,10 +117,37 @@ def test_a_topic_recreated_under_a_stream_is_lost_data(
         client.append_many(t, [{"data": i} for i in range(4)])  # seqs 1..4 again, behind the stream's 10
     strict = TopicsStreamReader(read_options({"url": server.url, "topic": t}, streaming=True))
     with pytest.raises(
-        DataLossError, match=rf'topic "{t}": its head \(4\) is behind this stream\'s offset \(10\)'
+        DataLossError, match=rf'topic "{t}" was deleted or recreated: its head \(4\) is behind'
     ):
         strict.latestOffset({t: 10}, ReadAllAvailable())
-    lenient = TopicsStreamReader(
-        read_options({"url": server.url, "topic": t, "failOnDataLoss": "false"}, streaming=True)
-    )
-    assert lenient.latestOffset({t: 10}, ReadAllAvailable()) == {t: 10}
+    opts = read_options({"url": server.url, "topic": t, "failOnDataLoss": "false"}, streaming=True)
+    lenient = TopicsStreamReader(opts)
+    end = lenient.latestOffset({t: 10}, ReadAllAvailable())
+    assert end == {t: 4}
+    parts = lenient.partitions({t: 10}, end)  # the new topic, from its start
+    assert [s for p in parts for b in lenient.read(p) for s in b.column("seq").to_pylist()] == [1, 2, 3, 4]
+
+
+def test_a_new_prefix_topic_enters_at_its_earliest_record(
+    server: ServerProcess, name: Callable[[str], str]
+) -> None:
+    """Whatever a topic lost before the stream saw it is not the stream's loss."""
+    prefix = name("np") + "."
+    with topics.Client(server.url) as client:
+        client.append(prefix + "a", 0)
+    reader = TopicsStreamReader(read_options({"url": server.url, "topicPrefix": prefix}, streaming=True))
+    start = reader.initialOffset()
+    with topics.Client(server.url) as client:
+        client.create_topic(prefix + "b", cap_records=5)
+        client.append_many(prefix + "b", [{"data": i} for i in range(12)])  # seqs 1..7 evicted
+    first = reader.latestOffset(start, ReadAllAvailable())
+    assert first == {prefix + "a": 1, prefix + "b": 7}
+    assert [(p.topic, p.start, p.end) for p in reader.partitions(start, first)] == [(prefix + "a", 0, 1)]
+    second = reader.latestOffset(first, ReadAllAvailable())
+    rows = [
+        s
+        for p in reader.partitions(first, second)
+        for b in reader.read(p)
+        for s in b.column("seq").to_pylist()
+    ]
+    assert rows == [8, 9, 10, 11, 12]

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 import topics
 from pyspark import TaskContext
+from topics_spark import RowError
 from topics_spark.options import write_options
 from topics_spark.writer import TopicsStreamWriter, TopicsWriter, warn_if_window_short
 
@@ -219,3 +220,65 @@ def test_a_replayed_micro_batch_is_written_once(
     run()  # replays the uncommitted batch, then reads the new records
     assert last.exists(), "Spark did not run the uncommitted micro-batch again"
     assert sorted(r.data["i"] for r in _records(server, dst)) == list(range(350))
+
+
+def _write_batch(server: ServerProcess, topic: str, batch: pa.RecordBatch, **options: str) -> Any:
+    return TopicsWriter(write_options({"url": server.url, "topic": topic, **options})).write(iter([batch]))
+
+
+def test_values_encode_exactly(server: ServerProcess, name: Callable[[str], str]) -> None:
+    """Decimals keep every digit; JSON the server stores but orjson refuses (1e400) and meta
+    text round-trip unchanged; string views and large binaries are text; int-keyed maps work."""
+    import decimal
+
+    t = name("exact")
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "data": pa.array(
+                [decimal.Decimal("1234567.891234567891000000"), decimal.Decimal("1E+2")],
+                pa.decimal128(38, 18),
+            ),
+            "meta": pa.array([[(1, "x")], None], pa.map_(pa.int32(), pa.string())),
+        }
+    )
+    assert _write_batch(server, t, batch).appended == 2
+    texts = pa.RecordBatch.from_pydict(
+        {
+            "data": pa.array(['{"x":1e400}', '{"a":1}'], pa.string_view()),
+            "meta": pa.array([b'{"v":1.10}', None], pa.large_binary()),
+        }
+    )
+    assert _write_batch(server, t, texts).appended == 2
+    with topics.Client(server.url) as client:
+        raw = [(bytes(r.data), bytes(r.meta)) for r in client.read_raw(t)]
+    assert raw == [
+        (b"1234567.891234567891000000", b'{"1":"x"}'),
+        (b"100.000000000000000000", b""),
+        (b'{"x":1e400}', b'{"v":1.10}'),
+        (b'{"a":1}', b""),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("columns", "problem"),
+    [
+        (
+            {"data": pa.array(["1", "2"]), "meta": pa.array(["{}", "[1]"])},
+            "row 1 of partition 0: meta must be a JSON object",
+        ),
+        ({"data": pa.array([b'"ok"', b"\xff"], pa.binary())}, "row 1 of partition 0: data is not JSON text"),
+        ({"data": pa.array(['"a"', '1}, {"data": 2'])}, "row 1 of partition 0: data is not JSON text"),
+    ],
+)
+def test_bad_values_name_their_row(
+    server: ServerProcess, name: Callable[[str], str], columns: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(RowError, match=problem):
+        _write_batch(server, name("badv"), pa.RecordBatch.from_pydict(columns))
+    with pytest.raises(RowError, match="row 1 of partition 0: data is not UTF-8 text"):
+        _write_batch(
+            server,
+            name("badv"),
+            pa.RecordBatch.from_pydict({"data": pa.array([b"ok", b"\xff"])}),
+            dataFormat="string",
+        )

@@ -341,7 +341,7 @@ def read(
     while to_seq is None or state.position < to_seq:
         body = _drop_none(
             from_seq=state.position,
-            limit=page_size,
+            limit=page_size if to_seq is None else max(1, min(page_size, to_seq - state.position)),
             node=route_node,
             include_meta=include_meta,
             include_tags=include_tags,

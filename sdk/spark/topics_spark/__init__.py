@@ -10,6 +10,7 @@ effectively-once batch and streaming writes. See docs/SPARK.md.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from typing import Any
 
@@ -51,8 +52,18 @@ def register(spark: Any) -> None:
     spark.dataSource.register(TopicsDataSource)
 
 
+def _option_text(value: Any) -> str:
+    """A Python value as an option string: booleans ``true``/``false``, dicts and lists as
+    JSON (``startingOffsets={"t": 5}``), the rest ``str()``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return str(value)
+
+
 def _options(url: str | None, topic: str | None, options: dict[str, Any]) -> dict[str, str]:
-    given = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()}
+    given = {k: _option_text(v) for k, v in options.items()}
     if url is not None:
         given["url"] = url
     if topic is not None:

@@ -81,55 +81,77 @@ def resolve(spec: str | Offsets, now: Mapping[str, Position], *, default: int) -
     return out
 
 
-def lost_before(starts: Mapping[str, int], now: Mapping[str, Position]) -> list[tuple[str, int, int]]:
-    """``(topic, first, last)`` for every start cursor already behind its topic's earliest
-    retained record: seqs ``first..last`` were lost before the read began."""
-    return [
-        (name, start + 1, now[name].earliest)
-        for name, start in sorted(starts.items())
-        if name in now and start < now[name].earliest
-    ]
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """Seqs ``first..last`` of ``topic`` a reader at some cursor will never see (``reason`` as
+    the server's tombstone says: ``cap``, ``ttl``, ``recreated``…)."""
+
+    topic: str
+    first: int
+    last: int
+    reason: str
+
+
+def probe_losses(conn: Connection, starts: Mapping[str, int], now: Mapping[str, Position]) -> list[Loss]:
+    """The losses a read starting at ``starts`` will meet at once, as the server reports them:
+    one ``diff`` of one record from each cursor that may be behind its topic's eviction floor
+    or past its head (a recreated topic). Deleted records are no loss (the contract skips them
+    silently), so the earliest retained seq alone cannot tell: the tombstone does."""
+    suspects = [t for t in sorted(starts) if t in now and not now[t].earliest <= starts[t] <= now[t].head]
+    out: list[Loss] = []
+    if not suspects:
+        return out
+    with client(conn) as c:
+        for name in suspects:
+            cursor = starts[name]
+            try:
+                next(
+                    iter(c.read_raw(name, cursor, page_size=1, include_meta=False, include_tags=False)), None
+                )
+            except topics.DataLoss as lost:
+                out.append(Loss(name, max(lost.gap_from, cursor + 1), lost.gap_to, lost.reason))
+            except topics.TopicNotFound:
+                pass  # gone since it was listed: nothing to read
+    return out
 
 
 def capped(starts: Mapping[str, int], heads: Mapping[str, int], max_seqs: int | None) -> Offsets:
-    """The end cursors of the next micro-batch: each topic's head, or — when more than
-    ``max_seqs`` seqs are waiting — a share of ``max_seqs`` in proportion to each topic's backlog
-    (remainders to the largest backlogs first; at least one seq of progress when anything waits).
-    A topic missing from ``starts`` is new and starts at 0 (its earliest retained record)."""
-    backlog = {t: max(0, heads[t] - starts.get(t, 0)) for t in sorted(heads)}
+    """The end cursors of the next micro-batch for the topics in ``starts``: each one's head,
+    or — when more than ``max_seqs`` seqs are waiting — a share of ``max_seqs`` in proportion to
+    each topic's backlog. Remainders go first to topics whose share rounded down to nothing (a
+    small topic is never starved by a big one while the budget has a seq for it), then to the
+    largest backlogs; at least one seq of progress when anything waits."""
+    backlog = {t: max(0, heads[t] - starts[t]) for t in sorted(starts)}
     total = sum(backlog.values())
     if max_seqs is None or total <= max_seqs:
-        return {t: max(heads[t], starts.get(t, 0)) for t in sorted(heads)}
+        return {t: starts[t] + b for t, b in backlog.items()}
     share = {t: max_seqs * b // total for t, b in backlog.items()}
     left = max_seqs - sum(share.values())
-    for t in sorted(backlog, key=lambda t: (-backlog[t], t)):
+    for t in sorted(backlog, key=lambda t: (share[t] > 0, -backlog[t], t)):
         if left <= 0:
             break
         if share[t] < backlog[t]:
             share[t] += 1
             left -= 1
-    return {t: starts.get(t, 0) + share[t] for t in backlog}
+    return {t: starts[t] + share[t] for t in backlog}
 
 
 def plan(starts: Mapping[str, int], ends: Mapping[str, int], min_partitions: int) -> list[SeqRange]:
     """Cuts each topic's ``(starts[t], ends[t]]`` into contiguous, non-overlapping ranges that
     cover it exactly: at least ``min_partitions`` in all (shared in proportion to the topics'
     sizes, never more than a topic's seqs) and at most about :data:`SEQS_PER_PARTITION` seqs
-    each. A topic absent from ``starts`` (new to a stream) is read whole from cursor 0 by one
-    task: seqs below its earliest retained record cannot be split off without reading lost
-    ranges. Deterministic: the same arguments always give the same ranges, in topic order."""
-    sizes = {t: ends[t] - starts.get(t, 0) for t in sorted(ends) if ends[t] > starts.get(t, 0)}
+    each. An end *behind* its start (a stream's topic recreated: seqs restart at 1) is read as
+    ``(0, end]``; a topic absent from ``starts`` (new to a stream: ``end`` is where it starts)
+    gets no range. Deterministic: the same arguments always give the same ranges, in topic order."""
+    bounds = {t: (0 if ends[t] < starts[t] else starts[t], ends[t]) for t in sorted(ends) if t in starts}
+    sizes = {t: end - start for t, (start, end) in bounds.items() if end > start}
     total = sum(sizes.values())
     if not total:
         return []
     counts = _shares(sizes, max(min_partitions, math.ceil(total / SEQS_PER_PARTITION)))
     out: list[SeqRange] = []
     for name, size in sizes.items():
-        start = starts.get(name)
-        if start is None:
-            out.append(SeqRange(name, 0, ends[name]))
-            continue
-        parts = counts[name]
+        start, parts = bounds[name][0], counts[name]
         out.extend(
             SeqRange(name, start + size * i // parts, start + size * (i + 1) // parts) for i in range(parts)
         )

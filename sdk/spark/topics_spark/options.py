@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -43,10 +44,11 @@ class OptionError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Connection:
-    """How to reach the server: ``url`` (``None``: ``TOPICS_URL``, then ``http://127.0.0.1:4000``),
-    ``apiKey`` (``None``: ``TOPICS_API_KEY``), ``timeout`` in seconds per request."""
+    """How to reach the server: ``url`` (the option, else ``TOPICS_URL``, else
+    ``http://127.0.0.1:4000``), ``api_key`` (the option, else ``TOPICS_API_KEY``), ``timeout``
+    in seconds per request — resolved on the driver, where the options are validated."""
 
-    url: str | None
+    url: str
     api_key: str | None
     timeout: float
 
@@ -101,6 +103,7 @@ READ_OPTIONS = [
     "pageSize",
 ]
 WRITE_OPTIONS = ["url", "apiKey", "timeout", "topic", "path", "writeId", "dataFormat", "batchRows"]
+DEFAULT_URL = "http://127.0.0.1:4000"
 MAX_PAGE = 1000
 """The contract's ``TOPICS_MAX_LIMIT``: a diff page holds at most this many records."""
 MAX_WRITE_ID = 128
@@ -170,7 +173,10 @@ def connection(options: Mapping[str, str]) -> Connection:
             raise OptionError("timeout", raw_timeout, "seconds, a number > 0") from None
         if not timeout > 0:
             raise OptionError("timeout", raw_timeout, "seconds, a number > 0")
-    return Connection(url=url, api_key=_get(options, "apiKey"), timeout=timeout)
+    # resolved here, on the driver, so tasks on other machines use the same server and key
+    url = url or os.environ.get("TOPICS_URL") or DEFAULT_URL
+    api_key = _get(options, "apiKey") or os.environ.get("TOPICS_API_KEY") or None
+    return Connection(url=url, api_key=api_key, timeout=timeout)
 
 
 def _topic_names(raw: str, option: str) -> tuple[str, ...]:
@@ -229,9 +235,15 @@ def read_options(options: Mapping[str, str], *, streaming: bool = False) -> Read
     if isinstance(ending, dict) and any(seq == EARLIEST for seq in ending.values()):
         raise OptionError("endingOffsets", raw_end, 'latest | JSON {"topic": seq} (seq >= 0, or -1 latest)')
     for option, offsets in (("startingOffsets", starting), ("endingOffsets", ending)):
-        if isinstance(offsets, dict) and topics and set(offsets) - set(topics):
-            extra = ", ".join(sorted(set(offsets) - set(topics)))
-            raise OptionError(option, json.dumps(offsets), f"offsets of the read's topics only (not {extra})")
+        if not isinstance(offsets, dict):
+            continue
+        extra = sorted(
+            t for t in offsets if (t not in topics if prefix is None else not t.startswith(prefix))
+        )
+        if extra:
+            raise OptionError(
+                option, json.dumps(offsets), f"offsets of the read's topics only (not {', '.join(extra)})"
+            )
     max_per_trigger = _int(options, "maxOffsetsPerTrigger", 1)
     if max_per_trigger is not None and not streaming:
         raise OptionError(

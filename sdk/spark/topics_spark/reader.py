@@ -91,22 +91,32 @@ def stream_min_partitions(opts: ReadOptions) -> int:
     return opts.min_partitions or 1
 
 
-def report_lost(opts: ReadOptions, lost: list[tuple[str, int, int]]) -> None:
-    """Start cursors already behind the earliest retained record: fail (``failOnDataLoss``), or
-    say on the driver which seqs the read skips."""
-    for name, first, last in lost:
-        message = f'topic "{name}": seqs {first}..{last} were lost before this read started'
-        if opts.fail_on_data_loss:
-            raise DataLossError(f"{message}; set failOnDataLoss=false to read on without them")
-        log.warning("%s; skipped (failOnDataLoss=false)", message)
+def lost(opts: ReadOptions, loss: o.Loss, when: str) -> None:
+    """Records of a read that are gone: raise :class:`DataLossError` (``failOnDataLoss``), or
+    log a warning naming them and go on without them."""
+    message = f'topic "{loss.topic}": seqs {loss.first}..{loss.last} were lost ({loss.reason}) {when}'
+    if opts.fail_on_data_loss:
+        raise DataLossError(f"{message}; set failOnDataLoss=false to read on without them")
+    log.warning("%s; skipped (failOnDataLoss=false)", message)
+
+
+def report_losses(opts: ReadOptions, starts: Offsets, now: dict[str, o.Position]) -> None:
+    """On the driver, at planning: the losses the read meets at its start cursors."""
+    for loss in o.probe_losses(opts.connection, starts, now):
+        lost(opts, loss, "before this read started")
 
 
 # -- a task ----------------------------------------------------------------------------------
 
 
+REACHED = "before this read reached them"
+
+
 def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
     """The rows of ``part`` as Arrow record batches of at most :data:`ROWS_PER_BATCH` rows,
-    in seq order; the same rows every time the range is read (its bounds are fixed)."""
+    in seq order; the same rows every time the range is read (its bounds are fixed). A tombstone
+    in the range, or the topic gone, is lost data (:func:`lost`); rows outside the range that a
+    recreated topic's cursor reset would bring back are dropped."""
     with o.client(opts.connection) as c:
         records = c.read_raw(
             part.topic,
@@ -120,26 +130,32 @@ def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
         batch: list[topics.RawRecord] = []
         try:
             for record in records:
+                if record.seq <= part.start:
+                    continue
                 batch.append(record)
                 if len(batch) >= ROWS_PER_BATCH:
                     yield _arrow(part.topic, batch)
                     batch = []
-        except topics.DataLoss as lost:
-            first, last = max(lost.gap_from, part.start + 1), min(lost.gap_to, part.end)
-            raise DataLossError(
-                f'topic "{part.topic}": seqs {first}..{last} were lost ({lost.reason}) before this read '
-                "reached them; set failOnDataLoss=false to read on without them"
-            ) from None
+        except topics.DataLoss as gap:
+            lost(opts, _clipped(part, gap.gap_from, gap.gap_to, gap.reason), "before this read reached them")
+        except topics.TopicNotFound:
+            lost(
+                opts,
+                o.Loss(part.topic, part.start + 1, part.end, "topic deleted"),
+                "after this read was planned",
+            )
+            return
         if batch:
             yield _arrow(part.topic, batch)
-        for gap in records.gaps:
-            log.warning(
-                'topic "%s": seqs %d..%d were lost (%s); skipped (failOnDataLoss=false)',
-                part.topic,
-                max(gap.gap_from, part.start + 1),
-                min(gap.gap_to, part.end),
-                gap.reason,
+        for tomb in records.gaps:
+            lost(
+                opts, _clipped(part, tomb.gap_from, tomb.gap_to, tomb.reason), "before this read reached them"
             )
+
+
+def _clipped(part: TopicRange, first: int, last: int, reason: str) -> o.Loss:
+    """The share of a gap inside ``part``."""
+    return o.Loss(part.topic, max(first, part.start + 1), min(last, part.end), reason)
 
 
 def _read(opts: ReadOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -183,7 +199,7 @@ class TopicsReader(DataSourceReader):
         if isinstance(opts.ending, dict):  # an end asked for (not "latest") before the start
             o.check_order(starts, {t: seq for t, seq in opts.ending.items() if seq >= 0})
         ends = {t: max(starts[t], end) for t, end in o.clamp(wanted, now).items()}  # past the head: empty
-        report_lost(opts, o.lost_before(starts, now))
+        report_losses(opts, starts, now)
         return _partitions(o.plan(starts, ends, default_min_partitions(opts)))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -195,54 +211,60 @@ class TopicsReader(DataSourceReader):
 
 class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """A streaming read. Offsets are ``{"topic": cursor}`` maps; a micro-batch reads each topic's
-    ``(start, end]``. With ``topicPrefix`` the topics are listed again at every micro-batch, so a
-    new topic is read from its earliest record at the next one. ``maxOffsetsPerTrigger`` caps
-    the seqs per micro-batch; ``Trigger.AvailableNow`` reads up to the heads seen at its start."""
+    ``(start, end]``. With ``topicPrefix`` the topics are listed again at every micro-batch: a new
+    topic enters the offsets at its earliest retained record (a micro-batch with no rows of it,
+    whatever it lost before the stream saw it is not this stream's loss) and is read from the
+    next one on. ``maxOffsetsPerTrigger`` caps the seqs per micro-batch; ``Trigger.AvailableNow``
+    reads up to the heads seen at its start. A head behind the stream's cursor (the topic was
+    deleted and recreated: seqs restart at 1) is lost data; without ``failOnDataLoss`` the new
+    incarnation is read from its start."""
 
     def __init__(self, opts: ReadOptions) -> None:
         self.opts = opts
-        self._target: Offsets | None = None
+        self._target: dict[str, o.Position] | None = None
+
+    def _now(self) -> dict[str, o.Position]:
+        return o.positions(self.opts.connection, self.opts, missing_ok=True)
 
     def initialOffset(self) -> Offsets:
-        now = o.positions(self.opts.connection, self.opts, missing_ok=True)
+        now = self._now()
         starts = o.resolve(self.opts.starting, now, default=EARLIEST)
-        report_lost(self.opts, o.lost_before(starts, now))
-        return o.as_offset(starts.items())
+        report_losses(self.opts, starts, now)
+        # a cursor past the head is the head (the contract's rule), not a topic "behind" its cursor
+        return o.as_offset((t, min(c, now[t].head)) for t, c in starts.items())
 
     def getDefaultReadLimit(self) -> ReadLimit:
         n = self.opts.max_offsets_per_trigger
         return ReadMaxRows(n) if n else ReadAllAvailable()
 
-    def _heads(self) -> Offsets:
-        now = o.positions(self.opts.connection, self.opts, missing_ok=True)
-        return {t: p.head for t, p in now.items()}
-
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
-        heads = self._heads() if self._target is None else dict(self._target)
-        heads.update({t: c for t, c in start.items() if t not in heads})  # gone or not listed: stay put
-        self._check_behind(start, heads)
+        now = self._now() if self._target is None else self._target
+        new = {t: p.earliest for t, p in now.items() if t not in start}
+        heads = {t: now[t].head if t in now else c for t, c in start.items()}  # gone: stay put
+        behind = {t: heads[t] for t in sorted(heads) if heads[t] < start[t]}
+        for name, head in behind.items():
+            self._behind(name, head, start[name])
+        steady = {t: c for t, c in start.items() if t not in behind}
         max_seqs = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        return o.as_offset(o.capped(start, heads, max_seqs).items())
+        ends = o.capped(steady, heads, max_seqs)
+        return o.as_offset([*ends.items(), *behind.items(), *new.items()])
 
-    def _check_behind(self, start: Offsets, heads: Offsets) -> None:
-        """A head behind the stream's cursor: the topic was deleted and recreated (its seqs
-        start again at 1). Its records up to the old cursor are never read — lost to this
-        stream: fail (``failOnDataLoss``) or warn, then go on from the old cursor."""
-        for name in sorted(start):
-            if heads[name] < start[name]:
-                message = (
-                    f'topic "{name}": its head ({heads[name]}) is behind this stream\'s offset '
-                    f"({start[name]}) — it was recreated; its seqs up to {start[name]} are not read"
-                )
-                if self.opts.fail_on_data_loss:
-                    raise DataLossError(f"{message}; set failOnDataLoss=false to read on from there")
-                log.warning("%s (failOnDataLoss=false)", message)
+    def _behind(self, name: str, head: int, cursor: int) -> None:
+        """Topic ``name`` was deleted (and maybe recreated) under the stream: what the old topic
+        held after ``cursor`` and was not read is gone. Fail, or warn and read the new one."""
+        message = (
+            f'topic "{name}" was deleted or recreated: its head ({head}) is behind this stream\'s '
+            f"offset ({cursor}); records of the old topic after {cursor} not yet read are lost"
+        )
+        if self.opts.fail_on_data_loss:
+            raise DataLossError(f"{message}; set failOnDataLoss=false to read the new topic from its start")
+        log.warning("%s; reading the new topic from its start (failOnDataLoss=false)", message)
 
-    def reportLatestOffset(self) -> Offsets:
-        return o.as_offset(self._heads().items())
+    def reportLatestOffset(self) -> Offsets | None:
+        return None  # Spark shows the offsets of each micro-batch; no extra listing per trigger
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._target = self._heads()
+        self._target = self._now()
 
     def partitions(self, start: Offsets, end: Offsets) -> list[TopicRange]:
         return _partitions(o.plan(start, end, stream_min_partitions(self.opts)))

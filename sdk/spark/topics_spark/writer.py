@@ -24,9 +24,10 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import hashlib
+import json
 import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,7 +99,13 @@ def warn_if_window_short(opts: WriteOptions) -> None:
         try:
             window = c.topic(opts.topic, touch=False).config.idempotency_window_ms
         except topics.TopicNotFound:
-            return  # created by the first append, with the server's default window
+            log.warning(
+                'topic "%s" does not exist: the write creates it with the server\'s default '
+                "idempotency_window_ms (120 s unless configured) — create it first with a longer "
+                "window for effectively-once over longer outages",
+                opts.topic,
+            )
+            return
         except (topics.Forbidden, topics.Unauthorized):
             return  # a write-only key may not read the topic's config: no check, no failure
     if window < SHORT_WINDOW_MS:
@@ -130,8 +137,12 @@ def report(messages: list[WriteCommit | None], what: str) -> None:
 
 
 def _json_default(value: Any) -> Any:
+    """What orjson cannot encode itself: decimals exactly as their text (never through a float:
+    ``DECIMAL(38,18)`` sums stay exact), UTF-8 bytes as text, intervals as seconds."""
     if isinstance(value, decimal.Decimal):
-        return float(value) if value != value.to_integral_value() else int(value)
+        if not value.is_finite():
+            raise TypeError(f"{value} is not a JSON number")
+        return orjson.Fragment(str(value))
     if isinstance(value, bytes | bytearray):
         return value.decode()
     if isinstance(value, dt.timedelta):
@@ -139,46 +150,123 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot encode {type(value).__name__} as JSON")
 
 
-def _encoded(value: Any) -> Any:
-    """A struct/map/array/number value as the JSON it becomes (dates as ISO 8601 text)."""
-    return orjson.Fragment(orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS))
+class _BadValue(ValueError):
+    """Row ``index`` of a column cannot become a record field."""
+
+    def __init__(self, index: int, problem: str) -> None:
+        super().__init__(problem)
+        self.index = index
 
 
-def _json_text(text: str | bytes | None, what: str) -> Any:
-    """JSON text checked and spliced in unchanged (``orjson.Fragment``)."""
-    if text is None:
-        return None
+def _is_text(kind: pa.DataType) -> bool:
+    t = pa.types
+    return any(
+        check(kind)
+        for check in (
+            t.is_string,
+            t.is_large_string,
+            t.is_string_view,
+            t.is_binary,
+            t.is_large_binary,
+            t.is_binary_view,
+        )
+    )
+
+
+def _json_value(text: bytes) -> Any:
+    """``text`` parsed, by orjson, else by the standard library (which takes what orjson
+    refuses but the server stores, such as ``1e400``); raises ``ValueError``."""
     try:
-        orjson.loads(text)
-    except orjson.JSONDecodeError as err:
-        raise RowError(
-            f"{what} is not JSON text ({err}); set dataFormat=string to store strings as is"
-        ) from None
-    return orjson.Fragment(text if isinstance(text, bytes) else text.encode())
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
-def _converter(kind: pa.DataType, column: str, opts: WriteOptions) -> Callable[[Any, str], Any]:
-    """How one column's Python values become a record field."""
-    textual = pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind)
-    if column in ("tag", "node"):
-        return lambda v, where: v
+def _texts(values: list[Any], column: str) -> list[bytes | None]:
+    out: list[bytes | None] = []
+    for i, value in enumerate(values):
+        if value is None or type(value) is bytes:
+            out.append(value)
+        elif isinstance(value, str):
+            out.append(value.encode())
+        else:
+            try:
+                out.append(bytes(value))
+            except TypeError:
+                raise _BadValue(i, f"{column} is not text") from None
+    return out
+
+
+def _json_texts(values: list[Any], column: str, *, objects: bool) -> list[Any]:
+    """JSON text checked (an object, with ``objects``) and spliced in unchanged: a value the
+    server stores exactly as written, and never a fragment that could break the request body."""
+    out: list[Any] = []
+    fragment = orjson.Fragment
+    for i, text in enumerate(_texts(values, column)):
+        if text is None:
+            out.append(None)
+            continue
+        try:
+            parsed = _json_value(text)
+        except ValueError as err:
+            hint = "" if objects else "; set dataFormat=string to store strings as is"
+            raise _BadValue(i, f"{column} is not JSON text ({err}){hint}") from None
+        if objects and not isinstance(parsed, dict):
+            raise _BadValue(i, f"{column} must be a JSON object, not {type(parsed).__name__}")
+        out.append(fragment(text))
+    return out
+
+
+def _encoded(values: list[Any], column: str) -> list[Any]:
+    """Struct, map, array, number, boolean, date… values as the JSON they become."""
+    out: list[Any] = []
+    for i, value in enumerate(values):
+        if value is None:
+            out.append(None)
+            continue
+        try:
+            out.append(
+                orjson.Fragment(orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS))
+            )
+        except (TypeError, ValueError) as err:
+            raise _BadValue(i, f"{column} cannot be encoded as JSON ({err})") from None
+    return out
+
+
+def _strings(values: list[Any], column: str) -> list[Any]:
+    try:
+        return [v.decode() if isinstance(v, bytes) else v for v in values]
+    except UnicodeDecodeError as err:
+        bad = next(i for i, v in enumerate(values) if isinstance(v, bytes) and not _utf8(v))
+        raise _BadValue(bad, f"{column} is not UTF-8 text ({err.reason})") from None
+
+
+def _utf8(value: bytes) -> bool:
+    try:
+        value.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _field(array: Any, column: str, opts: WriteOptions) -> list[Any]:
+    """One column of a batch as record field values, all rows at once."""
+    values: list[Any] = array.to_pylist(maps_as_pydicts="strict")
+    text = _is_text(array.type)
+    if column in ("tag", "node", "topic"):
+        return values
     if column == "meta":
-        return _meta_text if textual else lambda v, where: v
-    if not textual:
-        return lambda v, where: None if v is None else _encoded(v)
+        if text:
+            return _json_texts(values, column, objects=True)
+        for i, value in enumerate(values):
+            if value is not None and not isinstance(value, dict):
+                raise _BadValue(i, f"meta must be a struct or map, not {type(value).__name__}")
+        return _encoded(values, column)
+    if not text:
+        return _encoded(values, column)
     if opts.data_format == "string":
-        return lambda v, where: v.decode() if isinstance(v, bytes) else v
-    return lambda v, where: _json_text(v, f"{where}: {column}")
-
-
-def _meta_text(value: str | bytes, where: str) -> Any:
-    try:
-        parsed = orjson.loads(value)
-    except orjson.JSONDecodeError as err:
-        raise RowError(f"{where}: meta is not JSON text ({err})") from None
-    if not isinstance(parsed, dict):
-        raise RowError(f"{where}: meta must be a JSON object, not {type(parsed).__name__}")
-    return parsed
+        return _strings(values, column)
+    return _json_texts(values, column, objects=False)
 
 
 class _Partition:
@@ -188,7 +276,7 @@ class _Partition:
         self.opts = opts
         self.key_prefix = key_prefix
         self.commit = WriteCommit(partition)
-        self.pending: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        self.pending: dict[str, tuple[list[int], list[dict[str, Any]]]] = {}
         self.client = o.client(opts.connection)
 
     def run(self, batches: Iterator[pa.RecordBatch]) -> WriteCommit:
@@ -199,58 +287,71 @@ class _Partition:
         self.commit.topics.sort()
         return self.commit
 
+    def _where(self, row: int) -> str:
+        return f"row {row} of partition {self.commit.partition}"
+
     def _take(self, batch: pa.RecordBatch) -> None:
+        """Turns a batch into records column by column, then files them by topic."""
+        first_row = self.commit.rows
         names = {n.lower(): i for i, n in enumerate(batch.schema.names)}
         data_col = "data" if "data" in names else "value"
-        fields: list[tuple[str, list[Any], Callable[[Any, str], Any]]] = []
-        for col in (data_col, "tag", "node", "meta"):
+        columns: dict[str, list[Any]] = {}
+        for col in (data_col, "tag", "node", "meta", "topic"):
             if col in names:
-                i = names[col]
-                values = batch.column(i).to_pylist(maps_as_pydicts="strict")
-                convert = _converter(batch.schema.types[i], col, self.opts)
-                fields.append(("data" if col == data_col else col, values, convert))
-        topic_col = batch.column(names["topic"]).to_pylist() if "topic" in names else None
-        for r in range(batch.num_rows):
-            row = self.commit.rows
-            where = f"row {row} of partition {self.commit.partition}"
-            topic = self.opts.topic or (topic_col[r] if topic_col is not None else None)
+                try:
+                    columns[col] = _field(batch.column(names[col]), col, self.opts)
+                except _BadValue as bad:
+                    raise RowError(f"{self._where(first_row + bad.index)}: {bad}") from None
+        records = [{"data": d} for d in columns[data_col]]
+        for name in ("tag", "node", "meta"):
+            for record, value in zip(records, columns.get(name, ()), strict=False):
+                if value is not None:
+                    record[name] = value
+        self.commit.rows += len(records)
+        if self.opts.topic is not None:
+            self._file(self.opts.topic, range(first_row, first_row + len(records)), records)
+            return
+        by_topic: dict[str, tuple[list[int], list[dict[str, Any]]]] = {}
+        for i, (topic, record) in enumerate(zip(columns["topic"], records, strict=True)):
             if not topic:
-                raise RowError(f"{where}: no topic (the topic column is null or empty)")
-            record: dict[str, Any] = {}
-            for name, values, convert in fields:
-                value = values[r]
-                if name == "data":
-                    record["data"] = convert(value, where)
-                elif value is not None:
-                    record[name] = convert(value, where)
-            self.commit.rows += 1
-            block = self.pending.setdefault(topic, [])
-            block.append((row, record))
-            if len(block) >= self.opts.batch_rows:
-                self._append(topic, self.pending.pop(topic))
+                raise RowError(f"{self._where(first_row + i)}: no topic (the topic column is null or empty)")
+            rows, recs = by_topic.setdefault(topic, ([], []))
+            rows.append(first_row + i)
+            recs.append(record)
+        for topic, (rows, recs) in by_topic.items():
+            self._file(topic, rows, recs)
+
+    def _file(self, topic: str, rows: Iterable[int], records: list[dict[str, Any]]) -> None:
+        """Adds rows to ``topic``'s pending block, appending every block that fills up."""
+        pending_rows, pending = self.pending.setdefault(topic, ([], []))
+        pending_rows.extend(rows)
+        pending.extend(records)
+        size = self.opts.batch_rows
+        while len(pending) >= size:
+            self._append(topic, pending_rows[:size], pending[:size])
+            del pending_rows[:size], pending[:size]
 
     def _flush(self) -> None:
         for topic in sorted(self.pending):
-            self._append(topic, self.pending.pop(topic))
+            rows, records = self.pending.pop(topic)
+            if records:
+                self._append(topic, rows, records)
 
-    def _append(self, topic: str, block: list[tuple[int, dict[str, Any]]]) -> None:
-        records = [rec for _, rec in block]
+    def _append(self, topic: str, rows: list[int], records: list[dict[str, Any]]) -> None:
         digest = hashlib.blake2b(orjson.dumps(records), digest_size=8).hexdigest()
         key = f"{self.key_prefix}:{self.commit.blocks}:{digest}"
         try:
             result = self.client.append_many(topic, records, idempotency_key=key)
         except topics.TopicsError as err:
             index = _record_index(err)
-            if index is None or not 0 <= index < len(block):
+            if index is None or not 0 <= index < len(rows):
                 raise
-            row = block[index][0]
             raise RowError(
-                f"row {row} of partition {self.commit.partition} cannot be written to topic "
-                f'"{topic}": {err.message}'
+                f'{self._where(rows[index])} cannot be written to topic "{topic}": {err.message}'
             ) from None
-        if result.count != len(block):  # the key matched a different write: never count it as ours
+        if result.count != len(records):  # the key matched a different write: never count it as ours
             raise RuntimeError(
-                f'topic "{topic}" answered {result.count} records for a block of {len(block)} '
+                f'topic "{topic}" answered {result.count} records for a block of {len(records)} '
                 f"under idempotency key {key!r}: that key was used by another write"
             )
         self.commit.blocks += 1
