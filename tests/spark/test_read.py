@@ -159,7 +159,8 @@ def test_a_task_meeting_a_tombstone_names_the_lost_seqs_of_its_range(
     finally:
         logging.getLogger("topics_spark").removeHandler(caplog.handler)
     assert [s for b in batches for s in b.column("seq").to_pylist()] == list(range(71, 101))
-    assert f'topic "{evicted}": seqs 31..70 were lost (cap) before this read reached them; skipped' in caplog.text
+    message = f'topic "{evicted}": seqs 31..70 were lost (cap) before this read reached them; skipped'
+    assert message in caplog.text
 
 
 @pytest.mark.parametrize(
