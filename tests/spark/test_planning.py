@@ -129,6 +129,8 @@ def test_plan_skips_a_topic_new_to_a_stream_and_rereads_a_recreated_one() -> Non
 
 def test_capped_never_starves_a_small_topic() -> None:
     assert capped({"big": 0, "small": 0}, {"big": 1_000_000, "small": 1}, 1000) == {"big": 999, "small": 1}
+    many = capped(dict.fromkeys(["big", "a", "b", "c"], 0), {"big": 1_000_000, "a": 5, "b": 5, "c": 5}, 1000)
+    assert all(many[t] >= 1 for t in "abc") and sum(many.values()) == 1000
 
 
 @settings(max_examples=300, deadline=None)
@@ -149,3 +151,6 @@ def test_capped_shares_the_budget_and_always_progresses(
     assert all(0 <= taken[t] <= heads[t] - starts[t] for t in bounds)
     assert sum(taken.values()) == min(budget, waiting)
     assert capped(starts, heads, None) == heads
+    backlogged = [t for t in bounds if heads[t] > starts[t]]
+    if budget >= len(backlogged):
+        assert all(taken[t] >= 1 for t in backlogged)  # nobody starved

@@ -266,8 +266,13 @@ def test_values_encode_exactly(server: ServerProcess, name: Callable[[str], str]
             {"data": pa.array(["1", "2"]), "meta": pa.array(["{}", "[1]"])},
             "row 1 of partition 0: meta must be a JSON object",
         ),
-        ({"data": pa.array([b'"ok"', b"\xff"], pa.binary())}, "row 1 of partition 0: data is not JSON text"),
+        ({"data": pa.array([b'"ok"', b"\xff"], pa.binary())}, "row 1 of partition 0: data is not UTF-8 text"),
         ({"data": pa.array(['"a"', '1}, {"data": 2'])}, "row 1 of partition 0: data is not JSON text"),
+        ({"data": pa.array(['"a"', "NaN"])}, "row 1 of partition 0: data is not JSON text"),
+        (
+            {"data": pa.array(["1", "2"]), "meta": pa.array(['{"a":1}', '{"a":NaN}'])},
+            "row 1 of partition 0: meta",
+        ),
     ],
 )
 def test_bad_values_name_their_row(
@@ -282,3 +287,21 @@ def test_bad_values_name_their_row(
             pa.RecordBatch.from_pydict({"data": pa.array([b"ok", b"\xff"])}),
             dataFormat="string",
         )
+
+
+def test_keys_do_not_depend_on_how_rows_arrive_in_batches(
+    server: ServerProcess, name: Callable[[str], str]
+) -> None:
+    """A topic column: the same rows cut into other Arrow batches on a retry send the same keys."""
+    ka, kb = name("ka"), name("kb")
+    rows = pa.RecordBatch.from_pydict(
+        {"data": pa.array(["1", "2", "3", "4"]), "topic": pa.array([ka, kb, kb, ka])}
+    )
+    opts = write_options({"url": server.url, "writeId": "cut", "batchRows": "2"})
+    first = TopicsWriter(opts).write(iter([rows]))
+    again = TopicsWriter(opts).write(iter([rows.slice(0, 3), rows.slice(3)]))
+    assert (first.appended, again.appended, again.deduped) == (4, 0, 4)
+    assert [r.data for r in _records(server, ka)] == [1, 4] and [r.data for r in _records(server, kb)] == [
+        2,
+        3,
+    ]

@@ -49,7 +49,7 @@ def client(conn: Connection) -> topics.Client:
 def positions(conn: Connection, opts: ReadOptions, *, missing_ok: bool) -> dict[str, Position]:
     """The read's topics and where they stand now: every topic under ``opts.prefix`` (one
     listing), or each named topic. A named topic that does not exist raises
-    :class:`topics.TopicNotFound`, unless ``missing_ok`` (a stream waiting for it: empty)."""
+    :class:`topics.TopicNotFound`, unless ``missing_ok`` (a stream waiting for it: left out)."""
     with client(conn) as c:
         if opts.prefix is not None:
             return {s.topic: Position(s.earliest_seq - 1, s.head_seq) for s in c.list_topics(opts.prefix)}
@@ -60,8 +60,7 @@ def positions(conn: Connection, opts: ReadOptions, *, missing_ok: bool) -> dict[
             except topics.TopicNotFound:
                 if not missing_ok:
                     raise
-                out[name] = Position(0, 0)
-                continue
+                continue  # a stream waits for it: it enters like a new topic once it exists
             out[name] = Position(state.earliest_seq - 1, state.head_seq)
         return out
 
@@ -92,47 +91,64 @@ class Loss:
     reason: str
 
 
-def probe_losses(conn: Connection, starts: Mapping[str, int], now: Mapping[str, Position]) -> list[Loss]:
-    """The losses a read starting at ``starts`` will meet at once, as the server reports them:
-    one ``diff`` of one record from each cursor that may be behind its topic's eviction floor
-    or past its head (a recreated topic). Deleted records are no loss (the contract skips them
-    silently), so the earliest retained seq alone cannot tell: the tombstone does."""
-    suspects = [t for t in sorted(starts) if t in now and not now[t].earliest <= starts[t] <= now[t].head]
-    out: list[Loss] = []
-    if not suspects:
+def probe(conn: Connection, cursors: Mapping[str, int]) -> dict[str, topics.DataLoss]:
+    """The tombstone a reader at each cursor meets first, if any, as the server reports it: one
+    ``diff`` of one record per cursor. Topics that do not exist are left out."""
+    out: dict[str, topics.DataLoss] = {}
+    if not cursors:
         return out
     with client(conn) as c:
-        for name in suspects:
-            cursor = starts[name]
+        for name in sorted(cursors):
             try:
-                next(
-                    iter(c.read_raw(name, cursor, page_size=1, include_meta=False, include_tags=False)), None
-                )
+                first = c.read_raw(name, cursors[name], page_size=1, include_meta=False, include_tags=False)
+                next(iter(first), None)
             except topics.DataLoss as lost:
-                out.append(Loss(name, max(lost.gap_from, cursor + 1), lost.gap_to, lost.reason))
+                out[name] = lost
             except topics.TopicNotFound:
-                pass  # gone since it was listed: nothing to read
+                pass
     return out
+
+
+def probe_losses(conn: Connection, starts: Mapping[str, int], now: Mapping[str, Position]) -> list[Loss]:
+    """The losses a read starting at ``starts`` meets at once, as the server reports them, for
+    the cursors that may be behind their topic's eviction floor or past its head. Deleted
+    records are no loss (the contract skips them silently), so the earliest retained seq alone
+    cannot tell: the tombstone does. A cursor past a recreated topic's old head missed nothing."""
+    suspects = {t: c for t, c in starts.items() if t in now and not now[t].earliest <= c <= now[t].head}
+    return [
+        Loss(name, max(lost.gap_from, starts[name] + 1), lost.gap_to, lost.reason)
+        for name, lost in probe(conn, suspects).items()
+        if not (lost.reason == "recreated" and not lost.missed_estimate)
+    ]
 
 
 def capped(starts: Mapping[str, int], heads: Mapping[str, int], max_seqs: int | None) -> Offsets:
     """The end cursors of the next micro-batch for the topics in ``starts``: each one's head,
-    or — when more than ``max_seqs`` seqs are waiting — a share of ``max_seqs`` in proportion to
-    each topic's backlog. Remainders go first to topics whose share rounded down to nothing (a
-    small topic is never starved by a big one while the budget has a seq for it), then to the
-    largest backlogs; at least one seq of progress when anything waits."""
+    or — when more than ``max_seqs`` seqs are waiting — a share of ``max_seqs``: first one seq
+    to every waiting topic (while the budget lasts, smallest backlogs first), so no topic is
+    starved by a bigger one; the rest in proportion to the backlogs left, remainders to the
+    largest. At least one seq of progress when anything waits."""
     backlog = {t: max(0, heads[t] - starts[t]) for t in sorted(starts)}
     total = sum(backlog.values())
     if max_seqs is None or total <= max_seqs:
         return {t: starts[t] + b for t, b in backlog.items()}
-    share = {t: max_seqs * b // total for t, b in backlog.items()}
+    share = dict.fromkeys(backlog, 0)
+    waiting = sorted((t for t, b in backlog.items() if b), key=lambda t: (backlog[t], t))
+    for t in waiting[:max_seqs]:
+        share[t] = 1
     left = max_seqs - sum(share.values())
-    for t in sorted(backlog, key=lambda t: (share[t] > 0, -backlog[t], t)):
-        if left <= 0:
-            break
-        if share[t] < backlog[t]:
-            share[t] += 1
-            left -= 1
+    rest = {t: backlog[t] - share[t] for t in backlog}
+    rest_total = sum(rest.values())
+    if left > 0 and rest_total:
+        for t, r in rest.items():
+            share[t] += left * r // rest_total
+        spare = max_seqs - sum(share.values())
+        for t in sorted(rest, key=lambda t: (-rest[t], t)):
+            if spare <= 0:
+                break
+            if share[t] < backlog[t]:
+                share[t] += 1
+                spare -= 1
     return {t: starts[t] + share[t] for t in backlog}
 
 

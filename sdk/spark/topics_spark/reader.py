@@ -212,15 +212,16 @@ class TopicsReader(DataSourceReader):
 class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """A streaming read. Offsets are ``{"topic": cursor}`` maps; a micro-batch reads each topic's
     ``(start, end]``. With ``topicPrefix`` the topics are listed again at every micro-batch: a new
-    topic enters the offsets at its earliest retained record (a micro-batch with no rows of it,
-    whatever it lost before the stream saw it is not this stream's loss) and is read from the
-    next one on. ``maxOffsetsPerTrigger`` caps the seqs per micro-batch; ``Trigger.AvailableNow``
-    reads up to the heads seen at its start. A head behind the stream's cursor (the topic was
-    deleted and recreated: seqs restart at 1) is lost data; without ``failOnDataLoss`` the new
-    incarnation is read from its start."""
+    topic (or a named one that did not exist yet) enters the offsets at its earliest retained
+    record — a micro-batch with no rows of it: what it lost before the stream saw it is not this
+    stream's loss — and is read from the next one on. ``maxOffsetsPerTrigger`` caps the seqs per
+    micro-batch; ``Trigger.AvailableNow`` reads up to the heads seen at its first micro-batch. A
+    topic deleted and recreated under the stream (the server's ``recreated`` tombstone) is read
+    again from its start; what the old topic held beyond the stream's cursor is lost data."""
 
     def __init__(self, opts: ReadOptions) -> None:
         self.opts = opts
+        self._available_now = False
         self._target: dict[str, o.Position] | None = None
 
     def _now(self) -> dict[str, o.Position]:
@@ -230,7 +231,7 @@ class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         now = self._now()
         starts = o.resolve(self.opts.starting, now, default=EARLIEST)
         report_losses(self.opts, starts, now)
-        # a cursor past the head is the head (the contract's rule), not a topic "behind" its cursor
+        # a cursor past the head is the head (the contract's rule)
         return o.as_offset((t, min(c, now[t].head)) for t, c in starts.items())
 
     def getDefaultReadLimit(self) -> ReadLimit:
@@ -238,33 +239,44 @@ class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadMaxRows(n) if n else ReadAllAvailable()
 
     def latestOffset(self, start: Offsets, limit: ReadLimit) -> Offsets:
-        now = self._now() if self._target is None else self._target
+        if self._available_now and self._target is None:
+            self._target = self._now()  # at the first micro-batch: after initialOffset, never before
+        now = self._target if self._target is not None else self._now()
         new = {t: p.earliest for t, p in now.items() if t not in start}
-        heads = {t: now[t].head if t in now else c for t, c in start.items()}  # gone: stay put
-        behind = {t: heads[t] for t in sorted(heads) if heads[t] < start[t]}
-        for name, head in behind.items():
-            self._behind(name, head, start[name])
-        steady = {t: c for t, c in start.items() if t not in behind}
+        behind = {t: c for t, c in start.items() if t in now and now[t].head < c}
+        recreated = {
+            t: lost for t, lost in o.probe(self.opts.connection, behind).items() if lost.reason == "recreated"
+        }
+        for name, lost in recreated.items():
+            self._recreated(name, start[name], lost)
+        # a recreated topic is read from 0 (plan reads an end behind its start as (0, end]);
+        # a head behind the cursor otherwise (gone, or not recreated) leaves the topic where it is
+        froms = {t: 0 if t in recreated else c for t, c in start.items()}
+        heads = {
+            t: now[t].head if t in now and (t in recreated or t not in behind) else c
+            for t, c in start.items()
+        }
         max_seqs = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        ends = o.capped(steady, heads, max_seqs)
-        return o.as_offset([*ends.items(), *behind.items(), *new.items()])
+        ends = o.capped(froms, heads, max_seqs)
+        return o.as_offset([*ends.items(), *new.items()])
 
-    def _behind(self, name: str, head: int, cursor: int) -> None:
-        """Topic ``name`` was deleted (and maybe recreated) under the stream: what the old topic
-        held after ``cursor`` and was not read is gone. Fail, or warn and read the new one."""
-        message = (
-            f'topic "{name}" was deleted or recreated: its head ({head}) is behind this stream\'s '
-            f"offset ({cursor}); records of the old topic after {cursor} not yet read are lost"
-        )
-        if self.opts.fail_on_data_loss:
-            raise DataLossError(f"{message}; set failOnDataLoss=false to read the new topic from its start")
-        log.warning("%s; reading the new topic from its start (failOnDataLoss=false)", message)
+    def _recreated(self, name: str, cursor: int, lost: topics.DataLoss) -> None:
+        """Topic ``name`` was deleted and recreated under the stream: read the new one from its
+        start; what the old one held beyond ``cursor`` (the server's estimate) is lost."""
+        message = f'topic "{name}" was deleted and recreated after this stream\'s offset {cursor}'
+        if lost.missed_estimate:
+            message += f"; ~{lost.missed_estimate} records of the old topic after {cursor} were never read"
+            if self.opts.fail_on_data_loss:
+                raise DataLossError(
+                    f"{message}; set failOnDataLoss=false to read the new topic from its start"
+                )
+        log.warning("%s; reading the new topic from its start", message)
 
     def reportLatestOffset(self) -> Offsets | None:
         return None  # Spark shows the offsets of each micro-batch; no extra listing per trigger
 
     def prepareForTriggerAvailableNow(self) -> None:
-        self._target = self._now()
+        self._available_now = True  # the target heads are taken at the first latestOffset
 
     def partitions(self, start: Offsets, end: Offsets) -> list[TopicRange]:
         return _partitions(o.plan(start, end, stream_min_partitions(self.opts)))

@@ -24,13 +24,13 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import hashlib
-import json
 import logging
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 import pyarrow as pa
 import topics
@@ -173,33 +173,36 @@ def _is_text(kind: pa.DataType) -> bool:
     )
 
 
-def _json_value(text: bytes) -> Any:
-    """``text`` parsed, by orjson, else by the standard library (which takes what orjson
-    refuses but the server stores, such as ``1e400``); raises ``ValueError``."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
+_ANY_JSON = msgspec.json.Decoder(msgspec.Raw)
+_OBJECT_JSON = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
 def _texts(values: list[Any], column: str) -> list[bytes | None]:
+    """Text values as UTF-8 bytes; binary values must be UTF-8 already (the server takes
+    nothing else)."""
     out: list[bytes | None] = []
     for i, value in enumerate(values):
-        if value is None or type(value) is bytes:
-            out.append(value)
-        elif isinstance(value, str):
-            out.append(value.encode())
-        else:
-            try:
-                out.append(bytes(value))
-            except TypeError:
-                raise _BadValue(i, f"{column} is not text") from None
+        try:
+            if value is None:
+                out.append(None)
+            elif isinstance(value, str):
+                out.append(value.encode())
+            else:
+                raw = bytes(value)
+                raw.decode()
+                out.append(raw)
+        except (UnicodeEncodeError, UnicodeDecodeError) as err:
+            raise _BadValue(i, f"{column} is not UTF-8 text ({err.reason})") from None
+        except TypeError:
+            raise _BadValue(i, f"{column} is not text") from None
     return out
 
 
 def _json_texts(values: list[Any], column: str, *, objects: bool) -> list[Any]:
-    """JSON text checked (an object, with ``objects``) and spliced in unchanged: a value the
-    server stores exactly as written, and never a fragment that could break the request body."""
+    """JSON text checked and spliced in unchanged: a value the server stores exactly as written,
+    and never a fragment that could break the request body. Checked as the server checks it
+    (msgspec, without building Python objects): any JSON value, or an object with ``objects``."""
+    decode = (_OBJECT_JSON if objects else _ANY_JSON).decode
     out: list[Any] = []
     fragment = orjson.Fragment
     for i, text in enumerate(_texts(values, column)):
@@ -207,12 +210,12 @@ def _json_texts(values: list[Any], column: str, *, objects: bool) -> list[Any]:
             out.append(None)
             continue
         try:
-            parsed = _json_value(text)
-        except ValueError as err:
+            decode(text)
+        except msgspec.ValidationError:
+            raise _BadValue(i, f"{column} must be a JSON object") from None
+        except msgspec.DecodeError as err:
             hint = "" if objects else "; set dataFormat=string to store strings as is"
             raise _BadValue(i, f"{column} is not JSON text ({err}){hint}") from None
-        if objects and not isinstance(parsed, dict):
-            raise _BadValue(i, f"{column} must be a JSON object, not {type(parsed).__name__}")
         out.append(fragment(text))
     return out
 
@@ -234,19 +237,14 @@ def _encoded(values: list[Any], column: str) -> list[Any]:
 
 
 def _strings(values: list[Any], column: str) -> list[Any]:
-    try:
-        return [v.decode() if isinstance(v, bytes) else v for v in values]
-    except UnicodeDecodeError as err:
-        bad = next(i for i, v in enumerate(values) if isinstance(v, bytes) and not _utf8(v))
-        raise _BadValue(bad, f"{column} is not UTF-8 text ({err.reason})") from None
-
-
-def _utf8(value: bytes) -> bool:
-    try:
-        value.decode()
-    except UnicodeDecodeError:
-        return False
-    return True
+    """``dataFormat=string``: each value stored as a JSON string (binary must be UTF-8)."""
+    out: list[Any] = []
+    for i, value in enumerate(values):
+        try:
+            out.append(value.decode() if isinstance(value, bytes) else value)
+        except UnicodeDecodeError as err:
+            raise _BadValue(i, f"{column} is not UTF-8 text ({err.reason})") from None
+    return out
 
 
 def _field(array: Any, column: str, opts: WriteOptions) -> list[Any]:
@@ -277,6 +275,7 @@ class _Partition:
         self.key_prefix = key_prefix
         self.commit = WriteCommit(partition)
         self.pending: dict[str, tuple[list[int], list[dict[str, Any]]]] = {}
+        self.blocks: dict[str, int] = {}
         self.client = o.client(opts.connection)
 
     def run(self, batches: Iterator[pa.RecordBatch]) -> WriteCommit:
@@ -296,7 +295,8 @@ class _Partition:
         names = {n.lower(): i for i, n in enumerate(batch.schema.names)}
         data_col = "data" if "data" in names else "value"
         columns: dict[str, list[Any]] = {}
-        for col in (data_col, "tag", "node", "meta", "topic"):
+        wanted = (data_col, "tag", "node", "meta") + (("topic",) if self.opts.topic is None else ())
+        for col in wanted:
             if col in names:
                 try:
                     columns[col] = _field(batch.column(names[col]), col, self.opts)
@@ -339,7 +339,9 @@ class _Partition:
 
     def _append(self, topic: str, rows: list[int], records: list[dict[str, Any]]) -> None:
         digest = hashlib.blake2b(orjson.dumps(records), digest_size=8).hexdigest()
-        key = f"{self.key_prefix}:{self.commit.blocks}:{digest}"
+        block = self.blocks.get(topic, 0)  # per topic: keys are, and blocks must not depend on batch cuts
+        self.blocks[topic] = block + 1
+        key = f"{self.key_prefix}:{block}:{digest}"
         try:
             result = self.client.append_many(topic, records, idempotency_key=key)
         except topics.TopicsError as err:
