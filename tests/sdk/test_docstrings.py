@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import pytest
 import topics
+import topics._transport
 import topics.client
 import topics.errors
 import topics.models
@@ -16,7 +17,9 @@ from tests.server.processes import ServerProcess
 
 
 @pytest.mark.parametrize(
-    "module", [topics, topics.client, topics.errors, topics.models, topics.worker], ids=lambda m: m.__name__
+    "module",
+    [topics, topics._transport, topics.client, topics.errors, topics.models, topics.worker],
+    ids=lambda m: m.__name__,
 )
 def test_examples_run(
     module: object, make_server: Callable[..., ServerProcess], monkeypatch: pytest.MonkeyPatch

@@ -3,6 +3,8 @@ forms; seq ranges cover each seq exactly once; micro-batch caps share a budget f
 
 from __future__ import annotations
 
+import doctest
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -154,3 +156,10 @@ def test_capped_shares_the_budget_and_always_progresses(
     backlogged = [t for t in bounds if heads[t] > starts[t]]
     if budget >= len(backlogged):
         assert all(taken[t] >= 1 for t in backlogged)  # nobody starved
+
+
+def test_the_options_module_examples_run() -> None:
+    import topics_spark.options
+
+    result = doctest.testmod(topics_spark.options)
+    assert result.attempted and not result.failed

@@ -14,6 +14,7 @@ topics (``create_topic``, ``topic``, ``list_topics``, ``delete_topic``), writes 
 Errors are :class:`topics.TopicsError` subclasses, one per ``error.code``.
 """
 
+from ._transport import Settings
 from .client import AsyncClient, AsyncReadIterator, Client, ReadIterator
 from .errors import (
     BatchTooLarge,
@@ -68,6 +69,7 @@ from .watch import AsyncWatch, Watch
 from .worker import Backoff, Retry, Worker, WorkerStats
 
 __all__ = [
+    "Settings",
     "AckResult",
     "AppendResult",
     "AsyncClient",

@@ -9,7 +9,6 @@ with ``httpx.AsyncClient``), so paging, chunking and gap handling are written on
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ import orjson
 from . import _generated as g
 from ._generated import Route
 from ._transport import Call
-from .errors import BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, TopicsError
+from .errors import RECORD_FIELD, BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, TopicsError
 from .models import (
     AckResult,
     AppendResult,
@@ -231,11 +230,8 @@ def _shift_record_index(err: TopicsError, by: int) -> None:
     if isinstance(detail.get("index"), int):
         detail["index"] += by
     field = detail.get("field")
-    if isinstance(field, str) and (m := _RECORD_FIELD.match(field)):
+    if isinstance(field, str) and (m := RECORD_FIELD.match(field)):
         detail["field"] = f"records[{int(m[1]) + by}]{field[m.end() :]}"
-
-
-_RECORD_FIELD = re.compile(r"records\[(\d+)\]")
 
 
 def merge_appends(results: Sequence[AppendResult]) -> AppendResult:
@@ -427,36 +423,37 @@ def _counters(queue: str) -> Call[QueueCounters]:
     return Call(g.get_topic_route(queue, touch=False), parse)
 
 
-def ack(queue: str, node: str, jobs: Iterable[Job | int]) -> Steps:
+def _settle(
+    queue: str,
+    node: str,
+    jobs: Iterable[Job | int],
+    route: Callable[[str, dict[str, Any]], Route],
+    parse: Callable[[Any], Any],
+    **extra: Any,
+) -> Steps:
+    """Sends ack or nack batches; returns their answers, the skipped seqs and the queue's last
+    ``ready``/``in_flight`` counters (asked for when there was nothing to send)."""
     results = []
-    for body in _lease_batches(queue, node, jobs):
-        results.append((yield Call(g.ack_route(queue, body), g.ack_result)))
-    if not results:
+    for body in _lease_batches(queue, node, jobs, **extra):
+        results.append((yield Call(route(queue, body), parse)))
+    if results:
+        ready, in_flight = results[-1].ready, results[-1].in_flight
+    else:
         counters = yield _counters(queue)
-        return AckResult(queue, 0, [], counters.ready, counters.in_flight)
-    return AckResult(
-        queue,
-        sum(r.acked for r in results),
-        [s for r in results for s in r.skipped],
-        results[-1].ready,
-        results[-1].in_flight,
-    )
+        ready, in_flight = counters.ready, counters.in_flight
+    return results, [s for r in results for s in r.skipped], ready, in_flight
+
+
+def ack(queue: str, node: str, jobs: Iterable[Job | int]) -> Steps:
+    results, skipped, ready, in_flight = yield from _settle(queue, node, jobs, g.ack_route, g.ack_result)
+    return AckResult(queue, sum(r.acked for r in results), skipped, ready, in_flight)
 
 
 def nack(queue: str, node: str, jobs: Iterable[Job | int], delay_ms: int) -> Steps:
-    results = []
-    for body in _lease_batches(queue, node, jobs, delay_ms=delay_ms or None):
-        results.append((yield Call(g.nack_route(queue, body), g.nack_result)))
-    if not results:
-        counters = yield _counters(queue)
-        return NackResult(queue, 0, [], counters.ready, counters.in_flight)
-    return NackResult(
-        queue,
-        sum(r.nacked for r in results),
-        [s for r in results for s in r.skipped],
-        results[-1].ready,
-        results[-1].in_flight,
+    results, skipped, ready, in_flight = yield from _settle(
+        queue, node, jobs, g.nack_route, g.nack_result, delay_ms=delay_ms or None
     )
+    return NackResult(queue, sum(r.nacked for r in results), skipped, ready, in_flight)
 
 
 def extend(queue: str, node: str, jobs: Iterable[Job | int], lease_ms: int | None) -> Steps:

@@ -46,8 +46,13 @@ USER_AGENT = "topics-python/0.1.0"
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Where and how a client connects. ``url``/``api_key`` fall back to ``TOPICS_URL`` /
-    ``TOPICS_API_KEY``, then ``http://127.0.0.1:4000`` and no key."""
+    """Where and how a client connects (``client.settings``). ``url``/``api_key`` fall back to
+    ``TOPICS_URL`` / ``TOPICS_API_KEY``, then ``http://127.0.0.1:4000`` and no key —
+    :meth:`resolve` applies the fallbacks, e.g. once on a Spark driver for every task.
+
+    >>> Settings.resolve("http://h:4000/", None, 10.0, 3).url
+    'http://h:4000'
+    """
 
     url: str
     api_key: str | None

@@ -15,7 +15,11 @@ True
 from __future__ import annotations
 
 import builtins
+import re
 from typing import Any
+
+RECORD_FIELD = re.compile(r"records\[(\d+)\]")
+"""How ``detail.field`` names a record of a write: ``records[<index>]…``."""
 
 
 class TopicsError(Exception):
@@ -39,6 +43,21 @@ class TopicsError(Exception):
         self.code = code
         self.message = message
         self.detail: dict[str, Any] = detail or {}
+
+    @property
+    def record_index(self) -> int | None:
+        """The index (in the caller's list) of the record this error is about — ``detail.index``,
+        or ``i`` of ``detail.field`` ``records[i]…`` — or ``None`` when it names none.
+
+        >>> InvalidRequest(400, "invalid_request", "too long", {"field": "records[3].tag"}).record_index
+        3
+        """
+        index = self.detail.get("index")
+        if isinstance(index, int):
+            return index
+        field = self.detail.get("field")
+        match = RECORD_FIELD.match(field) if isinstance(field, str) else None
+        return int(match[1]) if match else None
 
 
 class InvalidRequest(TopicsError):

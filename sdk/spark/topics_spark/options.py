@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
+
+import topics
 
 EARLIEST = -2
 """An offset (cursor) meaning "the topic's earliest retained record" (Kafka's ``-2``)."""
@@ -103,7 +104,6 @@ READ_OPTIONS = [
     "pageSize",
 ]
 WRITE_OPTIONS = ["url", "apiKey", "timeout", "topic", "path", "writeId", "dataFormat", "batchRows"]
-DEFAULT_URL = "http://127.0.0.1:4000"
 MAX_PAGE = 1000
 """The contract's ``TOPICS_MAX_LIMIT``: a diff page holds at most this many records."""
 MAX_WRITE_ID = 128
@@ -173,10 +173,9 @@ def connection(options: Mapping[str, str]) -> Connection:
             raise OptionError("timeout", raw_timeout, "seconds, a number > 0") from None
         if not timeout > 0:
             raise OptionError("timeout", raw_timeout, "seconds, a number > 0")
-    # resolved here, on the driver, so tasks on other machines use the same server and key
-    url = url or os.environ.get("TOPICS_URL") or DEFAULT_URL
-    api_key = _get(options, "apiKey") or os.environ.get("TOPICS_API_KEY") or None
-    return Connection(url=url, api_key=api_key, timeout=timeout)
+    # resolved here, on the driver (the SDK's fallbacks), so tasks elsewhere use the same server and key
+    settings = topics.Settings.resolve(url, _get(options, "apiKey"), timeout, retries=3)
+    return Connection(url=settings.url, api_key=settings.api_key, timeout=timeout)
 
 
 def _topic_names(raw: str, option: str) -> tuple[str, ...]:

@@ -109,9 +109,6 @@ def report_losses(opts: ReadOptions, starts: Offsets, now: dict[str, o.Position]
 # -- a task ----------------------------------------------------------------------------------
 
 
-REACHED = "before this read reached them"
-
-
 def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
     """The rows of ``part`` as Arrow record batches of at most :data:`ROWS_PER_BATCH` rows,
     in seq order; the same rows every time the range is read (its bounds are fixed). A tombstone
@@ -137,7 +134,7 @@ def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
                     yield _arrow(part.topic, batch)
                     batch = []
         except topics.DataLoss as gap:
-            lost(opts, _clipped(part, gap.gap_from, gap.gap_to, gap.reason), "before this read reached them")
+            lost(opts, _clipped(part, gap), "before this read reached them")
         except topics.TopicNotFound:
             lost(
                 opts,
@@ -148,14 +145,12 @@ def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
         if batch:
             yield _arrow(part.topic, batch)
         for tomb in records.gaps:
-            lost(
-                opts, _clipped(part, tomb.gap_from, tomb.gap_to, tomb.reason), "before this read reached them"
-            )
+            lost(opts, _clipped(part, tomb), "before this read reached them")
 
 
-def _clipped(part: TopicRange, first: int, last: int, reason: str) -> o.Loss:
+def _clipped(part: TopicRange, gap: topics.DataLoss | topics.Tombstone) -> o.Loss:
     """The share of a gap inside ``part``."""
-    return o.Loss(part.topic, max(first, part.start + 1), min(last, part.end), reason)
+    return o.Loss(part.topic, max(gap.gap_from, part.start + 1), min(gap.gap_to, part.end), gap.reason)
 
 
 def _read(opts: ReadOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:

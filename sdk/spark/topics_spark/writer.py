@@ -50,7 +50,6 @@ log = logging.getLogger("topics_spark")
 SHORT_WINDOW_MS = 15 * 60_000
 """Below this ``idempotency_window_ms`` the driver warns: a task retried or a micro-batch
 replayed later than the window (a query restarted after a long stop) would append again."""
-COLUMNS = ("data", "value", "tag", "node", "meta", "topic")
 
 
 class RowError(ValueError):
@@ -345,7 +344,7 @@ class _Partition:
         try:
             result = self.client.append_many(topic, records, idempotency_key=key)
         except topics.TopicsError as err:
-            index = _record_index(err)
+            index = err.record_index
             if index is None or not 0 <= index < len(rows):
                 raise
             raise RowError(
@@ -363,19 +362,6 @@ class _Partition:
             self.commit.appended += result.count
         if topic not in self.commit.topics:
             self.commit.topics.append(topic)
-
-
-def _record_index(err: topics.TopicsError) -> int | None:
-    """The index of the record an error names (``detail.index``, or ``records[i]`` in
-    ``detail.field``), if it names one."""
-    index = err.detail.get("index")
-    if isinstance(index, int):
-        return index
-    field_name = err.detail.get("field")
-    if isinstance(field_name, str) and field_name.startswith("records["):
-        digits = field_name[len("records[") :].split("]", 1)[0]
-        return int(digits) if digits.isdigit() else None
-    return None
 
 
 def _partition_id() -> int:
