@@ -45,7 +45,7 @@ _NEVER = 1 << 30
 
 
 class _Chunk:
-    __slots__ = ("batch", "first_seq", "count", "front", "dead", "live", "live_bytes", "tier")
+    __slots__ = ("batch", "first_seq", "count", "front", "dead", "live", "tier")
 
     def __init__(self, batch: RecordBatch, tier: int = _NEVER) -> None:
         self.batch = batch
@@ -55,7 +55,6 @@ class _Chunk:
         self.front = 0
         self.dead: bytearray | None = None
         self.live = batch.count
-        self.live_bytes = len(batch.blob) + 1
 
     def size(self, i: int) -> int:
         b = self.batch
@@ -259,7 +258,6 @@ class RecordLog:
             ch.dead[i] = 1
             n = ch.size(i)
             ch.live -= 1
-            ch.live_bytes -= n
             size += n
             if ch.batch.tags is not None and ch.batch.tags[i] is not None:
                 tagged += 1
@@ -321,7 +319,6 @@ class RecordLog:
             gone.bytes += size
             gone.last_seq = ch.first_seq + end - 1
             ch.live -= n
-            ch.live_bytes -= size
             return
         for i in range(start, end):
             if dead is not None and dead[i]:
@@ -335,7 +332,6 @@ class RecordLog:
             if seqs is not None:
                 seqs.append(ch.first_seq + i)
             ch.live -= 1
-            ch.live_bytes -= size
 
     def _drop_first(self) -> None:
         del self._chunks[0]
@@ -509,7 +505,6 @@ class RecordLog:
             ch.dead[j] = 1
             s = ch.size(j)
             ch.live -= 1
-            ch.live_bytes -= s
             live -= 1
             size -= s
             i = gone.find(1, i + 1)

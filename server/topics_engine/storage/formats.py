@@ -5,7 +5,7 @@ The frame envelope (length, CRC, type, LSN) is ``frames``; file layouts are ``wa
 ``segments`` and ``snapshot``. This module only turns plain values into bytes and back; it knows
 nothing of topics' semantics. All integers are little-endian.
 
-Payloads by frame type (``<`` struct formats; ``NONE16``/``NONE32`` mark an absent field):
+Payloads by frame type (``<`` struct formats; ``NONE16`` marks an absent field):
 
 - ``APPEND``: ``QH`` topic_id, idempotency-key length + key; then the write's records as one
   record batch (:class:`RecordBatch`, :func:`encode_batch`, encoded in C) — the same bytes the
@@ -42,7 +42,6 @@ import orjson
 from .. import _codec
 
 NONE16 = 0xFFFF
-NONE32 = 0xFFFFFFFF
 _LITTLE = sys.byteorder == "little"
 
 _APPEND_HEADER = struct.Struct("<QH")

@@ -203,7 +203,6 @@ class Wal:
         ask for one (the group commit's own window decides)."""
         self._flush_scheduled = False
         self._sync_timer: asyncio.TimerHandle | None = None
-        self._closing = False
         # shared with the sync thread (under _cond, except the two plain ints below)
         self._cond = threading.Condition()
         self._written_lsn = next_lsn - 1
