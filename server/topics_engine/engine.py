@@ -1,8 +1,8 @@
 """The engine: the registry of topics and every topic operation of §1–§5.
 
 Concurrency: one asyncio event loop owns all state; every operation here is synchronous and
-never blocks (long-polls await :class:`Notifier` outside any mutation). Time comes only from the
-injected :class:`Clock`.
+never blocks (long-polls await the :class:`fanout.Hub` outside any mutation). Time comes only from
+the injected :class:`Clock`.
 
 Atomicity: each mutating operation validates everything first and then applies, so a failing
 call changes nothing — a write that lazily creates its topic and is then rejected leaves no
@@ -10,8 +10,8 @@ topic behind.
 
 Persistence is a seam (:class:`persistence.Persistence`): the engine decides a mutation and
 hands it over; the persistence applies it now or once durable, and returns what the
-acknowledgement waits for. Features built on topics (queues, and later routers and watch) are
-composed above the engine and use its public operations; the engine knows none of them.
+acknowledgement waits for. Features built on topics (queues, routers and watch) are composed
+above the engine and use its public operations; the engine knows none of them.
 """
 
 from __future__ import annotations

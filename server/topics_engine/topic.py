@@ -132,7 +132,7 @@ class Topic:
     equal versions mean equal reads, so a watch frame can be shared."""
     durable_seq: int = 0
     """Every record with a seq at or below this is durable (tracked for ``strong`` watchers of
-    ``disk``/``memory`` topics, see ``Persistence.track_durable``)."""
+    ``disk``/``memory`` topics, see ``Engine.watch_strong`` and ``Persistence.when_durable``)."""
     strong_watchers: int = 0
     """Watchers with ``consistency: "strong"``: while any, appends report their durability."""
     usage: Usage = field(default_factory=Usage)

@@ -7,7 +7,8 @@ drops segments that no longer hold a live record, and trims the WAL files wholly
 
 Consistency: the state is captured synchronously on the event loop (a cut). The file work runs
 on the segment thread (:class:`Sealer`) after every frame submitted before the cut is durable.
-The WAL is trimmed last, on the writer thread (it owns the file), once the snapshot is durable.
+The WAL is trimmed last, once the snapshot is durable: its old files are removed on the WAL's
+sync thread (``Wal.run_task``), after every frame submitted before the trim is durable.
 The snapshot LSN is below the first fsync-class frame still waiting to be applied, so such a
 frame is replayed after the snapshot; replay is idempotent, so frames the snapshot already
 covers are harmless. Ephemeral topics contribute metadata only.

@@ -99,8 +99,8 @@ class DataDirectory:
         )
 
     def open(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
-        """After recovery: start the WAL writer and the segment thread, and make the engine
-        persist through them."""
+        """After recovery: open the WAL (with its sync thread) and start the segment thread, and
+        make the engine persist through them."""
         self.engine = engine
         self.wal = Wal(
             self.fs,

@@ -3,8 +3,8 @@ into a new immutable segment, when the hot part reaches the :class:`SegmentPolic
 (events, bytes, age) and at every checkpoint.
 
 Segment and snapshot file work runs on one dedicated thread (:meth:`Sealer.run`) — never on the
-WAL writer, so sealing 100k records or writing a snapshot does not delay a group commit; work
-runs there in submission order. An I/O error on that thread turns the WAL read-only (storage
+WAL's sync thread, so sealing 100k records or writing a snapshot does not delay a group commit;
+work runs there in submission order. An I/O error on that thread turns the WAL read-only (storage
 state is unknown after it).
 """
 
