@@ -3,7 +3,12 @@
 Everything here is shared by :class:`topics.Client` and :class:`topics.AsyncClient`: a request
 is a :class:`Call` (a route, how to parse the answer, whether it may be repeated), and
 :func:`outcome` decides, from an answer or a transport failure, whether the call is done, failed,
-or should be tried again after a delay. The two clients only differ in how they send and sleep.
+or should be tried again after a delay. :class:`Sender` (blocking) and :class:`AsyncSender` run
+that loop on an httpx client; they differ only in how they send and sleep.
+
+The dependency runs one way, as in httpx (whose transports never import the client): a client
+builds its sender, and gives it to what sends on the client's behalf (its watches, a Worker's
+``/work`` stream); nothing here knows :mod:`topics.client`.
 
 Retry rules (the contract's, §0.5–§0.6 and RULINGS 5):
 
@@ -22,7 +27,7 @@ import functools
 import os
 import random
 import ssl
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -206,3 +211,62 @@ def make_sync_http(settings: Settings, transport: httpx.BaseTransport | None) ->
 
 def make_async_http(settings: Settings, transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
     return httpx.AsyncClient(timeout=settings.timeout, transport=transport, verify=_tls())
+
+
+class Sender:
+    """Sends a :class:`Call` on ``http`` with ``settings`` (its URL, headers and ``retries``),
+    retrying by the rules above and waiting with ``sleep``.
+
+    Invariants: it holds no state between calls (one sender serves any number of threads, as
+    ``httpx.Client`` does), and it never closes ``http`` — its owner does.
+    """
+
+    def __init__(self, http: httpx.Client, settings: Settings, sleep: Callable[[float], None]) -> None:
+        self.http = http
+        self.settings = settings
+        self.sleep = sleep
+
+    def send(self, call: Call[T]) -> T:
+        """``call``'s parsed answer, after up to ``settings.retries`` retries; raises the
+        :class:`TopicsError` (or :class:`topics.ConnectionError`) of the last attempt."""
+        attempt = 0
+        while True:
+            try:
+                response = self.http.request(**call.request_args(self.settings))
+            except httpx.TransportError as exc:
+                retry = after_transport_error(call, exc, attempt, self.settings.retries)
+            else:
+                verdict = outcome(call, response, attempt, self.settings.retries)
+                if isinstance(verdict, Done):
+                    return verdict.value
+                retry = verdict
+            self.sleep(retry.delay)
+            attempt += 1
+
+
+class AsyncSender:
+    """:class:`Sender` on an ``httpx.AsyncClient``: ``send`` is a coroutine and ``sleep`` is
+    awaited. The same invariants: stateless between calls, never closes ``http``."""
+
+    def __init__(
+        self, http: httpx.AsyncClient, settings: Settings, sleep: Callable[[float], Awaitable[None]]
+    ) -> None:
+        self.http = http
+        self.settings = settings
+        self.sleep = sleep
+
+    async def send(self, call: Call[T]) -> T:
+        """:meth:`Sender.send`, awaited."""
+        attempt = 0
+        while True:
+            try:
+                response = await self.http.request(**call.request_args(self.settings))
+            except httpx.TransportError as exc:
+                retry = after_transport_error(call, exc, attempt, self.settings.retries)
+            else:
+                verdict = outcome(call, response, attempt, self.settings.retries)
+                if isinstance(verdict, Done):
+                    return verdict.value
+                retry = verdict
+            await self.sleep(retry.delay)
+            attempt += 1

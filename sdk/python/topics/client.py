@@ -16,7 +16,7 @@ from typing import Any, Generic, Self, TypeVar
 import httpx
 
 from . import _ops as ops
-from ._transport import Call, Done, Settings, after_transport_error, make_async_http, make_sync_http, outcome
+from ._transport import AsyncSender, Call, Sender, Settings, make_async_http, make_sync_http
 from .errors import TopicsError
 from .models import (
     AckResult,
@@ -132,6 +132,8 @@ class Client:
         self.settings = Settings.resolve(url, api_key, timeout, retries)
         self._owns_http = http_client is None
         self.http = http_client if http_client is not None else make_sync_http(self.settings, transport)
+        self.sender = Sender(self.http, self.settings, time.sleep)
+        """Sends one request with the retries: what the client's watches are given."""
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -147,18 +149,7 @@ class Client:
             self.http.close()
 
     def _call(self, call: Call[T]) -> T:
-        attempt = 0
-        while True:
-            try:
-                response = self.http.request(**call.request_args(self.settings))
-            except httpx.TransportError as exc:
-                verdict: Any = after_transport_error(call, exc, attempt, self.settings.retries)
-            else:
-                verdict = outcome(call, response, attempt, self.settings.retries)
-                if isinstance(verdict, Done):
-                    return verdict.value  # type: ignore[no-any-return]
-            time.sleep(verdict.delay)
-            attempt += 1
+        return self.sender.send(call)
 
     def _result(self, steps: ops.Steps) -> Any:
         answer, error = None, None
@@ -377,7 +368,7 @@ class Client:
         ('feed', [3, 4])
         """
         options = WatchOptions.of(topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
-        return Watch(self, options)
+        return Watch(self.sender, options)
 
     # -- queues ----------------------------------------------------------------------------
 
@@ -542,6 +533,8 @@ class AsyncClient:
         self.settings = Settings.resolve(url, api_key, timeout, retries)
         self._owns_http = http_client is None
         self.http = http_client if http_client is not None else make_async_http(self.settings, transport)
+        self.sender = AsyncSender(self.http, self.settings, asyncio.sleep)
+        """Sends one request with the retries: what the client's watches and workers are given."""
 
     async def __aenter__(self) -> Self:
         return self
@@ -557,18 +550,7 @@ class AsyncClient:
             await self.http.aclose()
 
     async def _call(self, call: Call[T]) -> T:
-        attempt = 0
-        while True:
-            try:
-                response = await self.http.request(**call.request_args(self.settings))
-            except httpx.TransportError as exc:
-                verdict: Any = after_transport_error(call, exc, attempt, self.settings.retries)
-            else:
-                verdict = outcome(call, response, attempt, self.settings.retries)
-                if isinstance(verdict, Done):
-                    return verdict.value  # type: ignore[no-any-return]
-            await asyncio.sleep(verdict.delay)
-            attempt += 1
+        return await self.sender.send(call)
 
     async def _result(self, steps: ops.Steps) -> Any:
         answer, error = None, None
@@ -704,7 +686,7 @@ class AsyncClient:
     ) -> AsyncWatch:
         """:meth:`Client.watch` with ``async with`` / ``async for``."""
         options = WatchOptions.of(topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
-        return AsyncWatch(self, options)
+        return AsyncWatch(self.sender, options)
 
     async def claim(self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None) -> list[Job]:
         """:meth:`Client.claim`, awaited."""

@@ -14,84 +14,38 @@ or stays silent past ``2 × heartbeat_ms`` + 5 s, reconnects by itself:
 - a record at or below its cursor is never handed out again, and a gap is never crossed without
   a :class:`~topics.Tombstone` (the server sends one; the cursor then moves to ``gap_to``).
 
-The sync and async classes share :class:`WatchState` and :class:`SSEParser` (no I/O in either):
-the state builds the requests, reads the lines and decides on failures; the classes only send,
-stream and sleep.
+The sync and async classes share :class:`WatchState` and the SSE grammar of :mod:`topics._sse`
+(no I/O in either): the state builds the requests, reads the lines and decides on failures; the
+classes only send (with the :class:`~topics._transport.Sender` their client gives them), stream
+and sleep. Nothing here knows the client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
 import httpx
 import msgspec
 import orjson
 
 from . import _generated as g
-from ._transport import Call, Settings, error_of, retryable
+from ._sse import RETRY_DEFAULT_MS, WATCHDOG_SLACK_S, SSEEvent, SSEParser, reconnect_delay_s
+from ._transport import AsyncSender, Call, Sender, Settings, error_of, retryable
 from .errors import ConnectionError, TopicsError
 from .models import CaughtUp, Records, TopicDeleted, WatchEvent
 
-if TYPE_CHECKING:
-    from .client import AsyncClient, Client
-
 log = logging.getLogger("topics.watch")
 
-RETRY_DEFAULT_MS = 2000
-RETRY_MAX_MS = 30_000
-WATCHDOG_SLACK_S = 5.0
 MAX_FAILURES = 20
 """Consecutive failed reconnects (no stream opened) before the watch gives up and raises."""
 
 _NO_EVENTS: tuple[WatchEvent, ...] = ()
-
-
-@dataclass(slots=True)
-class SSEEvent:
-    """One dispatched server-sent event (comments and ``retry:`` are not events)."""
-
-    event: str
-    data: str
-    id: str | None
-
-
-@dataclass(slots=True)
-class SSEParser:
-    """The text/event-stream grammar, a line at a time (lines without their newline)."""
-
-    retry_ms: int | None = None
-    _event: str = ""
-    _data: list[str] = field(default_factory=list)
-    _id: str | None = None
-
-    def feed(self, line: str) -> SSEEvent | None:
-        if not line:
-            if not self._data and not self._event:
-                return None
-            event = SSEEvent(self._event or "message", "\n".join(self._data), self._id)
-            self._event, self._data, self._id = "", [], None
-            return event
-        if line.startswith(":"):
-            return None
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id":
-            self._id = value
-        elif name == "retry" and value.isdigit():
-            self.retry_ms = int(value)
-        return None
 
 
 @dataclass(slots=True)
@@ -126,14 +80,6 @@ class WatchOptions:
             if pos != "tail" and not (isinstance(pos, int) and not isinstance(pos, bool) and pos >= 0):
                 raise ValueError(f"watch: the start of {topic!r} must be a seq >= 0 or 'tail', got {pos!r}")
         return cls(start, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
-
-
-def reconnect_delay_s(retry_ms: int, doublings: int) -> float:
-    """Seconds before reconnecting a stream: the server's ``retry:`` delay doubled ``doublings``
-    times (at most 4, and at most :data:`RETRY_MAX_MS`), with ±20 % jitter. Shared by
-    :class:`Watch` and the Worker's ``/work`` stream."""
-    delay = min(RETRY_MAX_MS, retry_ms * (2 ** min(doublings, 4)))
-    return float(delay * random.uniform(0.8, 1.2) / 1000)
 
 
 class WatchState:
@@ -319,12 +265,12 @@ class Watch:
     where this one stopped.
     """
 
-    def __init__(self, client: Client, options: WatchOptions) -> None:
-        self._client = client
+    def __init__(self, sender: Sender, options: WatchOptions) -> None:
+        self._sender = sender
         self._state = WatchState(options)
         self._events: Iterator[WatchEvent] | None = None
         # the session now, so "tail" means the head when watch() returned
-        self._state.opened(client._call(self._state.session_call()))
+        self._state.opened(sender.send(self._state.session_call()))
 
     @property
     def cursors(self) -> dict[str, int | str]:
@@ -353,18 +299,18 @@ class Watch:
         return next(iter(self))
 
     def _run(self) -> Iterator[WatchEvent]:
-        state, client = self._state, self._client
+        state, sender = self._state, self._sender
         while state.active:
             try:
                 if state.wid is None:
-                    state.opened(client._call(state.session_call()))
+                    state.opened(sender.send(state.session_call()))
                 yield from self._stream()
             except _FAILURES as exc:
                 time.sleep(state.failed(exc))
 
     def _stream(self) -> Iterator[WatchEvent]:
         state = self._state
-        with self._client.http.stream(**state.stream_request(self._client.settings)) as rsp:
+        with self._sender.http.stream(**state.stream_request(self._sender.settings)) as rsp:
             if rsp.status_code != 200:
                 rsp.read()
             if not _check_stream(state, rsp):
@@ -382,8 +328,8 @@ class AsyncWatch:
     """:class:`Watch` for asyncio: ``async with`` and ``async for`` (without ``async with``,
     the session is created, and ``"tail"`` resolved, at the first iteration)."""
 
-    def __init__(self, client: AsyncClient, options: WatchOptions) -> None:
-        self._client = client
+    def __init__(self, sender: AsyncSender, options: WatchOptions) -> None:
+        self._sender = sender
         self._state = WatchState(options)
         self._events: AsyncIterator[WatchEvent] | None = None
 
@@ -394,7 +340,7 @@ class AsyncWatch:
     async def __aenter__(self) -> Self:
         """Creates the session, so ``"tail"`` means the head when the block was entered."""
         if self._state.wid is None:
-            self._state.opened(await self._client._call(self._state.session_call()))
+            self._state.opened(await self._sender.send(self._state.session_call()))
         return self
 
     async def __aexit__(
@@ -417,11 +363,11 @@ class AsyncWatch:
         return await anext(self.__aiter__())
 
     async def _run(self) -> AsyncIterator[WatchEvent]:
-        state, client = self._state, self._client
+        state, sender = self._state, self._sender
         while state.active:
             try:
                 if state.wid is None:
-                    state.opened(await client._call(state.session_call()))
+                    state.opened(await sender.send(state.session_call()))
                 async for event in self._stream():
                     yield event
             except _FAILURES as exc:
@@ -429,7 +375,7 @@ class AsyncWatch:
 
     async def _stream(self) -> AsyncIterator[WatchEvent]:
         state = self._state
-        async with self._client.http.stream(**state.stream_request(self._client.settings)) as rsp:
+        async with self._sender.http.stream(**state.stream_request(self._sender.settings)) as rsp:
             if rsp.status_code != 200:
                 await rsp.aread()
             if not _check_stream(state, rsp):

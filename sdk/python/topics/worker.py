@@ -94,11 +94,11 @@ import orjson
 
 from . import _generated as g
 from ._generated import work_stream_path
+from ._sse import RETRY_DEFAULT_MS, WATCHDOG_SLACK_S, SSEParser, reconnect_delay_s
 from ._transport import error_of, retryable
 from .client import AsyncClient, Client
 from .errors import ConnectionError, NotAQueue, TopicsError
 from .models import Job, TopicState
-from .watch import RETRY_DEFAULT_MS, WATCHDOG_SLACK_S, SSEParser, reconnect_delay_s
 
 __all__ = ["Backoff", "Retry", "Worker", "WorkerStats", "work_stream_path"]
 
@@ -748,12 +748,13 @@ class _Session:
     async def open_stream(self) -> AsyncIterator[httpx.Response]:
         """The /work stream's response once it answered 200. Otherwise raises :class:`_Fallback`
         (no such route, ``mode="auto"``), :class:`_Reconnect` (429, 503) or the error."""
-        settings = self.client.settings
+        sender = self.client.sender
+        settings = sender.settings
         params: dict[str, Any] = {"node": self.node, "max": self.w.concurrency, "lease_ms": self.lease_ms}
         headers = dict(settings.headers(), accept="text/event-stream")
         timeout = httpx.Timeout(settings.timeout, read=2 * STREAM_HEARTBEAT_MS / 1000 + WATCHDOG_SLACK_S)
         url = settings.url + work_stream_path(self.queue)
-        stream = self.client.http.stream("GET", url, params=params, headers=headers, timeout=timeout)
+        stream = sender.http.stream("GET", url, params=params, headers=headers, timeout=timeout)
         async with stream as rsp:
             if rsp.status_code != 200:
                 await rsp.aread()
