@@ -1,0 +1,153 @@
+"""The Worker's value types: the :class:`Backoff` policy, the :class:`Retry` a handler raises,
+the :class:`WorkerStats` a run returns, and the ``Handler`` / ``Mode`` aliases.
+
+Plain values with no I/O, below the worker loop (:mod:`topics._session`) and the public
+:class:`topics.Worker` (:mod:`topics.worker`), which both use them. Their public home is
+``topics`` / ``topics.worker`` (re-exported there; their examples run with ``topics.worker``'s).
+
+Backoff follows the "ulak" reference (``ulak-reliability.txt``, "Retry Strategies"), with its
+retry count being ``job.deliveries - 1`` (the first failure waits the base delay):
+exponential ``base × 2^retry`` capped at ``max``; linear ``base + retry × increment`` capped at
+``max`` (``base`` defaults to the step); fixed ``base``. Not followed: ulak's overflow guard
+("retry counts above 10 return max_delay") — Python integers do not overflow, so the formula holds
+until the cap. Added (ulak has none): jitter — the delay is scaled by a uniform factor in
+``[1 - jitter, 1]``, so it never exceeds the nominal delay or the cap and retries of jobs that
+failed together spread out.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .models import Job
+
+Handler = Callable[[Job], Any]
+"""``handler(job)``: a plain function (run in a thread) or a coroutine function (a task)."""
+Mode = Literal["auto", "push", "poll"]
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """How long a failed job waits before its next delivery, by its delivery count.
+
+    Build one with :meth:`exponential` (the default policy), :meth:`linear` or :meth:`fixed`.
+    ``delay_ms(deliveries)`` is the delay after the ``deliveries``-th delivery failed (the
+    first failure is ``deliveries=1``); ``jitter`` scales it by a random factor in
+    ``[1 - jitter, 1]`` (``jitter=0``: exact).
+
+    >>> policy = Backoff.exponential(base_ms=1000, max_ms=60_000, jitter=0)
+    >>> [policy.delay_ms(n) for n in range(1, 9)]
+    [1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000]
+    >>> 800 <= Backoff.exponential().delay_ms(1) <= 1000
+    True
+    """
+
+    strategy: Literal["exponential", "linear", "fixed"]
+    base_ms: int
+    max_ms: int
+    step_ms: int = 0
+    jitter: float = 0.2
+
+    def __post_init__(self) -> None:
+        if self.base_ms < 0 or self.max_ms < 0 or self.step_ms < 0:
+            raise ValueError("backoff delays must be >= 0")
+        if not 0.0 <= self.jitter <= 1.0:
+            raise ValueError("jitter must be between 0 and 1")
+
+    @classmethod
+    def exponential(cls, base_ms: int = 1000, max_ms: int = 60_000, *, jitter: float = 0.2) -> Backoff:
+        """``base_ms × 2^(deliveries-1)``, at most ``max_ms``.
+
+        >>> Backoff.exponential(500, 3000, jitter=0).delay_ms(3)
+        2000
+        """
+        return cls("exponential", base_ms, max_ms, 0, jitter)
+
+    @classmethod
+    def linear(
+        cls, step_ms: int = 1000, max_ms: int = 60_000, *, base_ms: int | None = None, jitter: float = 0.2
+    ) -> Backoff:
+        """``base_ms + (deliveries-1) × step_ms`` (``base_ms`` defaults to ``step_ms``), at most
+        ``max_ms``.
+
+        >>> Backoff.linear(1000, 2500, jitter=0).delay_ms(2), Backoff.linear(1000, 2500, jitter=0).delay_ms(9)
+        (2000, 2500)
+        """
+        return cls("linear", step_ms if base_ms is None else base_ms, max_ms, step_ms, jitter)
+
+    @classmethod
+    def fixed(cls, delay_ms: int = 1000, *, jitter: float = 0.2) -> Backoff:
+        """The same ``delay_ms`` after every failure.
+
+        >>> Backoff.fixed(500, jitter=0).delay_ms(3)
+        500
+        """
+        return cls("fixed", delay_ms, delay_ms, 0, jitter)
+
+    def nominal_ms(self, deliveries: int) -> int:
+        """The delay before jitter."""
+        retry = max(0, deliveries - 1)
+        if self.strategy == "exponential":
+            if self.base_ms == 0:
+                return 0
+            if retry >= 64:  # past any cap worth having; keeps the integer small
+                return self.max_ms
+            return min(self.max_ms, self.base_ms * (1 << retry))
+        if self.strategy == "linear":
+            return min(self.max_ms, self.base_ms + retry * self.step_ms)
+        return self.base_ms
+
+    def delay_ms(self, deliveries: int) -> int:
+        """The delay (ms) to nack a job with after its ``deliveries``-th delivery failed."""
+        nominal = self.nominal_ms(deliveries)
+        if not self.jitter or not nominal:
+            return nominal
+        return int(nominal * random.uniform(1.0 - self.jitter, 1.0))
+
+
+class Retry(Exception):  # noqa: N818 - the name the issue fixes: `raise topics.Retry(...)`
+    """Raise from a handler to nack its job for another delivery after ``delay_ms``
+    (``None``: the worker's backoff policy decides). It is not counted as a failure.
+
+    >>> err = Retry(delay_ms=250)
+    >>> (err.delay_ms, str(err))
+    (250, 'retry in 250 ms')
+    """
+
+    def __init__(self, delay_ms: int | None = None, *, reason: str | None = None) -> None:
+        if delay_ms is not None and delay_ms < 0:
+            raise ValueError("delay_ms must be >= 0")
+        default = "retry with backoff" if delay_ms is None else f"retry in {delay_ms} ms"
+        super().__init__(reason or default)
+        self.delay_ms = delay_ms
+
+
+@dataclass(slots=True)
+class WorkerStats:
+    """What one ``run()`` / ``drain()`` did. Each job handed to the worker ends in exactly one
+    of ``processed``, ``retried``, ``dead_lettered``, ``lost`` or ``released``; ``failed``
+    counts handler exceptions (not :class:`Retry`) alongside them.
+
+    - ``processed``: the handler returned and the ack was accepted;
+    - ``failed``: the handler raised an exception other than :class:`Retry`;
+    - ``retried``: nacked for another delivery (after an exception or a ``Retry``);
+    - ``dead_lettered``: nacked on its last delivery — the server moves it to the queue's
+      ``dead_letter`` topic at its next claim;
+    - ``lost``: the lease was gone before the job was settled (lease expired and taken, stream
+      dropped, ack/nack skipped): its result was discarded;
+    - ``released``: handed back unprocessed at shutdown (nack without delay, or the ``/work``
+      stream's release on close).
+
+    >>> WorkerStats(processed=2, failed=1, retried=1)
+    WorkerStats(processed=2, failed=1, retried=1, dead_lettered=0, lost=0, released=0)
+    """
+
+    processed: int = 0
+    failed: int = 0
+    retried: int = 0
+    dead_lettered: int = 0
+    lost: int = 0
+    released: int = 0
