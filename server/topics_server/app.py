@@ -43,7 +43,7 @@ from .routes import Operation, RouteTable
 from .settings import Settings
 from .spec import SPEC_PATH, load_document, load_specification
 from .sse import StreamReply
-from .throttle import Admission
+from .throttle import Parking
 from .validation import ValidatedRequest
 from .websocket import WebSocketReply
 
@@ -103,7 +103,7 @@ class TopicsApp:
             return _holding(out, slot)
         return self._finish(out, request, slot)
 
-    def _admission(self, req: ValidatedRequest, op_id: str) -> Admission | None:
+    def _admission(self, req: ValidatedRequest, op_id: str) -> Parking | None:
         """Under CPU pressure: ``None`` if this request's topic may run now, else the wait
         for its turn (§0.6; a ``disable_backpressure`` write waits without a deadline)."""
         ctx = self.ctx
@@ -120,7 +120,7 @@ class TopicsApp:
         )
         return ctx.throttle.admit(priority, patient)
 
-    async def _after_admission(self, parked: Admission, operation: Operation, req: ValidatedRequest) -> Reply:
+    async def _after_admission(self, parked: Parking, operation: Operation, req: ValidatedRequest) -> Reply:
         """Run the handler once admitted (429 if refused); the reply reports the time parked on
         top of any wait of its own (a coalescing claim's). Throttled operations never stream."""
         waited = await parked

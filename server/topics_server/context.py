@@ -17,9 +17,9 @@ from topics_engine.storage.wal import Wal
 from topics_engine.watch import Watches
 
 from .admission import Admission
-from .frames import FrameCache
 from .settings import Caps
 from .throttle import Throttle, monitor
+from .watchframes import FrameCache
 
 VERSION = "0.1.0"
 log = logging.getLogger("topics.server")

@@ -74,8 +74,9 @@ MAX_PARKED = 10_000
 MIN_ALLOWANCE, MAX_ALLOWANCE = 4, 1024
 """Parked requests admitted per tick: the least (after a pressured tick) and the most."""
 
-Admission = asyncio.Future[float | None]
-"""Resolves to the milliseconds parked once admitted, or ``None`` if refused."""
+Parking = asyncio.Future[float | None]
+"""A parked request's wait: resolves to the milliseconds parked once admitted, or ``None`` if
+refused."""
 
 
 @dataclass(order=True)
@@ -84,7 +85,7 @@ class _Parked:
     """``(-priority, arrival)``: highest priority first, then first come."""
     priority: int = field(compare=False)
     since: float = field(compare=False)
-    future: Admission = field(compare=False)
+    future: Parking = field(compare=False)
     timer: Timer | None = field(compare=False, default=None)
 
 
@@ -157,15 +158,15 @@ class Throttle:
             cutoff = 1
         return cutoff is None or priority >= cutoff
 
-    def admit(self, priority: int, patient: bool = False) -> Admission | None:
+    def admit(self, priority: int, patient: bool = False) -> Parking | None:
         """``None`` if a request on a topic of ``priority`` may run now — the cutoff lets it in
-        and nothing of the same or a higher priority waits; else its :data:`Admission`, refused
+        and nothing of the same or a higher priority waits; else its :data:`Parking`, refused
         after :data:`PARK_MS` (never, if ``patient``: a ``disable_backpressure`` write)."""
         if self.admits(priority) and not (self.parked and self._top_priority() >= priority):
             return None
         if self.parked >= MAX_PARKED:
             raise self.refusal()
-        future: Admission = asyncio.get_running_loop().create_future()
+        future: Parking = asyncio.get_running_loop().create_future()
         parked = _Parked((-priority, next(self._arrivals)), priority, time.perf_counter(), future)
         if not patient:
             parked.timer = self.clock.call_later(PARK_MS, lambda: self._expire(parked))

@@ -40,12 +40,12 @@ from .access import forbid_name, forbid_scopes
 from .admission import Slot
 from .auth import Principal
 from .bodies import BodyCompiler, BodyDecoder, check_utf8, fields_set
-from .frames import ws_frame
 from .handlers.records import append
 from .responses import await_ack
 from .spec import load_document
 from .streams import Sink, SlowConsumer, StreamLoop
 from .subscriptions import positions_body, topic_starts, watch_options
+from .watchframes import ws_frame
 
 if TYPE_CHECKING:
     from .context import ServerContext

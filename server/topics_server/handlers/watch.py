@@ -20,13 +20,13 @@ from topics_engine.watch import WatchSession
 from ..bodies import opt
 from ..context import ServerContext
 from ..errors import NotAcceptable, Unauthorized
-from ..frames import sse_frame
 from ..responses import Reply
 from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
 from ..subscriptions import positions_body, topic_starts, watch_options
 from ..throttle import StreamPacer
 from ..validation import ValidatedRequest
+from ..watchframes import sse_frame
 from ..websocket import WebSocketReply, check_upgrade
 
 log = logging.getLogger("topics.watch")
