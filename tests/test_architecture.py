@@ -226,3 +226,209 @@ def test_the_clients_import_no_server_code_and_the_generated_client_through_one_
     for path in spark:
         imported = _absolute_imports(path)
         assert not imported & (server_side | {"topics_client", "httpx", "requests", "aiohttp"}), path
+
+
+# == The clients: the SDK (sdk/python/topics) and the Spark connector (sdk/spark/topics_spark) ==
+#
+# Two rules over their modules: no import cycle, and no module using another module's
+# ``_private`` names. The generated client (``topics_client``) is neither checked nor protected:
+# ``topics/_generated.py`` is its one adapter and calls its ``_get_kwargs`` by design.
+
+CLIENT_PACKAGES = {"topics": ROOT / "sdk" / "python", "topics_spark": ROOT / "sdk" / "spark"}
+"""Each checked package -> the directory it sits in."""
+
+
+def _client_modules(packages: dict[str, Path]) -> dict[str, Path]:
+    """Module name (``topics.cli.parser``; a package by its own name) -> its file."""
+    modules: dict[str, Path] = {}
+    for package, base in packages.items():
+        for path in (base / package).rglob("*.py"):
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _client_from_module(name: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from ... import`` in module ``name`` (file ``path``) reads."""
+    if not node.level:
+        return node.module or ""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    parts = package.split(".")
+    prefix = ".".join(parts[: len(parts) - node.level + 1])
+    return f"{prefix}.{node.module}" if node.module else prefix
+
+
+def _client_imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The checked modules module ``name`` imports, type-checking-only imports included (a cycle
+    through type imports is still a cycle in the design). ``from pkg import sub`` imports the
+    submodule ``pkg.sub`` when there is one, else ``pkg`` itself."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            mod = _client_from_module(name, path, node)
+            submodules = [f"{mod}.{alias.name}" for alias in node.names]
+            found.update([t for t in submodules if t in modules] or [mod])
+    return {t for t in found if t in modules and t != name}
+
+
+def _client_import_graph(packages: dict[str, Path]) -> dict[str, set[str]]:
+    modules = _client_modules(packages)
+    return {name: _client_imports(name, path, modules) for name, path in modules.items()}
+
+
+def _is_private(name: str) -> bool:
+    """``_name`` but not ``__dunder__``."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _exports(path: Path) -> set[str]:
+    """The names a module lists in ``__all__`` (a private name listed there is exported for the
+    package on purpose)."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def _defined_names(tree: ast.AST) -> set[str]:
+    """Every name a module defines or binds: functions, classes, assigned names and attributes
+    (``self._x = ...``), annotated fields, parameters and import aliases."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add(node.asname or node.name.split(".")[0])
+    return names
+
+
+def _module_bindings(name: str, path: Path, tree: ast.AST, modules: dict[str, Path]) -> dict[str, str]:
+    """Local name -> what an import binds it to: a module (``import a.b`` binds ``a``; ``from pkg
+    import sub`` binds ``sub`` when ``pkg.sub`` is a module), or anything imported from outside
+    the checked packages (their attributes are not ours to police)."""
+    checked = {module.split(".")[0] for module in modules}
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                top = alias.name.split(".")[0]
+                bound[alias.asname or top] = alias.name if alias.asname else top
+        elif isinstance(node, ast.ImportFrom):
+            mod = _client_from_module(name, path, node)
+            for alias in node.names:
+                target = f"{mod}.{alias.name}"
+                if target in modules or mod.split(".")[0] not in checked:
+                    bound[alias.asname or alias.name] = target
+    return bound
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    """``a.b.c`` -> ``["a", "b", "c"]``; ``None`` for anything but names and attributes."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
+
+
+def _private_uses(packages: dict[str, Path]) -> list[str]:
+    """Every use, in a checked module, of a ``_private`` name of another checked module:
+
+    - ``from .x import _name`` (or ``from topics.x import _name``), unless ``x._name`` is a
+      module or ``x`` lists ``_name`` in ``__all__``;
+    - ``x._name`` where ``x`` is an imported checked module (same exceptions);
+    - ``obj._name`` on anything else (an object another module made, e.g. ``client._call``)
+      when ``_name`` is defined in another checked module and nowhere in this one.
+
+    A private module (``_transport``) is fine to import from: its names without ``_`` are meant
+    for the package."""
+    modules = _client_modules(packages)
+    trees = {name: ast.parse(path.read_text()) for name, path in modules.items()}
+    defined = {name: _defined_names(tree) for name, tree in trees.items()}
+
+    def allowed(module: str, attr: str) -> bool:
+        return f"{module}.{attr}" in modules or attr in _exports(modules[module])
+
+    found: list[tuple[str, int, str]] = []
+    for name, tree in trees.items():
+        bound = _module_bindings(name, modules[name], tree, modules)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                mod = _client_from_module(name, modules[name], node)
+                for alias in node.names:
+                    if _is_private(alias.name) and mod in modules and not allowed(mod, alias.name):
+                        found.append((name, node.lineno, f"imports {mod}.{alias.name}"))
+            if not (isinstance(node, ast.Attribute) and _is_private(node.attr)):
+                continue
+            parts = _dotted(node.value)
+            if parts is not None and parts[0] in bound:
+                owner = ".".join([bound[parts[0]], *parts[1:]])
+                if owner in modules and not allowed(owner, node.attr):
+                    found.append((name, node.lineno, f"uses {owner}.{node.attr}"))
+                continue  # a module's attribute: checked above, or not one of ours
+            owners = sorted(m for m, names in defined.items() if m != name and node.attr in names)
+            if owners and node.attr not in defined[name]:
+                found.append((name, node.lineno, f"uses {ast.unparse(node)} ({node.attr} of {owners})"))
+    return [f"{name}:{line} {what}" for name, line, what in sorted(found)]
+
+
+def test_the_client_packages_have_no_import_cycle() -> None:
+    graph = _client_import_graph(CLIENT_PACKAGES)
+    assert {"topics.client", "topics.watch", "topics_spark.reader"} <= set(graph)
+    cycles = [c for c in strongly_connected(graph) if len(c) > 1]
+    assert cycles == []
+
+
+def test_no_client_module_uses_another_modules_private_names() -> None:
+    assert _private_uses(CLIENT_PACKAGES) == []
+
+
+def _write_package(base: Path, files: dict[str, str]) -> dict[str, Path]:
+    for relative, text in files.items():
+        (base / relative).parent.mkdir(parents=True, exist_ok=True)
+        (base / relative).write_text(text)
+    return {"topics": base}
+
+
+def test_the_client_rules_find_a_type_import_cycle_and_each_kind_of_private_use(tmp_path: Path) -> None:
+    packages = _write_package(
+        tmp_path,
+        {
+            "topics/__init__.py": "",
+            "topics/_gen.py": "def _route(): ...\n",
+            "topics/a.py": (
+                "__all__ = ['_shared']\n_shared = 1\n_hidden = 2\n"
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n"
+            ),
+            "topics/b.py": (
+                "import topics.a\nfrom . import _gen, a\nfrom .a import _hidden, _shared\n"
+                "class B:\n    def __init__(self, client):\n        self._own = client._call()\n"
+                "        self._own = a._hidden, topics.a._hidden, a._shared, _gen._route\n"
+            ),
+            "topics/c.py": "class Client:\n    def _call(self): ...\n",
+        },
+    )
+    assert [c for c in strongly_connected(_client_import_graph(packages)) if len(c) > 1] == [
+        ["topics.a", "topics.b"]
+    ]
+    assert _private_uses(packages) == [
+        "topics.b:3 imports topics.a._hidden",
+        "topics.b:6 uses client._call (_call of ['topics.c'])",
+        "topics.b:7 uses topics._gen._route",
+        "topics.b:7 uses topics.a._hidden",
+        "topics.b:7 uses topics.a._hidden",
+    ]
