@@ -33,7 +33,7 @@ from topics_engine.jsonvalues import dumps
 from . import apidocs, wire
 from .access import BODY_NAMES, Gate, check_body_names
 from .admission import Slot
-from .auth import KeyStore
+from .auth import KeyStore, Principal
 from .context import ServerContext
 from .dispatch import HANDLERS, PROBES, STREAMS, THROTTLED
 from .errors import MethodNotAllowed, Unauthorized
@@ -43,7 +43,7 @@ from .routes import Operation, RouteTable
 from .settings import Settings
 from .spec import SPEC_PATH, load_document, load_specification
 from .sse import StreamReply
-from .throttle import Parking
+from .throttle import Parking, priority_of
 from .validation import ValidatedRequest
 from .websocket import WebSocketReply
 
@@ -63,54 +63,55 @@ class TopicsApp:
 
     def handle(self, request: Request) -> Outcome | Awaitable[Outcome]:
         """The response to ``request``: at once, or an awaitable when the handler waits."""
-        slot: Slot | None = None
-        try:
-            served = self.docs.get(request.path)
-            if served is not None:  # the contract and the docs page: public, even while recovering
-                return served.respond(request)
-            match = self.routes.match(request.method, request.path)
-            operation = match.operation
-            op_id = operation.operation_id
-            principal = self.gate.admit(request, op_id, operation.requirement, match.path_params)
-            if not self.ctx.ready and op_id not in PROBES:
-                raise NotReady(
-                    "replaying the write-ahead log; retry shortly",
-                    {"replay_progress": round(self.ctx.replay_progress, 4), "retry_after_ms": 1000},
-                )
-            req = operation.validator.bind(request, match.path_params)
-            if principal is not None:
-                req.principal = principal
-                if op_id in BODY_NAMES:
-                    check_body_names(principal, op_id, req)
-            if op_id in STREAMS:
-                slot = self.ctx.admission.open_stream(principal)
-            elif principal is not None:
-                slot = self.ctx.admission.begin_request(principal)
-            if op_id in THROTTLED and self.ctx.throttle.engaged():
-                parked = self._admission(req, op_id)
-                if parked is not None:
-                    return self._finish(self._after_admission(parked, operation, req), request, slot)
-            out = operation.handler(req, self.ctx)
-        except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
-            if slot is not None:
-                slot.release()
-            return self.error(request, exc)
-        if isinstance(out, Reply):
-            if slot is not None:
-                slot.release()
-            return render(out, request.started, request.accepts_gzip)
-        if isinstance(out, StreamReply | WebSocketReply):
-            return _holding(out, slot)
-        return self._finish(out, request, slot)
+        with _Held() as held:
+            try:
+                served = self.docs.get(request.path)
+                if served is not None:  # the contract and the docs page: public, even while recovering
+                    return served.respond(request)
+                match = self.routes.match(request.method, request.path)
+                operation = match.operation
+                op_id = operation.operation_id
+                principal = self.gate.admit(request, op_id, operation.requirement, match.path_params)
+                if not self.ctx.ready and op_id not in PROBES:
+                    raise NotReady(
+                        "replaying the write-ahead log; retry shortly",
+                        {"replay_progress": round(self.ctx.replay_progress, 4), "retry_after_ms": 1000},
+                    )
+                req = operation.validator.bind(request, match.path_params)
+                if principal is not None:
+                    req.principal = principal
+                    if op_id in BODY_NAMES:
+                        check_body_names(principal, op_id, req)
+                held.slot = self._slot(op_id, principal)
+                if op_id in THROTTLED and self.ctx.throttle.engaged():
+                    parking = self._park(req, op_id)
+                    if parking is not None:
+                        return self._finish(
+                            self._after_parking(parking, operation, req), request, held.pass_on()
+                        )
+                out = operation.handler(req, self.ctx)
+            except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
+                return self.error(request, exc)
+            if isinstance(out, Reply):
+                return render(out, request.started, request.accepts_gzip)
+            if isinstance(out, StreamReply | WebSocketReply):
+                return _holding(out, held.pass_on())
+            return self._finish(out, request, held.pass_on())
 
-    def _admission(self, req: ValidatedRequest, op_id: str) -> Parking | None:
+    def _slot(self, op_id: str, principal: Principal | None) -> Slot | None:
+        """The §11 slot the request holds: a stream slot for a stream, else an in-flight slot
+        per key (none without auth); 429 ``throttled`` when its cap is full."""
+        if op_id in STREAMS:
+            return self.ctx.admission.open_stream(principal)
+        if principal is not None:
+            return self.ctx.admission.begin_request(principal)
+        return None
+
+    def _park(self, req: ValidatedRequest, op_id: str) -> Parking | None:
         """Under CPU pressure: ``None`` if this request's topic may run now, else the wait
         for its turn (§0.6; a ``disable_backpressure`` write waits without a deadline)."""
         ctx = self.ctx
-        topic = ctx.engine.topic(req.path["topic"])
-        priority = 0
-        if topic is not None:
-            priority = topic.priority(ctx.engine.clock.now_ms())
+        priority = priority_of(ctx.engine, req.path["topic"])
         # only a body that may name the flag is decoded before admission (a gzip body may)
         body = req.request
         patient = (
@@ -120,10 +121,10 @@ class TopicsApp:
         )
         return ctx.throttle.admit(priority, patient)
 
-    async def _after_admission(self, parked: Parking, operation: Operation, req: ValidatedRequest) -> Reply:
+    async def _after_parking(self, parking: Parking, operation: Operation, req: ValidatedRequest) -> Reply:
         """Run the handler once admitted (429 if refused); the reply reports the time parked on
         top of any wait of its own (a coalescing claim's). Throttled operations never stream."""
-        waited = await parked
+        waited = await parking
         if waited is None:
             raise self.ctx.throttle.refusal()
         result = operation.handler(req, self.ctx)
@@ -138,19 +139,16 @@ class TopicsApp:
         request: Request,
         slot: Slot | None,
     ) -> Outcome:
-        try:
-            out = await pending
-        except BaseException as exc:  # cancellation included: the slot goes back either way
-            if slot is not None:
-                slot.release()
-            if isinstance(exc, Exception):  # every failure becomes the envelope
+        """The awaited reply, rendered; the slot goes back once it is (cancellation included),
+        or goes on with a stream."""
+        with _Held(slot) as held:
+            try:
+                out = await pending
+            except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
                 return self.error(request, exc)
-            raise
-        if isinstance(out, StreamReply | WebSocketReply):
-            return _holding(out, slot)
-        if slot is not None:
-            slot.release()
-        return render(out, request.started, request.accepts_gzip)
+            if isinstance(out, StreamReply | WebSocketReply):
+                return _holding(out, held.pass_on())
+            return render(out, request.started, request.accepts_gzip)
 
     def error(self, request: Request, exc: BaseException) -> Response:
         """The §0.5 envelope for any failure (with ``Allow`` on a 405, ``Retry-After`` on a
@@ -167,6 +165,31 @@ class TopicsApp:
         body: dict[str, Any] = wire.error_body(err)
         body["performance"] = performance_block(request.started, {})
         return json_response(wire.status_of(err), dumps(body), headers, request.accepts_gzip)
+
+
+class _Held:
+    """The §11 slot a request holds while it is being answered: released exactly once, when the
+    ``with`` block ends however it ends (an answer, an error, a cancellation) — unless
+    :meth:`pass_on` handed it to what outlives the block (a stream, or the wait for a reply),
+    which then releases it. The one place a request's slot is released."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: Slot | None = None) -> None:
+        self.slot = slot
+
+    def __enter__(self) -> _Held:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        slot = self.pass_on()
+        if slot is not None:
+            slot.release()
+
+    def pass_on(self) -> Slot | None:
+        """The slot, no longer held here."""
+        slot, self.slot = self.slot, None
+        return slot
 
 
 def _holding(reply: StreamReply | WebSocketReply, slot: Slot | None) -> StreamReply | WebSocketReply:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+import orjson
+
 from .streams import Sink
 
 SSE_HEADERS = [
@@ -34,6 +36,13 @@ def accepts_event_stream(accept: str | None) -> bool:
 def event(name: str, data: bytes, event_id: str | int | None = None) -> bytes:
     head = b"" if event_id is None else b"id: %s\n" % str(event_id).encode()
     return head + b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
+
+
+def error_event(code: int, message: str, **detail: object) -> bytes:
+    """The ``event: error`` frame of a stream (§7.2): ``{"code", "error", **detail}`` in that
+    order, ``code`` the HTTP status the condition stands for. Every SSE error frame is built
+    here; an advisory one (429, paced) leaves the stream open, any other ends it."""
+    return event("error", orjson.dumps({"code": code, "error": message, **detail}))
 
 
 def event_parts(

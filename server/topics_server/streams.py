@@ -8,8 +8,9 @@ A stream alternates between *sending* (frames it has, written to its :class:`Sin
   written (the sink is ``blocked``). Nothing is buffered per stream above the transport: the
   stream reads again only once the client has caught up, so its next frames coalesce more
   records (up to its batch limits). A writer never waits for a stream.
-- **slow consumers** (§7.3): blocked for :data:`BUFFER_GRACE_MS`, the loop marks the stream
-  ``lagging`` (the watch then reports a loss met on its next read as ``from_seq_too_old``);
+- **slow consumers** (§7.3): blocked for :data:`BUFFER_GRACE_MS`, the stream is lagging: its
+  next :meth:`StreamLoop.settle` runs its ``on_lagging`` hook once (a watch or WebSocket then
+  reports a loss met on its next read as ``from_seq_too_old``: ``subscriptions.lagged``);
   blocked for :data:`SLOW_CONSUMER_TIMEOUT_MS`, :meth:`flush` raises :class:`SlowConsumer` and
   the stream sends a final error and closes.
 - **heartbeats**: when nothing went out for ``heartbeat_ms``, :meth:`idle` calls ``heartbeat(now_ms)``
@@ -77,6 +78,7 @@ class StreamLoop:
         *,
         grace_ms: int = BUFFER_GRACE_MS,
         slow_timeout_ms: int = SLOW_CONSUMER_TIMEOUT_MS,
+        on_lagging: Callable[[], None] | None = None,
     ) -> None:
         self.sink = sink
         self.clock = clock
@@ -84,8 +86,10 @@ class StreamLoop:
         self._beat = heartbeat
         self.grace_ms = grace_ms
         self.slow_timeout_ms = slow_timeout_ms
-        self.lagging = False
-        """Blocked past the grace period since this was last reset by the stream."""
+        self.on_lagging = on_lagging
+        """Run by :meth:`settle` once per episode of the client staying blocked past the grace."""
+        self._lagged = False
+        """Blocked past the grace period since the last :meth:`settle`."""
         self.sent_ms = clock.now_ms()
         self.pump: Callable[[], bool] | None = None
         self.parked = False
@@ -134,7 +138,18 @@ class StreamLoop:
                     await drained
 
     def _grace_passed(self) -> None:
-        self.lagging = True
+        self._lagged = True
+
+    async def settle(self) -> None:
+        """:meth:`flush`, then run the ``on_lagging`` hook if the client stayed blocked past
+        the grace period since the last settle (once per such episode). A stream's delivery
+        loop settles after each round of writes, so the hook runs between reads, never
+        while a step is half written."""
+        await self.flush()
+        if self._lagged:
+            self._lagged = False
+            if self.on_lagging is not None:
+                self.on_lagging()
 
     # -- idling -------------------------------------------------------------------------------
 

@@ -1,8 +1,10 @@
 """Decoded subscription requests (a ``POST /v0/watch`` body, a WebSocket ``subscribe``) as the
-watch engine's options and start positions: one reading of the fields for both."""
+watch engine's options and start positions: one reading of the fields for both — and the one
+lagging hook both streams give their :class:`StreamLoop`."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -37,3 +39,12 @@ def positions_body(sub: Subscription) -> dict[str, dict[str, int]]:
         name: {"from_seq": p.from_seq, "head_seq": p.topic.head_seq, "earliest_seq": p.topic.earliest_seq}
         for name, p in sub.positions.items()
     }
+
+
+def lagged(subs: Iterable[Subscription]) -> None:
+    """The lagging hook of the watch stream and the WebSocket (§7.3): the client stayed blocked
+    past the grace period, so a loss each position meets on its next read is reported as
+    ``from_seq_too_old`` — as after a reconnect — not silently skipped."""
+    for sub in subs:
+        for position in sub.positions.values():
+            position.fresh = True

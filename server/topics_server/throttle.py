@@ -40,15 +40,19 @@ import heapq
 import itertools
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import orjson
 from topics_engine.clock import Clock, Timer, sleep
 from topics_engine.errors import Throttled
 
-from .sse import event
+from .sse import error_event
 from .streams import StreamLoop
+
+if TYPE_CHECKING:
+    from topics_engine import Engine
+    from topics_engine.topic import Topic
 
 TICK_MS = 10
 """How often the monitor samples the loop lag and the WAL queue depth."""
@@ -240,6 +244,19 @@ class Throttle:
         return self.retry_after_ms()
 
 
+def priorities_of(clock: Clock, topics: Iterable[Topic | None]) -> list[int]:
+    """The effective priorities (§0.10: manual, or auto-derived from read recency) the throttle
+    ranks work on ``topics`` by, now; a topic that does not exist (yet: a write creating it)
+    ranks as the default 0. The one reading of a topic's priority for admission and pacing."""
+    now = clock.now_ms()
+    return [0 if topic is None else topic.priority(now) for topic in topics]
+
+
+def priority_of(engine: Engine, name: str) -> int:
+    """:func:`priorities_of` the topic named ``name`` (a request's ``{topic}``)."""
+    return priorities_of(engine.clock, [engine.topic(name)])[0]
+
+
 class StreamPacer:
     """Paces one stream under CPU pressure: when every topic it serves is below the cutoff it
     pauses :meth:`Throttle.retry_after_ms` before each delivery, and says so once per episode
@@ -261,10 +278,8 @@ class StreamPacer:
             return
         if not self.advised:
             self.advised = True
-            advisory: dict[str, object] = {"code": 429, "error": self.what, "retry_after_ms": pause}
-            if topics is not None:
-                advisory["topics"] = topics
-            await loop.send(event("error", orjson.dumps(advisory)))
+            named = {} if topics is None else {"topics": topics}
+            await loop.send(error_event(429, self.what, retry_after_ms=pause, **named))
         await sleep(self.clock, pause)
 
 

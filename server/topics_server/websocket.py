@@ -44,7 +44,8 @@ from .handlers.records import append
 from .responses import await_ack
 from .spec import load_document
 from .streams import Sink, SlowConsumer, StreamLoop
-from .subscriptions import positions_body, topic_starts, watch_options
+from .subscriptions import lagged, positions_body, topic_starts, watch_options
+from .throttle import priority_of
 from .watchframes import ws_frame
 
 if TYPE_CHECKING:
@@ -233,8 +234,10 @@ class WebSocketSession:
         self.sink = sink
         self.principal = principal
         self.slot = slot
-        self.loop = StreamLoop(sink, ctx.engine.clock, PING_INTERVAL_MS, self._heartbeat)
         self.subs: list[Subscription] = []
+        self.loop = StreamLoop(
+            sink, ctx.engine.clock, PING_INTERVAL_MS, self._heartbeat, on_lagging=lambda: lagged(self.subs)
+        )
         self.by_topic: dict[str, Subscription] = {}
         self.pending_acks: set[asyncio.Task[None]] = set()
         self.closed = False
@@ -362,9 +365,7 @@ class WebSocketSession:
         throttle = self.ctx.throttle
         if not throttle.engaged() or body.disable_backpressure is True:
             return
-        engine = self.ctx.engine
-        topic = engine.topic(body.topic)
-        if not throttle.admits(topic.priority(engine.clock.now_ms()) if topic is not None else 0):
+        if not throttle.admits(priority_of(self.ctx.engine, body.topic)):
             raise throttle.refusal()
 
     async def _ack_after(self, wait: Any, ack: dict[str, Any]) -> None:
@@ -386,12 +387,7 @@ class WebSocketSession:
             loop.pump = self._pump
             while True:
                 done = self._pump()
-                await loop.flush()
-                if loop.lagging:  # blocked past the grace: a loss met next is from_seq_too_old
-                    loop.lagging = False
-                    for sub in self.subs:
-                        for position in sub.positions.values():
-                            position.fresh = True
+                await loop.settle()
                 if done:
                     await loop.idle()
         except SlowConsumer as exc:

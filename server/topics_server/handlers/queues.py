@@ -10,7 +10,6 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-import orjson
 from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
 from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
@@ -20,9 +19,9 @@ from ..bodies import opt
 from ..context import ServerContext
 from ..errors import NotAcceptable
 from ..responses import Reply, after_ack, await_ack
-from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
+from ..sse import RETRY, StreamReply, accepts_event_stream, error_event, event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
-from ..throttle import StreamPacer
+from ..throttle import StreamPacer, priorities_of
 from ..validation import ValidatedRequest
 
 HEARTBEAT_MS = 15_000
@@ -112,12 +111,12 @@ class _WorkStream:
         try:
             await loop.send(RETRY + heartbeat(engine.clock.now_ms()))
             while True:
-                error = self._gone()
-                if error is not None:
-                    await loop.send(event("error", orjson.dumps(error)))
+                gone = self._gone()
+                if gone is not None:
+                    await loop.send(gone)
                     return
                 if self.ctx.throttle.active:  # leasing is throttled like a claim
-                    await self.pacer.pace(loop, [self.topic.priority(engine.clock.now_ms())])
+                    await self.pacer.pace(loop, priorities_of(engine.clock, [self.topic]))
                 else:
                     self.pacer.calm()
                 jobs = await self._refill()
@@ -128,22 +127,20 @@ class _WorkStream:
                     continue
                 await loop.idle(self._until_next_change_ms())
         except SlowConsumer as exc:
-            sink.write(event("error", orjson.dumps({"code": 408, "error": str(exc)})))
+            sink.write(error_event(408, str(exc)))
         finally:
             engine.hub.unlisten(self.topic.name, self)
             loop.close()
 
-    def _gone(self) -> dict[str, Any] | None:
-        current = self.ctx.engine.topic(self.topic.name)
+    def _gone(self) -> bytes | None:
+        """The final error frame if the queue was deleted or recreated under the stream."""
+        name = self.topic.name
+        current = self.ctx.engine.topic(name)
         if current is self.topic:
             return None
         if current is None:
-            return {"code": 404, "error": f'topic "{self.topic.name}" was deleted', "topic": self.topic.name}
-        return {
-            "code": 409,
-            "error": f'topic "{self.topic.name}" is no longer a queue',
-            "topic": self.topic.name,
-        }
+            return error_event(404, f'topic "{name}" was deleted', topic=name)
+        return error_event(409, f'topic "{name}" is no longer a queue', topic=name)
 
     async def _refill(self) -> list[ClaimedJob]:
         """Lease up to the stream's free depth; the jobs go out once their leases are durable

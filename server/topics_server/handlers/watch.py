@@ -14,17 +14,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import orjson
 from topics_engine.watch import WatchSession
 
 from ..bodies import opt
 from ..context import ServerContext
 from ..errors import NotAcceptable, Unauthorized
 from ..responses import Reply
-from ..sse import RETRY, StreamReply, accepts_event_stream, event, heartbeat
+from ..sse import RETRY, StreamReply, accepts_event_stream, error_event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
-from ..subscriptions import positions_body, topic_starts, watch_options
-from ..throttle import StreamPacer
+from ..subscriptions import lagged, positions_body, topic_starts, watch_options
+from ..throttle import StreamPacer, priorities_of
 from ..validation import ValidatedRequest
 from ..watchframes import sse_frame
 from ..websocket import WebSocketReply, check_upgrade
@@ -95,7 +94,11 @@ class WatchStream:
         clock = ctx.engine.clock
         sub = session.sub
         loop = self.loop = StreamLoop(
-            sink, clock, sub.options.heartbeat_ms, lambda now: sink.write(heartbeat(now))
+            sink,
+            clock,
+            sub.options.heartbeat_ms,
+            lambda now: sink.write(heartbeat(now)),
+            on_lagging=lambda: lagged([sub]),
         )
         previous = ctx.watches.open(session, self, loop.wake)
         self.opened = True
@@ -107,31 +110,25 @@ class WatchStream:
             loop.pump = self._pump_unless_paced
             while True:
                 if session.owner is not self:
-                    error = {"code": 409, "error": "superseded: another stream opened this watch session"}
-                    await loop.send(event("error", orjson.dumps(error)))
+                    await loop.send(error_event(409, "superseded: another stream opened this watch session"))
                     return
                 if ctx.throttle.active:
                     await self.pacer.pace(loop, self._priorities(), sorted(sub.positions))
                 else:
                     self.pacer.calm()
                 done = self._pump()
-                await loop.flush()
-                if loop.lagging:  # blocked past the grace: a loss met next is from_seq_too_old
-                    loop.lagging = False
-                    for position in sub.positions.values():
-                        position.fresh = True
+                await loop.settle()
                 if done:
                     await loop.idle()
         except SlowConsumer as exc:
-            error = {"code": 408, "error": f"slow consumer: {exc}; the session keeps its cursors"}
-            sink.write(event("error", orjson.dumps(error)))
+            sink.write(error_event(408, f"slow consumer: {exc}; the session keeps its cursors"))
         finally:
             loop.close()
 
     def _priorities(self) -> list[int]:
         """The effective priorities of the topics this stream follows, now."""
-        now = self.ctx.engine.clock.now_ms()
-        return [position.topic.priority(now) for position in self.session.sub.positions.values()]
+        positions = self.session.sub.positions.values()
+        return priorities_of(self.ctx.engine.clock, (position.topic for position in positions))
 
     def _pump_unless_paced(self) -> bool:
         """The pump a wake-up runs in the parked task's place: a throttled stream leaves the
