@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 from topics_engine.errors import TopicsError, error_classes
 from topics_engine.graphs import strongly_connected
@@ -186,16 +187,39 @@ def test_error_statuses_match_the_contract_table() -> None:
     assert {cls.code for cls in error_classes()} == set(STATUS_BY_CODE)
 
 
-def test_every_spec_operation_has_a_handler() -> None:
-    from topics_server.dispatch import HANDLERS
-
-    ops = {
-        op["operationId"]
-        for item in load_document()["paths"].values()
-        for method, op in item.items()
+def _spec_operations() -> dict[str, tuple[str, dict[str, Any]]]:
+    """Each ``operationId`` of the spec -> its path and operation object (asserting none is
+    used twice)."""
+    found = [
+        (op["operationId"], (path, op))
+        for path, item in load_document()["paths"].items()
+        for op in item.values()
         if isinstance(op, dict) and "operationId" in op
-    }
-    assert ops == set(HANDLERS)
+    ]
+    ids = [op_id for op_id, _ in found]
+    assert len(ids) == len(set(ids)), "an operationId used twice in the spec"
+    return dict(found)
+
+
+def test_every_spec_operation_has_exactly_one_operation() -> None:
+    """``dispatch.OPERATIONS`` lists every operation of the spec once and nothing else, and its
+    traits agree with what the spec says of the operation."""
+    from topics_server.dispatch import OPERATIONS, Kind
+
+    spec = _spec_operations()
+    assert set(OPERATIONS) == set(spec)
+    for op_id, operation in OPERATIONS.items():
+        path, op = spec[op_id]
+        assert operation.operation_id == op_id
+        responses = op["responses"]
+        streams = "101" in responses or "text/event-stream" in responses["200"].get("content", {})
+        assert (operation.kind is Kind.STREAM) == streams, f"{op_id}: a stream iff it answers one"
+        if op.get("security") == []:
+            assert operation.kind is Kind.PROBE, f"{op_id}: only a probe is public"
+        if operation.throttled:  # ranked by the priority of the topic it names
+            assert "{topic}" in path, f"{op_id}: a throttled operation names its topic"
+        if operation.body_names is not None:
+            assert "requestBody" in op, f"{op_id}: body names without a body"
 
 
 def _absolute_imports(path: Path) -> set[str]:

@@ -142,30 +142,41 @@ class Gate:
         return principal
 
 
+BodyNames = Callable[[Any], list[tuple[str, str]]]
+"""The topic names a decoded body holds, as ``(field, name)`` pairs (only the fields that name
+topics are looked at: a write's records never are)."""
+
+
 def _set(value: Any, name: str) -> Any:
     """A decoded body's field, ``None`` when absent or unset."""
     return opt(getattr(value, name, None))
 
 
-def _dead_letter(config: Any) -> list[tuple[str, str]]:
+def dead_letter_names(config: Any) -> list[tuple[str, str]]:
+    """A topic config's ``dead_letter`` topic (``put_topic``)."""
     name = _set(config, "dead_letter") if config is not None else None
     return [("dead_letter", name)] if isinstance(name, str) else []
 
 
-BODY_NAMES: dict[str, Callable[[Any], list[tuple[str, str]]]] = {
-    "put_topic": _dead_letter,
-    "append_records": lambda body: [(f"config.{f}", n) for f, n in _dead_letter(_set(body, "config"))],
-    "put_router": lambda body: [(f, n) for f in ("source", "dest") if isinstance(n := _set(body, f), str)],
-    "create_watch": lambda body: [("topics", n) for n in _set(body, "topics") or {}],
-}
-"""Operations whose body names other topics, and how to find them in the decoded body (only
-the fields that name topics are looked at: a write's records never are)."""
+def appended_config_names(body: Any) -> list[tuple[str, str]]:
+    """The ``dead_letter`` of the config an append carries (``append_records``)."""
+    return [(f"config.{field}", name) for field, name in dead_letter_names(_set(body, "config"))]
 
 
-def check_body_names(principal: Principal, operation_id: str, req: ValidatedRequest) -> None:
+def router_names(body: Any) -> list[tuple[str, str]]:
+    """A router's ``source`` and ``dest`` (``put_router``)."""
+    return [(field, name) for field in ("source", "dest") if isinstance(name := _set(body, field), str)]
+
+
+def watched_names(body: Any) -> list[tuple[str, str]]:
+    """The topics a watch session follows (``create_watch``)."""
+    return [("topics", name) for name in _set(body, "topics") or {}]
+
+
+def check_body_names(principal: Principal, names: BodyNames, req: ValidatedRequest) -> None:
     """403 if the request's body names a topic outside the key's allowlist (the body is
     decoded here only for a prefix-limited key)."""
     if not principal.prefixes:
         return
-    for field, name in BODY_NAMES[operation_id](req.json()):
+    for field, name in names(req.json()):
         forbid_name(principal, name, field)

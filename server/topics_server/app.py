@@ -1,7 +1,8 @@
 """The application: one dispatcher compiled from the OpenAPI document, behind either transport.
 
 :class:`TopicsApp` turns a :class:`Request` into a :class:`Response` (or a stream): match the
-route (``routes``, built by connexion from the spec), admit the caller (``access``: 401/403 from
+route (``routes``, built by connexion from the spec) and look up its :class:`dispatch.Operation`
+(handler, kind, throttling, body names), admit the caller (``access``: 401/403 from
 the key, its scopes and its prefix allowlist), refuse data operations while recovering (503),
 bind and validate the request lazily (``validation``), take a slot under the §11 concurrency
 caps (``admission``: a stream slot for the SSE GETs and the WebSocket, else an in-flight slot
@@ -31,15 +32,15 @@ from topics_engine.errors import NotReady
 from topics_engine.jsonvalues import dumps
 
 from . import apidocs, wire
-from .access import BODY_NAMES, Gate, check_body_names
+from .access import Gate, check_body_names
 from .admission import Slot
 from .auth import KeyStore, Principal
 from .context import ServerContext
-from .dispatch import HANDLERS, PROBES, STREAMS, THROTTLED
+from .dispatch import OPERATIONS, Kind, Operation, handlers
 from .errors import MethodNotAllowed, Unauthorized
 from .request import Request
 from .responses import Reply, Response, json_response, performance_block, render
-from .routes import Operation, RouteTable
+from .routes import RouteTable
 from .settings import Settings
 from .spec import SPEC_PATH, load_document, load_specification
 from .sse import StreamReply
@@ -59,7 +60,7 @@ class TopicsApp:
         self.gate = gate or Gate(KeyStore())
         # the contract as served: the very document the route table is built from
         self.docs = apidocs.contract_resources(SPEC_PATH, load_document())
-        self.routes = RouteTable(load_specification(), handlers=HANDLERS, max_body_bytes=max_body_bytes)
+        self.routes = RouteTable(load_specification(), handlers=handlers(), max_body_bytes=max_body_bytes)
 
     def handle(self, request: Request) -> Outcome | Awaitable[Outcome]:
         """The response to ``request``: at once, or an awaitable when the handler waits."""
@@ -68,23 +69,10 @@ class TopicsApp:
                 served = self.docs.get(request.path)
                 if served is not None:  # the contract and the docs page: public, even while recovering
                     return served.respond(request)
-                match = self.routes.match(request.method, request.path)
-                operation = match.operation
-                op_id = operation.operation_id
-                principal = self.gate.admit(request, op_id, operation.requirement, match.path_params)
-                if not self.ctx.ready and op_id not in PROBES:
-                    raise NotReady(
-                        "replaying the write-ahead log; retry shortly",
-                        {"replay_progress": round(self.ctx.replay_progress, 4), "retry_after_ms": 1000},
-                    )
-                req = operation.validator.bind(request, match.path_params)
-                if principal is not None:
-                    req.principal = principal
-                    if op_id in BODY_NAMES:
-                        check_body_names(principal, op_id, req)
-                held.slot = self._slot(op_id, principal)
-                if op_id in THROTTLED and self.ctx.throttle.engaged():
-                    parking = self._park(req, op_id)
+                operation, req = self._admitted(request)
+                held.slot = self._slot(operation, req.principal)
+                if operation.throttled and self.ctx.throttle.engaged():
+                    parking = self._park(req, operation)
                     if parking is not None:
                         return self._finish(
                             self._after_parking(parking, operation, req), request, held.pass_on()
@@ -98,28 +86,42 @@ class TopicsApp:
                 return _holding(out, held.pass_on())
             return self._finish(out, request, held.pass_on())
 
-    def _slot(self, op_id: str, principal: Principal | None) -> Slot | None:
+    def _admitted(self, request: Request) -> tuple[Operation, ValidatedRequest]:
+        """The request's operation and its bound request, once the caller may run it: 404/405
+        for no route, 401/403 for the key, its scopes and the names in the path and the body
+        (``access``), 503 while recovering (probes excepted)."""
+        match = self.routes.match(request.method, request.path)
+        route = match.operation
+        operation = OPERATIONS[route.operation_id]
+        principal = self.gate.admit(request, operation.operation_id, route.requirement, match.path_params)
+        if not self.ctx.ready and operation.kind is not Kind.PROBE:
+            raise NotReady(
+                "replaying the write-ahead log; retry shortly",
+                {"replay_progress": round(self.ctx.replay_progress, 4), "retry_after_ms": 1000},
+            )
+        req = route.validator.bind(request, match.path_params)
+        if principal is not None:
+            req.principal = principal
+            if operation.body_names is not None:
+                check_body_names(principal, operation.body_names, req)
+        return operation, req
+
+    def _slot(self, operation: Operation, principal: Principal | None) -> Slot | None:
         """The §11 slot the request holds: a stream slot for a stream, else an in-flight slot
         per key (none without auth); 429 ``throttled`` when its cap is full."""
-        if op_id in STREAMS:
+        if operation.kind is Kind.STREAM:
             return self.ctx.admission.open_stream(principal)
         if principal is not None:
             return self.ctx.admission.begin_request(principal)
         return None
 
-    def _park(self, req: ValidatedRequest, op_id: str) -> Parking | None:
+    def _park(self, req: ValidatedRequest, operation: Operation) -> Parking | None:
         """Under CPU pressure: ``None`` if this request's topic may run now, else the wait
-        for its turn (§0.6; a ``disable_backpressure`` write waits without a deadline)."""
+        for its turn (§0.6; a patient request — a ``disable_backpressure`` write — waits
+        without a deadline)."""
         ctx = self.ctx
-        priority = priority_of(ctx.engine, req.path["topic"])
-        # only a body that may name the flag is decoded before admission (a gzip body may)
-        body = req.request
-        patient = (
-            op_id == "append_records"
-            and (b"disable_backpressure" in body.body or body.header("content-encoding") is not None)
-            and req.json().disable_backpressure is True
-        )
-        return ctx.throttle.admit(priority, patient)
+        patient = operation.patient is not None and operation.patient(req)
+        return ctx.throttle.admit(priority_of(ctx.engine, req.path["topic"]), patient)
 
     async def _after_parking(self, parking: Parking, operation: Operation, req: ValidatedRequest) -> Reply:
         """Run the handler once admitted (429 if refused); the reply reports the time parked on
