@@ -1,0 +1,1 @@
+"""Golden data directories: written once by ``make_golden.py``, opened by every later version."""

@@ -1,0 +1,163 @@
+"""The golden data directory (issue 22): ``golden/v1/datadir`` was written once by
+``golden/make_golden.py`` with the engine as it was then — a snapshot with sealed segments
+(delete flags set), segments sealed after it, and a WAL tail of every frame type ending as a
+crash leaves it. Every later version must open it with exactly the state in
+``golden/v1/expected.json``, and go on writing to it.
+
+The checked-in directory is never opened in place (recovery may write: it removes segments
+sealed after the snapshot): each test opens a copy. The clock is the fixed one the state was
+observed at, so no lease, delay, TTL or idempotency window depends on when the test runs.
+
+Never regenerate the golden files; a new format gets a new set (``v2``) and its own test.
+Should a deliberate change of behaviour (not of the format) alter an observation, name the
+exception here, next to the comparison, rather than editing ``expected.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from topics_engine import ManualClock
+
+from .golden.observe import GOLDEN, done, observe, observe_topic, open_node, run_probe
+
+V1 = GOLDEN / "v1"
+
+
+@pytest.fixture
+def expected() -> dict[str, Any]:
+    out: dict[str, Any] = json.loads((V1 / "expected.json").read_text(encoding="utf-8"))
+    return out
+
+
+@pytest.fixture
+def datadir(tmp_path: Path) -> Path:
+    copy = tmp_path / "datadir"
+    shutil.copytree(V1 / "datadir", copy)
+    return copy
+
+
+def assert_same(actual: dict[str, Any], expected: dict[str, Any], when: str) -> None:
+    """``actual == expected``, compared part by part so a failure names what differs."""
+    assert actual.keys() == expected.keys(), when
+    assert list(actual["topics"]) == list(expected["topics"]), f"{when}: the topics differ"
+    for name, topic in expected["topics"].items():
+        for part, value in topic.items():
+            assert actual["topics"][name][part] == value, f"{when}: topic {name!r}: {part} differs"
+    for key, value in expected.items():
+        assert actual[key] == value, f"{when}: {key} differs"
+
+
+async def test_golden_v1_recovers_the_state_it_was_written_with(
+    datadir: Path, expected: dict[str, Any]
+) -> None:
+    node = await open_node(datadir, ManualClock(expected["clock_ms"]))
+    try:
+        assert_same(observe(node), expected["state"], "after recovery")
+        for probe in expected["probes"]:
+            assert await run_probe(node, probe["probe"]) == probe["result"], probe["probe"]
+        assert_same(observe(node, full=False), expected["after_probes"], "after the probes")
+    finally:
+        node.close()
+
+
+def _data(records: list[dict[str, Any]]) -> list[Any]:
+    return [r["data"] for r in records]
+
+
+async def test_golden_v1_stays_usable(datadir: Path, expected: dict[str, Any]) -> None:
+    """Writes on the recovered state and a restart leave the old state intact and the new
+    writes readable; the routers forward the lag the golden tail left. (The restart is a crash
+    again: a clean stop and a checkpoint each meet an engine bug, see the xfail tests below.)"""
+    state = expected["state"]
+    topics = state["topics"]
+    clock = ManualClock(expected["clock_ms"])
+    node = await open_node(datadir, clock)
+    try:
+        e, q = node.engine, node.queues
+        disk = e.append("log.disk", [{"data": "usable-1", "tag": "u"}])
+        assert disk.first_seq == topics["log.disk"]["state"]["head_seq"] + 1
+        await done(e.append("log.fsync", [{"data": "usable-1"}]))
+        await done(e.append("idem", [{"data": "usable"}], idempotency_key="k5"))
+        claimed = q.claim("jobs.durable", "w9", 1)
+        await done(claimed)
+        job = claimed.jobs[0].seq  # type: ignore[union-attr]
+        await done(q.ack("jobs.durable", "w9", [job]))
+        clock.advance(1000)
+        e.append("log.disk", [{"data": "usable-2"}])
+    finally:
+        await node.crash()
+
+    node = await open_node(datadir, clock)
+    try:
+        touched = {"log.disk", "log.fsync", "idem", "jobs.durable"}
+        now = {name: observe_topic(node.engine, name) for name in topics}
+        for name in topics.keys() - touched:
+            assert now[name] == topics[name], f"topic {name!r} changed"
+        assert _data(now["log.disk"]["records"]) == [
+            *_data(topics["log.disk"]["records"]),
+            "usable-1",
+            "usable-2",
+        ]
+        assert _data(now["log.fsync"]["records"]) == [*_data(topics["log.fsync"]["records"]), "usable-1"]
+        assert _data(now["idem"]["records"]) == [*_data(topics["idem"]["records"]), "usable"]
+        assert [r["$seq"] for r in now["jobs.durable"]["records"]] == [
+            r["$seq"] for r in topics["jobs.durable"]["records"] if r["$seq"] != job
+        ]
+        assert now["jobs.durable"]["queue"]["leases"] == topics["jobs.durable"]["queue"]["leases"]
+        for key in ("k1", "k4", "k5"):
+            assert node.engine.append("idem", [{"data": "again"}], idempotency_key=key).deduped, key
+        assert observe(node, full=False)["routers"] == state["routers"]
+        assert node.routers.drain() > 0  # the routers' lag from the golden tail is forwarded
+        await node.flush()
+    finally:
+        node.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine bug: a delete of a sealed record that recovery replays from a WAL DELETE frame is "
+    "never flipped in its segment (the replay does not hand it to the next checkpoint), so the first "
+    "checkpoint after recovery trims the frame and the next start brings the record back — deleted "
+    "records, acked and dead-lettered jobs alike",
+)
+async def test_golden_v1_checkpoint_after_recovery_keeps_the_state(
+    datadir: Path, expected: dict[str, Any]
+) -> None:
+    """A checkpoint over the recovered golden state (sealing, flag flips, a new snapshot, the
+    WAL trimmed) and a restart give back the same state."""
+    clock = ManualClock(expected["clock_ms"])
+    node = await open_node(datadir, clock)
+    try:
+        await node.checkpoint()
+    finally:
+        await node.crash()
+    node = await open_node(datadir, clock)
+    try:
+        assert_same(observe(node), expected["state"], "after a checkpoint and a restart")
+    finally:
+        node.close()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine bug: the heads a crash recovery moved past the seq reservations are not logged, so "
+    "a clean stop without a final checkpoint (CLEAN_STOP) takes them back at the next start and seqs "
+    "that may have been handed out before the crash are handed out again",
+)
+async def test_golden_v1_clean_stop_after_recovery_keeps_the_heads(
+    datadir: Path, expected: dict[str, Any]
+) -> None:
+    clock = ManualClock(expected["clock_ms"])
+    node = await open_node(datadir, clock)
+    node.close()
+    node = await open_node(datadir, clock)
+    try:
+        heads = {t["topic"]: t["head_seq"] for t in observe(node, full=False)["listing"]}
+        assert heads == {t["topic"]: t["head_seq"] for t in expected["state"]["listing"]}
+    finally:
+        node.close()
