@@ -129,7 +129,7 @@ class Engine:
     def _check_bytes_room(self, topic: Topic, planned: RecordBatch) -> None:
         """429 ``throttled`` (the plan cancelled) if the write ``planned`` on ``topic`` would
         take the live bytes (writes awaiting their fsync included) over ``max_total_bytes``
-        (§11), counted after the write's own evictions (ruling 20). Before refusing, records
+        (§11), counted after the write's own evictions (docs/DECISIONS.md, "Caps"). Before refusing, records
         past their TTL anywhere are expired (expiry is otherwise lazy, per topic) — at most once
         per :data:`QUOTA_SWEEP_MS`, so refused writes cannot each walk every topic. Checked
         only when the quota is set."""
@@ -251,8 +251,9 @@ class Engine:
         within: tuple[str, ...] = (),
     ) -> TopicPage:
         """One page of topics in name order; the cursor is returned only if more remain.
-        ``page_size`` 0 means the default (ruling 3); it is clamped to [1, 1000]. ``within``
-        (an API key's prefix allowlist; empty: any) hides every other name."""
+        ``page_size`` 0 means the default; it is clamped to [1, 1000] (docs/DECISIONS.md,
+        "`page_size`"). ``within`` (an API key's prefix allowlist; empty: any) hides every other
+        name."""
         size = listing.page_size(page_size)
         after = decode_cursor(cursor) if cursor is not None else None
         now = self.clock.now_ms()
@@ -378,11 +379,11 @@ class Engine:
         describe: Callable[[int, int], bytes],
         trimmed: int = 0,
     ) -> int:
-        """Append copies a router made of records stored elsewhere (derived records, ruling
-        17): the WAL gets ``describe(first_seq, ts)`` — a frame naming what was copied, not the
-        copies' bytes. ``records`` ``None``: reserve one seq marking ``trimmed`` source records
-        lost before they could be copied. Returns the first seq used. Raises
-        :class:`TopicFull` (nothing reserved) when ``topic`` is a full ``discard:"reject"``
+        """Append copies a router made of records stored elsewhere (derived records:
+        docs/DECISIONS.md, "Derived copies"): the WAL gets ``describe(first_seq, ts)`` — a frame
+        naming what was copied, not the copies' bytes. ``records`` ``None``: reserve one seq marking
+        ``trimmed`` source records lost before they could be copied. Returns the first seq used.
+        Raises :class:`TopicFull` (nothing reserved) when ``topic`` is a full ``discard:"reject"``
         topic; record size limits do not apply (the originals passed them)."""
         self.persistence.check_writable()
         now = self.clock.now_ms()
@@ -422,7 +423,7 @@ class Engine:
             self.persistence.when_durable(topic, lambda: self._made_durable(topic, head))
 
     def strong_head(self, topic: Topic) -> int:
-        """The highest seq a ``strong`` reader may see now (ruling 14)."""
+        """The highest seq a ``strong`` reader may see now (docs/DECISIONS.md, "Strong watches")."""
         return self.persistence.strong_head(topic)
 
     def _made_durable(self, topic: Topic, seq: int) -> None:

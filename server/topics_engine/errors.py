@@ -81,8 +81,8 @@ class Throttled(TopicsError):
 
 
 def cap_reached(limit: str, maximum: int, message: str) -> Throttled:
-    """The §11 429 of a resource cap: ``detail.limit`` names it (ruling 20), ``detail.max`` is
-    its value; the message says what is full and how to make room."""
+    """The §11 429 of a resource cap: ``detail.limit`` names it, ``detail.max`` is its value
+    (docs/DECISIONS.md, "Caps"); the message says what is full and how to make room."""
     return Throttled(f"{message} (the {limit} cap is {maximum})", {"limit": limit, "max": maximum})
 
 

@@ -9,10 +9,10 @@ Expiry is lazy, with no per-job timers: a min-heap of ``(deadline, seq, lease_id
 whenever the queue is touched; a popped entry whose lease was since extended, released or
 acked is stale and ignored. An expired lease puts its seq on the reclaim freelist, which claims
 drain before fresh jobs. Delayed nacks wait in a second heap until due. A poison job whose move
-to the dead-letter topic failed is *held back* (ruling 6): neither claimable nor in flight until
-the move is retried. Invariants (with the jobs log's live records): a seq is in at most one of
-``leases``, ``delayed``, ``held_back`` and the freelist; every seq there is a live job;
-``cursor`` is the highest seq ever handed out fresh.
+to the dead-letter topic failed is *held back* (docs/DECISIONS.md, "Dead-letter move failures"):
+neither claimable nor in flight until the move is retried. Invariants (with the jobs log's live
+records): a seq is in at most one of ``leases``, ``delayed``, ``held_back`` and the freelist;
+every seq there is a live job; ``cursor`` is the highest seq ever handed out fresh.
 """
 
 from __future__ import annotations

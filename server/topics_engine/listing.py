@@ -39,7 +39,7 @@ MAX_PAGE_SIZE = 1000
 
 
 def page_size(requested: int) -> int:
-    """A list page's size: 0 (or less) means the default (ruling 3), at most 1000."""
+    """A list page's size: 0 (or less) means the default, at most 1000 (docs/DECISIONS.md, "`page_size`")."""
     return DEFAULT_PAGE_SIZE if requested <= 0 else min(MAX_PAGE_SIZE, requested)
 
 

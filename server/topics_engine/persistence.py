@@ -41,7 +41,8 @@ class Persistence(Protocol):
 
     def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:
         """A topic was created or reconfigured. ``lazy``: created by a write, whose ack follows
-        its own class (ruling 7) rather than waiting for the create to be durable."""
+        its own class rather than waiting for the create to be durable (docs/DECISIONS.md,
+        "Control-plane durability")."""
 
     def topic_delete(self, topic: Topic) -> AckWait: ...
 
@@ -75,8 +76,8 @@ class Persistence(Protocol):
         all there is (``fsync``: visible only once durable; ``ephemeral``: never durable)."""
 
     def strong_head(self, topic: Topic) -> int:
-        """The highest seq a ``consistency: "strong"`` reader may see (ruling 14): the durable
-        prefix for ``disk``/``memory``, the head for the other classes."""
+        """The highest seq a ``consistency: "strong"`` reader may see: the durable prefix for
+        ``disk``/``memory``, the head for the other classes (docs/DECISIONS.md, "Strong watches")."""
 
     def applied(self, topic: Topic, now_ms: int) -> None:
         """Records just became visible on ``topic`` (a chance to seal a segment)."""

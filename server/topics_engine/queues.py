@@ -325,7 +325,7 @@ class Queues:
     def _dead_letter(self, topic: Topic, record: Record, deliveries: int) -> None:
         """Move a poison job to the dead-letter topic. If the dead-letter topic refuses it
         (full, not creatable, read-only WAL), the job is held back — never re-delivered, never
-        dropped — and the move is retried with backoff (ruling 6)."""
+        dropped — and the move is retried with backoff (docs/DECISIONS.md, "Dead-letter move failures")."""
         q = _q(topic)
         try:
             self._move_to_dead_letter(topic, record, deliveries)

@@ -6,7 +6,7 @@ Layout
     may leave gaps between them — seqs that never held a record here (skipped after a crash,
     an ephemeral topic's lost records, records deleted before they were sealed). A gap costs
     nothing: no memory per skipped seq, and a read crosses it by stepping to the next chunk
-    (ruling 4). ``_firsts`` mirrors the chunks' first seqs for bisection.
+    (docs/DECISIONS.md, "Seqs are never reused"). ``_firsts`` mirrors the chunks' first seqs for bisection.
 
 Liveness
     Record ``i`` of a chunk is live iff ``i >= chunk.front`` (records below ``front`` were

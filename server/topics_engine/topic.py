@@ -328,7 +328,7 @@ class Topic:
     def advance_head(self, seq: int) -> None:
         """Recovery: the head moves to ``seq`` though the seqs above the last live record hold
         nothing (deleted before sealing, an ephemeral topic's lost records, or seqs skipped
-        after a crash). Costs nothing per skipped seq (ruling 4)."""
+        after a crash). Costs nothing per skipped seq (docs/DECISIONS.md, "Seqs are never reused")."""
         self.log.skip_to(seq)
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
         self.version += 1
@@ -465,7 +465,7 @@ class Topic:
     def tombstone_for(self, from_seq: int) -> Tombstone | None:
         """The gap marker for a reader at ``from_seq`` (exclusive cursor), if it lost records:
         iff ``from_seq + 1 < evict_floor`` — for every cursor, 0 ("from earliest") included
-        (ruling 1) — or the topic was recreated below the reader's cursor."""
+        (docs/DECISIONS.md, "Tombstones") — or the topic was recreated below the reader's cursor."""
         if self.previous_head is not None and from_seq > self.head_seq:
             return Tombstone(
                 from_seq + 1,

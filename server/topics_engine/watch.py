@@ -6,15 +6,15 @@ consumer: the topic is the shared buffer. When records become readable the engin
 the subscription, which marks the topic dirty; its stream then reads from the cursor
 (:meth:`Subscription.next_step`), sends what the :class:`Step` holds, and commits it. A slow
 consumer simply reads later, in bigger batches (up to ``limit`` / ``max_bytes``); a writer never
-waits for it. A ``strong`` subscription reads only the durable prefix (ruling 14).
+waits for it. A ``strong`` subscription reads only the durable prefix (docs/DECISIONS.md, "Strong watches").
 
 A :class:`WatchSession` (``POST /v0/watch``) is a subscription with an unguessable id, a TTL and
 at most one open stream; :class:`Watches` keeps them. The WebSocket data plane uses bare
 subscriptions. Both are features over the engine, like ``queues``.
 
-Resume tokens (ruling 12): a stream frame's ``id`` is the whole per-topic cursor map as unpadded
-base64url JSON (:func:`encode_cursors`); above :data:`MAX_INLINE_CURSORS` topics an opaque ``~``
-token (the map deflated), still self-contained so any session can resolve it.
+Resume tokens (docs/DECISIONS.md, "Watch ids"): a stream frame's ``id`` is the whole per-topic
+cursor map as unpadded base64url JSON (:func:`encode_cursors`); above :data:`MAX_INLINE_CURSORS`
+topics an opaque ``~`` token (the map deflated), still self-contained so any session can resolve it.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ log = logging.getLogger("topics.watch")
 DEFAULT_LIMIT = 256
 DEFAULT_MAX_BYTES = 256 << 10
 ZERO_MAX_BYTES = 1 << 20
-"""``max_batch_bytes: 0`` means this (ruling 2)."""
+"""``max_batch_bytes: 0`` means this (docs/DECISIONS.md, "Watch tombstones and budget")."""
 MAX_BATCH_BYTES = 8 << 20
 HEARTBEAT_MS = (1_000, 15_000, 60_000)
 """Lowest, default and highest ``heartbeat_ms``."""
@@ -163,7 +163,7 @@ class TombstoneEvent:
     """``tombstone``: records the reader had not read were lost; its cursor moves to
     ``gap_to`` — or to 0 for ``recreated`` (the cursor was past the new incarnation's head:
     the reader starts it over). The first cap/TTL loss after a connect has reason
-    ``from_seq_too_old`` (ruling 1)."""
+    ``from_seq_too_old`` (docs/DECISIONS.md, "Watch tombstones and budget")."""
 
     topic: str
     tombstone: Tombstone
@@ -426,7 +426,8 @@ class WatchSession:
     last_access_ms: int
     ttl_ms: int = SESSION_TTL_MS
     owner: object | None = None
-    """The stream serving this session now (at most one: a second takes over, ruling 13)."""
+    """The stream serving this session now (at most one: a second takes over; docs/DECISIONS.md,
+    "Takeover")."""
     creator: object = None
     """Who created the session (the server's API key identity; ``None`` without auth)."""
 

@@ -2,15 +2,15 @@
 class (the table in ``topics_engine.persistence``).
 
 For the classes acknowledged before durability (``ephemeral``, ``memory``, ``disk``) a
-``SEQ_RESERVE`` frame, fsynced ahead of use, records how far seqs may have been handed out, so
-a crash that loses the un-fsynced tail never leads to a seq being reused: after a crash the
-topic resumes above its reservation (ruling 4). The reservation is kept as small as the ack path
-allows — enough for what the topic hands out in :data:`RESERVE_HORIZON_S` (a fsync takes
-milliseconds), between :data:`RESERVE_MIN` and :data:`RESERVE_MAX` seqs — so a quiet topic
-jumps by about a thousand seqs after a crash, a busy one by what it writes in a tenth of a
-second. A topic created lazily by a write is an exception (ruling 7): until its create frame is
-durable the topic itself would not survive a crash, so its first writes do not wait for a
-reservation.
+``SEQ_RESERVE`` frame, fsynced ahead of use, records how far seqs may have been handed out, so a
+crash that loses the un-fsynced tail never leads to a seq being reused: after a crash the topic
+resumes above its reservation (docs/DECISIONS.md, "Seqs are never reused"). The reservation is
+kept as small as the ack path allows — enough for what the topic hands out in
+:data:`RESERVE_HORIZON_S` (a fsync takes milliseconds), between :data:`RESERVE_MIN` and
+:data:`RESERVE_MAX` seqs — so a quiet topic jumps by about a thousand seqs after a crash, a busy
+one by what it writes in a tenth of a second. A topic created lazily by a write is an exception
+(docs/DECISIONS.md, "Control-plane durability"): until its create frame is durable the topic
+itself would not survive a crash, so its first writes do not wait for a reservation.
 
 Topic create/configure/delete frames are written for every class, and an explicit ``PUT`` or
 ``DELETE`` waits for its frame's fsync. Seq assignment and frame submission happen in the same
@@ -57,7 +57,7 @@ Seal = Callable[[Topic, int], None]
 
 def read_only_error(error: BaseException | None) -> NotReady:
     """What a write gets once the WAL failed: 503 ``not_ready`` with ``wal_read_only`` — it does
-    not clear until a restart, so it carries no retry hint (ruling 5)."""
+    not clear until a restart, so it carries no retry hint (docs/DECISIONS.md, "WAL failure is fail-stop")."""
     return NotReady(
         f"writes are refused: the write-ahead log hit an I/O error ({error}) and is read-only; "
         "reads still work — fix the disk and restart the server",

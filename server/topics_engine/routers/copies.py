@@ -3,13 +3,15 @@ and the hop count it carries.
 
 Invariant: :func:`derive` is deterministic — the same router, records and ``stamped`` flag give
 the same bytes — because the WAL logs only which source seqs a step copied, and replay re-derives
-the copies from the source records (ruling 17). Anything a copy holds must therefore come from
-the source record and the router's stored config, never from the time or other state.
+the copies from the source records (docs/DECISIONS.md, "Derived copies"). Anything a copy holds
+must therefore come from the source record and the router's stored config, never from the time
+or other state.
 
 The stamp is ``{"router", "source", "seq", "hops"}``: the idempotency key of an
 ``exactly_once`` router (:func:`newest_key` finds the newest one in dest at start-up) and the
 hop count of a router on a cycle (:func:`hops_of`; a record with :data:`HOP_CAP` hops is not
-forwarded again, ruling 18). Routers that do not stamp leave ``meta`` verbatim.
+forwarded again). Routers that do not stamp leave ``meta`` verbatim. See docs/DECISIONS.md,
+"Where the hop count lives".
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from ..topic import Topic
 from .router import Router
 
 HOP_CAP = 8
-"""A record forwarded this many times along a cycle is not forwarded again (ruling 18)."""
+"""A record forwarded this many times along a cycle is not forwarded again (docs/DECISIONS.md,
+"Router PUT")."""
 STAMP = "_topics_router"
 """The ``meta`` key of a copy's stamp."""
 _STAMP_NEEDLE = b'"_topics_router"'

@@ -11,9 +11,10 @@ Invariants:
 - Per source, records are copied in seq order, and a step moves the router's cursor to the
   last source seq it examined.
 - One step is one dest append and one ``ROUTER`` WAL frame naming the source seqs it copied and
-  the dest seqs and ``$ts`` they got — never the copies' bytes (ruling 17); the frame follows the
-  source records' frames in the one ordered log, so replay (:func:`replay_step`) always finds
-  them. A step whose records were all filtered out logs its cursor alone.
+  the dest seqs and ``$ts`` they got — never the copies' bytes (docs/DECISIONS.md, "Derived
+  copies"); the frame follows the source records' frames in the one ordered log, so replay
+  (:func:`replay_step`) always finds them. A step whose records were all filtered out logs its
+  cursor alone.
 - A refused step (full ``discard: "reject"`` dest, the bytes quota, a read-only WAL) changes
   nothing: the router keeps its cursor and retries with a growing delay (:data:`RETRY_MS`).
 - A source that evicted records the router had not examined yet (cap or TTL) makes the router

@@ -121,7 +121,7 @@ class Routers:
     def put(self, name: str, fields: dict[str, Any]) -> RouterPut:
         """Create (201) or reconfigure (200) a router. A missing source is created with the
         default config; a missing dest too unless ``create_dest`` is false (404). Changing
-        ``source`` or ``dest`` restarts the router at the new source's head (ruling 16).
+        ``source`` or ``dest`` restarts the router at the new source's head (docs/DECISIONS.md, "Router PUT").
         Everything is checked before anything changes: a refused PUT leaves no trace."""
         check_router_name(name)
         config, match, create_dest = parse_router_config(fields)

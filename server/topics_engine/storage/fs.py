@@ -6,8 +6,8 @@ subclassing it. Nothing else in the storage package calls ``os`` file functions.
 truncated); ``write_atomic`` is the crash-safe replace: temp file -> fsync -> rename -> fsync of
 the directory, so a reader sees the old file or the new one, never a torn one.
 
-Files are created ``0600`` and directories ``0700`` (ruling 11): the data directory holds every
-record's payload and is the server's alone.
+Files are created ``0600`` and directories ``0700`` (docs/DECISIONS.md, "Data directory
+permissions"): the data directory holds every record's payload and is the server's alone.
 """
 
 from __future__ import annotations
