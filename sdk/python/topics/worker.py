@@ -99,11 +99,12 @@ def _examples(*classes: type) -> dict[str, str]:
     :mod:`topics._worker_types` are checked as part of ``topics.worker``, their public home."""
     found: dict[str, str] = {}
     for cls in classes:
-        members = [(cls.__name__, cls), *((f"{cls.__name__}.{n}", m) for n, m in vars(cls).items())]
-        for name, member in members:
-            doc = inspect.getdoc(member.__func__ if isinstance(member, classmethod) else member)
-            if doc and ">>>" in doc:
-                found[name] = doc
+        members: list[tuple[str, Any]] = [(cls.__name__, cls)]
+        for name, member in vars(cls).items():
+            func = member.__func__ if isinstance(member, classmethod | staticmethod) else member
+            if inspect.isfunction(func) or isinstance(func, property):
+                members.append((f"{cls.__name__}.{name}", func))
+        found.update((name, m.__doc__) for name, m in members if m.__doc__ and ">>>" in m.__doc__)
     return found
 
 
