@@ -235,19 +235,10 @@ ENGINE_API = {
     "topics_engine.routers",
     "topics_engine.topic",
     "topics_engine.watch",
-    "topics_engine.datadir.directory",  # the data directory's lifecycle: datadir's entry
-    "topics_engine.datadir.sealing",  # SegmentPolicy, a DataDirectory setting
+    "topics_engine.datadir",  # DataDirectory, DataDirLocked, SegmentPolicy, WalView
 }
 """The engine modules ``topics_server`` may import: the public ones. Not ``storage`` (bytes on
-disk) nor the rest of ``datadir``: what the server needs of them the engine exposes here."""
-
-AWAITING_ENGINE_API = {
-    ("topics_server.context", "topics_engine.storage.wal"),
-    ("topics_server.metrics", "topics_engine.storage.wal"),
-}
-"""Imports outside :data:`ENGINE_API` until the engine offers the WAL's state and counters
-(``Wal`` for its type; ``WalStats``, ``FsyncHistogram``, ``FSYNC_BUCKETS_US`` for the metrics)
-through the data directory. Nothing may join this set, and an entry no longer needed fails."""
+disk) nor ``datadir``'s submodules: what the server needs of them the engine exposes here."""
 
 
 def _private_names(path: Path) -> list[str]:
@@ -274,8 +265,7 @@ def test_the_server_imports_only_the_engines_public_modules() -> None:
         if target.startswith("topics_engine")
     }
     outside = reached - {(m, t) for m, t in reached if t in ENGINE_API}
-    assert sorted(outside - AWAITING_ENGINE_API) == [], "use the engine's public modules (ENGINE_API)"
-    assert sorted(AWAITING_ENGINE_API - outside) == [], "no longer needed: drop it from AWAITING_ENGINE_API"
+    assert sorted(outside) == [], "use the engine's public modules (ENGINE_API)"
     private = {
         str(path.relative_to(SOURCE)): names
         for path in (SOURCE / "topics_server").rglob("*.py")

@@ -26,8 +26,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from topics_engine import Engine, SystemClock
-from topics_engine.datadir.directory import DataDirectory
-from topics_engine.datadir.sealing import SegmentPolicy
+from topics_engine.datadir import DataDirectory, SegmentPolicy
 from topics_engine.errors import NotReady
 from topics_engine.jsonvalues import dumps
 

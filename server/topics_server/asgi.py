@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from starlette.types import Message, Receive, Scope, Send
 from topics_engine import Engine
-from topics_engine.datadir.directory import DataDirectory
+from topics_engine.datadir import DataDirectory
 
 from .app import TopicsApp, build
 from .context import ServerContext

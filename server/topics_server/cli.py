@@ -18,7 +18,7 @@ import signal
 import sys
 
 import uvloop
-from topics_engine.datadir.directory import DataDirLocked
+from topics_engine.datadir import DataDirLocked
 
 from .app import build
 from .context import VERSION

@@ -11,9 +11,8 @@ import time
 from dataclasses import dataclass, field
 
 from topics_engine import Engine, Queues
-from topics_engine.datadir.directory import DataDirectory
+from topics_engine.datadir import DataDirectory, WalView
 from topics_engine.routers import Routers
-from topics_engine.storage.wal import Wal
 from topics_engine.watch import Watches
 
 from .admission import Admission
@@ -75,19 +74,17 @@ class ServerContext:
         self.admission = Admission(self.caps)
         self.throttle = Throttle(self.engine.clock, self.throttle_enabled)
 
-    @property
-    def wal(self) -> Wal | None:
-        """The write-ahead log, once the data directory is open (``None`` in memory)."""
-        return self.datadir.wal if self.datadir is not None else None
+    def wal_view(self) -> WalView:
+        """The write-ahead log's counters and state (zeros in memory and until the data
+        directory is open)."""
+        return self.datadir.wal_view() if self.datadir is not None else WalView.of(None)
 
     @property
     def wal_read_only(self) -> bool:
-        wal = self.wal
-        return wal is not None and wal.read_only
+        return self.wal_view().read_only
 
     def _wal_depth(self) -> int:
-        wal = self.wal
-        return wal.queue_depth if wal is not None else 0
+        return self.wal_view().queue_depth
 
     @property
     def uptime_ms(self) -> int:

@@ -53,7 +53,7 @@ from prometheus_client.metrics_core import (
 from prometheus_client.registry import Collector, CollectorRegistry
 from topics_engine import Engine
 from topics_engine.config import Durability
-from topics_engine.storage.wal import FSYNC_BUCKETS_US, FsyncHistogram, WalStats
+from topics_engine.datadir import WalView
 from topics_engine.topic import Topic
 
 from .context import ServerContext
@@ -141,23 +141,6 @@ def _row(engine: Engine, topic: Topic, now: int) -> TopicRow:
     )
 
 
-@dataclass(slots=True)
-class WalView:
-    """The WAL's numbers (zeros without one)."""
-
-    stats: WalStats
-    histogram: FsyncHistogram
-    queue_depth: int
-    read_only: bool
-
-
-def wal_view(ctx: ServerContext) -> WalView:
-    wal = ctx.wal
-    stats = wal.stats if wal is not None else WalStats()
-    depth, read_only = (wal.queue_depth, wal.read_only) if wal is not None else (0, False)
-    return WalView(stats, stats.fsync_histogram(), depth, read_only)
-
-
 # -- the families ------------------------------------------------------------------------------
 
 
@@ -183,7 +166,7 @@ class TopicsCollector(Collector):
         rows, truncated = topic_rows(ctx.engine, ctx.ready, self.allowed)  # expires first
         yield from self._process(aggregates(ctx, ctx.ready))
         yield from self._per_topic(rows, truncated)
-        yield from self._wal(wal_view(ctx))
+        yield from self._wal(ctx.wal_view())
 
     def _process(self, agg: Aggregates) -> Iterator[Metric]:
         ctx = self.ctx
@@ -275,12 +258,13 @@ class TopicsCollector(Collector):
         yield _gauge(
             "topics_wal_read_only", "1 once the WAL turned read-only after an I/O error.", int(wal.read_only)
         )
-        yield _fsync_histogram(wal.histogram)
+        yield _fsync_histogram(wal)
 
 
-def _fsync_histogram(h: FsyncHistogram) -> HistogramMetricFamily:
+def _fsync_histogram(wal: WalView) -> HistogramMetricFamily:
     """``topics_wal_fsync_latency_us`` with cumulative buckets (``le`` in µs, ``+Inf`` last)."""
-    bounds = [str(b) for b in FSYNC_BUCKETS_US] + ["+Inf"]
+    h = wal.histogram
+    bounds = [str(b) for b in wal.bucket_bounds_us] + ["+Inf"]
     cumulative = itertools.accumulate(h.counts)
     return HistogramMetricFamily(
         "topics_wal_fsync_latency_us",

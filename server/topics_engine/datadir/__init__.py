@@ -5,4 +5,14 @@
 ``sealing`` moves hot records into segments; ``checkpoint`` snapshots and trims the WAL;
 ``recovery`` rebuilds the engine from a snapshot, its segments and the WAL tail. Byte formats
 live one layer down, in ``topics_engine.storage``.
+
+The public face — what the server imports — is re-exported here: the lifecycle
+(:class:`DataDirectory`, :class:`DataDirLocked`), its segment setting (:class:`SegmentPolicy`)
+and the read-only view of the WAL (:class:`WalView`).
 """
+
+from .directory import DataDirectory, DataDirLocked
+from .sealing import SegmentPolicy
+from .walview import WalView
+
+__all__ = ["DataDirLocked", "DataDirectory", "SegmentPolicy", "WalView"]

@@ -26,6 +26,7 @@ from .checkpoint import Checkpointer
 from .persistence import WalPersistence, read_only_error
 from .recovery import ReplayReport, load_snapshot, replay_wal
 from .sealing import Sealer, SegmentPolicy
+from .walview import WalView
 
 log = logging.getLogger("topics.datadir")
 
@@ -116,6 +117,10 @@ class DataDirectory:
         routers = self.routers if self.routers is not None else Routers(engine, autorun=False)
         self.checkpointer = Checkpointer(engine, routers, self.persistence, self.sealer, self.snapshot_dir)
         engine.persistence = self.persistence
+
+    def wal_view(self) -> WalView:
+        """The WAL's counters and state for monitoring (zeros until :meth:`open`)."""
+        return WalView.of(self.wal)
 
     def checkpoint_due(self) -> bool:
         cp = self.checkpointer
