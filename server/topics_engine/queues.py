@@ -489,6 +489,21 @@ class Queues:
         sub = WorkSubscription(self._node(node), _clamp_max(max_), self._lease_ms(topic, lease_ms))
         return topic, sub
 
+    def next_push_at(self, topic: Topic, sub: WorkSubscription) -> int | None:
+        """When (clock ms) a /work stream must look again for a job to push — lease expiry is
+        lazy, with no timers: with free depth, when any lease of the queue expires or a delayed
+        job comes due (either frees a job); when full, just after the earliest lease it holds
+        expires. ``None``: nothing pending; only an append or a change to its jobs frees one.
+
+        First drops from ``sub.held`` the seqs no longer leased (defensive: only those count)."""
+        q = topic.queue
+        if q is None:
+            return None
+        sub.held &= q.leases.keys()
+        if len(sub.held) < sub.max:
+            return q.next_change_at()
+        return min(q.leases[seq].deadline for seq in sub.held) + 1
+
     def release_subscription(self, topic: Topic, sub: WorkSubscription) -> int:
         """Release-on-disconnect: every lease pushed on this stream and still held goes back to
         the freelist now (``released`` events), not at lease expiry."""

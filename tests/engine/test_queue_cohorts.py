@@ -351,3 +351,21 @@ def test_claim_for_greedy_respects_want(engine: Engine) -> None:
     refill = queues_for(engine).claim_for(topic, sub, sub.max - len(sub.held))
     assert isinstance(refill, Claimed) and _seqs(refill.jobs) == [5]
     assert sub.held == {1, 3, 4, 5}
+
+
+def test_next_push_at_free_depth_or_the_earliest_held_deadline(engine: Engine) -> None:
+    """With free depth a stream looks again when any job of the queue frees; when full, just
+    after the earliest lease it holds expires; seqs it no longer holds are dropped first."""
+    make_queue(engine, lease_ms=1_000)
+    produce(engine, 3)
+    queues = queues_for(engine)
+    claim(engine, "n2", 1, lease_ms=500)  # seq 1 until T0 + 500: the queue's first expiry
+    topic, sub, _ = _greedy_sub(engine, "n1", 2)  # 2, 3 until T0 + 1000: full
+    assert queues.next_push_at(topic, sub) == T0 + 1_000 + 1
+    queues.ack("q", "n1", [2])  # free depth
+    assert queues.next_push_at(topic, sub) == T0 + 500 + 1
+    sub.held.add(99)  # never leased: not counted
+    assert queues.next_push_at(topic, sub) == T0 + 500 + 1 and sub.held == {3}
+    queues.ack("q", "n2", [1])
+    queues.ack("q", "n1", [3])
+    assert queues.next_push_at(topic, sub) is None  # nothing leased or delayed

@@ -159,16 +159,9 @@ class _WorkStream:
         """Milliseconds until the stream must look again (expiry is lazy, with no timers): with
         free depth, until any lease in the queue expires or a delayed job comes due (either frees
         a job to push); when full, until the earliest lease it holds expires. ``None``: nothing
-        pending, only an append or a change to its jobs wakes it."""
-        queue = self.topic.queue
-        if queue is None:
-            return None
-        now = self.ctx.engine.clock.now_ms()
-        self.sub.held &= queue.leases.keys()  # defensive: only seqs still leased count as held
-        if len(self.sub.held) < self.sub.max:
-            at = queue.next_change_at()
-            return None if at is None else max(0, at - now)
-        return max(0, min(queue.leases[s].deadline for s in self.sub.held) - now + 1)
+        pending, only an append or a change to its jobs wakes it (``Queues.next_push_at``)."""
+        at = self.ctx.queues.next_push_at(self.topic, self.sub)
+        return None if at is None else max(0, at - self.ctx.engine.clock.now_ms())
 
     def close(self) -> None:
         self.ctx.queues.release_subscription(self.topic, self.sub)
