@@ -1,7 +1,7 @@
 """The application: one dispatcher compiled from the OpenAPI document, behind either transport.
 
 :class:`TopicsApp` turns a :class:`Request` into a :class:`Response` (or a stream): match the
-route (``routes``, built by connexion from the spec) and look up its :class:`dispatch.Operation`
+route (``routes``, built by connexion from the spec), which carries its :class:`dispatch.Operation`
 (handler, kind, throttling, body names), admit the caller (``access``: 401/403 from
 the key, its scopes and its prefix allowlist), refuse data operations while recovering (503),
 bind and validate the request lazily (``validation``), take a slot under the §11 concurrency
@@ -35,7 +35,7 @@ from .access import Gate, check_body_names
 from .admission import Slot
 from .auth import KeyStore, Principal
 from .context import ServerContext
-from .dispatch import OPERATIONS, Kind, Operation, handlers
+from .dispatch import OPERATIONS, Kind, Operation
 from .errors import MethodNotAllowed, Unauthorized
 from .request import Request
 from .responses import Reply, Response, json_response, performance_block, render
@@ -59,7 +59,7 @@ class TopicsApp:
         self.gate = gate or Gate(KeyStore())
         # the contract as served: the very document the route table is built from
         self.docs = apidocs.contract_resources(SPEC_PATH, load_document())
-        self.routes = RouteTable(load_specification(), handlers=handlers(), max_body_bytes=max_body_bytes)
+        self.routes = RouteTable(load_specification(), operations=OPERATIONS, max_body_bytes=max_body_bytes)
 
     def handle(self, request: Request) -> Outcome | Awaitable[Outcome]:
         """The response to ``request``: at once, or an awaitable when the handler waits."""
@@ -90,8 +90,8 @@ class TopicsApp:
         for no route, 401/403 for the key, its scopes and the names in the path and the body
         (``access``), 503 while recovering (probes excepted)."""
         match = self.routes.match(request.method, request.path)
-        route = match.operation
-        operation = OPERATIONS[route.operation_id]
+        route = match.route
+        operation = route.operation
         principal = self.gate.admit(request, operation.operation_id, route.requirement, match.path_params)
         if not self.ctx.ready and operation.kind is not Kind.PROBE:
             raise NotReady(

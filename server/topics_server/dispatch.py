@@ -3,9 +3,10 @@ every trait the server acts on for it (like Starlette's ``Route``, but the path,
 parameters, body schema and scopes stay in ``openapi/v0.yaml``).
 
 connexion resolves each operation of the spec through this table when the route table is built
-(``routes``); an operation without an entry fails start-up, and ``tests/test_architecture.py``
-checks the table and the spec list the same operations. ``app`` reads the traits per request;
-nothing else keeps a list of operation names.
+(``routes``: each compiled route carries its entry); an operation without an entry fails
+start-up, and ``tests/test_architecture.py`` checks the table and the spec list the same
+operations. ``app`` reads the traits of the matched route per request; nothing else keeps a list
+of operation names.
 
 A handler takes the validated request and the server context and returns a :class:`Reply`
 (answered at once), a :class:`StreamReply`, or an awaitable of either when it has to wait.
@@ -119,8 +120,3 @@ OPERATIONS: dict[str, Operation] = _table(
     Operation("open_websocket", watch.open_websocket, Kind.STREAM),
 )
 """Every operation of ``openapi/v0.yaml``, exactly once."""
-
-
-def handlers() -> dict[str, Handler]:
-    """Each operation's handler, as connexion's resolver looks them up."""
-    return {operation_id: operation.handler for operation_id, operation in OPERATIONS.items()}

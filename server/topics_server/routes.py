@@ -3,16 +3,16 @@
 connexion walks the spec (``AbstractRoutingAPI``): every path and method becomes an operation,
 its ``operationId`` resolved to a handler (start-up fails if one has none), its parameters and
 body schema resolved, its ``security`` read as the scopes it needs (start-up fails if it
-declares none). :class:`RouteTable` compiles each operation's validator once and indexes
-the path templates in a segment trie, so matching a request costs one dict lookup per path
-segment — no per-route regular expressions, no middleware stack.
+declares none). :class:`RouteTable` compiles each operation into a :class:`Route` — its
+``dispatch.Operation`` (handler and traits), its validator (compiled once) and its requirement —
+and indexes the path templates in a segment trie, so matching a request costs one dict lookup
+per path segment — no per-route regular expressions, no middleware stack.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import unquote
 
 from connexion.middleware.abstract import AbstractRoutingAPI
@@ -23,17 +23,19 @@ from topics_engine.errors import NotFound
 
 from .access import Requirement
 from .bodies import BodyCompiler
+from .dispatch import Operation
 from .errors import MethodNotAllowed
 from .validation import OperationValidator
 
-Handler = Callable[..., Any]
 _CACHE_SIZE = 4096
 
 
 @dataclass(slots=True)
-class Operation:
-    operation_id: str
-    handler: Handler
+class Route:
+    """One operation of the spec, compiled for serving."""
+
+    operation: Operation
+    """What the server does for it: handler, kind, throttling, body names (``dispatch``)."""
     validator: OperationValidator
     requirement: Requirement
     """Who may call it: the scopes of its ``security`` in the spec (``access``)."""
@@ -43,33 +45,36 @@ class Operation:
 class _Node:
     literal: dict[str, _Node] = field(default_factory=dict)
     param: tuple[str, _Node] | None = None
-    methods: dict[str, Operation] = field(default_factory=dict)
+    methods: dict[str, Route] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Match:
-    operation: Operation
+    route: Route
     path_params: dict[str, str]
     """Raw (percent-decoded, not yet validated) path parameters; shared: never mutated."""
 
 
-class RouteTable(AbstractRoutingAPI[Operation]):
-    """Every operation of the spec, matched by method and path."""
+class RouteTable(AbstractRoutingAPI[Route]):
+    """Every operation of the spec, matched by method and path; each ``operationId`` must have
+    an entry in ``operations`` (start-up fails otherwise)."""
 
     def __init__(
-        self, specification: Specification, *, handlers: dict[str, Handler], max_body_bytes: int
+        self, specification: Specification, *, operations: Mapping[str, Operation], max_body_bytes: int
     ) -> None:
         self._root = _Node()
         self._cache: dict[tuple[str, str], Match] = {}
-        self.operations: dict[str, Operation] = {}
+        self._operations = operations
+        self.routes: dict[str, Route] = {}
+        """Each compiled route by ``operationId``."""
         self._compiler = BodyCompiler(specification.raw)
         self._max_body_bytes = max_body_bytes
-        super().__init__(specification, resolver=Resolver(function_resolver=lambda op_id: handlers[op_id]))
+        resolver = Resolver(function_resolver=lambda op_id: operations[op_id].handler)
+        super().__init__(specification, resolver=resolver)
 
-    def make_operation(self, operation: AbstractOperation) -> Operation:
-        return Operation(
-            operation.operation_id,
-            operation.function,
+    def make_operation(self, operation: AbstractOperation) -> Route:
+        return Route(
+            self._operations[operation.operation_id],
             OperationValidator(operation, self._compiler, self._max_body_bytes),
             Requirement.from_security(operation.operation_id, operation.security),
         )
@@ -79,7 +84,7 @@ class RouteTable(AbstractRoutingAPI[Operation]):
         return path, operation.operation_id
 
     def _add_operation_internal(
-        self, method: str, path: str, operation: Operation, name: str | None = None
+        self, method: str, path: str, operation: Route, name: str | None = None
     ) -> None:
         node = self._root
         for segment in path.strip("/").split("/"):
@@ -90,10 +95,10 @@ class RouteTable(AbstractRoutingAPI[Operation]):
             else:
                 node = node.literal.setdefault(segment, _Node())
         node.methods[method.upper()] = operation
-        self.operations[operation.operation_id] = operation
+        self.routes[operation.operation.operation_id] = operation
 
     def match(self, method: str, path: str) -> Match:
-        """The operation for ``method path``: 404 ``not_found`` for an unknown path, 405
+        """The route for ``method path``: 404 ``not_found`` for an unknown path, 405
         ``method_not_allowed`` (with ``detail.allowed``) for a known path and another method.
         Recent matches are remembered (clients hit the same few topics over and over)."""
         key = (method, path)
@@ -119,8 +124,8 @@ class RouteTable(AbstractRoutingAPI[Operation]):
                     {"method": method, "path": path},
                 )
             node = child
-        operation = node.methods.get(method)
-        if operation is None:
+        route = node.methods.get(method)
+        if route is None:
             if not node.methods:
                 raise NotFound(f"no route for {method} {path}", {"method": method, "path": path})
             allowed = sorted(node.methods)
@@ -128,4 +133,4 @@ class RouteTable(AbstractRoutingAPI[Operation]):
                 f"{method} is not allowed on {path}; use {', '.join(allowed)}",
                 {"method": method, "allowed": allowed},
             )
-        return Match(operation, params)
+        return Match(route, params)
