@@ -46,10 +46,8 @@ from .results import (
     TopicSummary,
 )
 from .storage.formats import RecordBatch
-from .topic import ReadOptions, Topic, Usage
+from .topic import ZERO_MAX_BYTES, ReadBudget, ReadOptions, Topic, Usage
 
-DEFAULT_MAX_BATCH_BYTES = 1 << 20
-MAX_BATCH_BYTES = 8 << 20
 QUOTA_SWEEP_MS = 1000
 """Least time between two TTL sweeps of all topics made by writes over ``max_total_bytes``."""
 
@@ -472,21 +470,22 @@ class Engine:
         touch: bool = True,
     ) -> Diff:
         """Records after the exclusive cursor ``from_seq`` (§3). ``limit`` and
-        ``max_batch_bytes`` 0 mean their defaults (256 records, 1 MiB); both are clamped."""
+        ``max_batch_bytes`` 0 mean their defaults (``limits.default_limit``, 1 MiB); both are
+        clamped (:meth:`ReadBudget.resolve`)."""
         from_seq = to_int(from_seq, "from_seq")
-        limit = to_int(limit, "limit", high=self.limits.max_limit, clamp=True)
-        max_batch_bytes = to_int(max_batch_bytes, "max_batch_bytes", high=MAX_BATCH_BYTES, clamp=True)
+        defaults = ReadBudget(self.limits.default_limit, ZERO_MAX_BYTES)
+        budget = defaults.resolve(limit, max_batch_bytes, self.limits.max_limit)
         topic = self.get(name)
         now = self.clock.now_ms()
         topic.expire(now)
         if touch:
             topic.last_read_ts = now
         opts = ReadOptions(
-            limit=limit or self.limits.default_limit,
+            limit=budget.limit,
             nodes=node_set(node),
             include_tags=include_tags,
             include_meta=include_meta,
-            max_bytes=max_batch_bytes or DEFAULT_MAX_BATCH_BYTES,
+            max_bytes=budget.max_bytes,
             max_scan=self.limits.max_scan_per_read,
         )
         return topic.read(from_seq, opts)

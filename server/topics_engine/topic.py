@@ -32,6 +32,7 @@ from typing import Any
 from .config import Discard, TopicConfig, TopicType
 from .errors import TopicFull
 from .idempotency import IdempotencyWindow
+from .jsonvalues import to_int
 from .leases import QueueState
 from .matching import TagMatch
 from .priority import effective_priority
@@ -66,6 +67,41 @@ class ReadOptions:
     max_scan: int = 100_000
     upto: int | None = None
     """Read no record above this seq (a ``strong`` watch reads only what is durable)."""
+
+
+ZERO_MAX_BYTES = 1 << 20
+"""What ``max_batch_bytes: 0`` means, for every read (§3 diff, §7 watch)."""
+MAX_BATCH_BYTES = 8 << 20
+"""The most ``max_batch_bytes`` a request gets: larger values are clamped to it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBudget:
+    """How much one read returns at most: ``limit`` records, and ``max_bytes`` of their encoded
+    bytes (soft: at least one record when one is available).
+
+    A use of reads (diff, watch) keeps its defaults as a budget and resolves each request's
+    ``limit`` / ``max_batch_bytes`` against them with :meth:`resolve` — the one place the
+    request rules live."""
+
+    limit: int
+    max_bytes: int
+
+    def resolve(self, limit: int | None, max_batch_bytes: int | None, max_limit: int) -> ReadBudget:
+        """The budget of a request, ``self`` being this use's defaults (``None``: not given):
+
+        - ``limit`` absent, 0 or negative: the default; then clamped to ``max_limit``;
+        - ``max_batch_bytes`` absent: the default; 0 or negative: :data:`ZERO_MAX_BYTES`; then
+          clamped to :data:`MAX_BATCH_BYTES`.
+
+        Raises ``invalid_request`` for a value that is not a whole number (direct callers; the
+        server's decoded bodies hold integers)."""
+        asked = to_int(limit or 0, "limit", clamp=True) or self.limit
+        if max_batch_bytes is None:
+            size = self.max_bytes
+        else:
+            size = to_int(max_batch_bytes, "max_batch_bytes", clamp=True) or ZERO_MAX_BYTES
+        return ReadBudget(min(asked, max_limit), min(size, MAX_BATCH_BYTES))
 
 
 class Usage:

@@ -37,15 +37,15 @@ from .errors import InvalidRequest, NotFound, TopicNotFound, cap_reached
 from .jsonvalues import to_int
 from .names import check_topic_name
 from .results import Diff, Tombstone
-from .topic import ReadOptions, Topic
+from .topic import ReadBudget, ReadOptions, Topic
 
 log = logging.getLogger("topics.watch")
 
 DEFAULT_LIMIT = 256
 DEFAULT_MAX_BYTES = 256 << 10
-ZERO_MAX_BYTES = 1 << 20
-"""``max_batch_bytes: 0`` means this (docs/DECISIONS.md, "Watch tombstones and budget")."""
-MAX_BATCH_BYTES = 8 << 20
+DEFAULT_BUDGET = ReadBudget(DEFAULT_LIMIT, DEFAULT_MAX_BYTES)
+"""A watch's read budget when the request gives none; ``max_batch_bytes: 0`` means
+:data:`ZERO_MAX_BYTES` (docs/DECISIONS.md, "Watch tombstones and budget")."""
 HEARTBEAT_MS = (1_000, 15_000, 60_000)
 """Lowest, default and highest ``heartbeat_ms``."""
 SESSION_TTL_MS = 300_000
@@ -94,19 +94,14 @@ class WatchOptions:
         consistency: Any = None,
     ) -> WatchOptions:
         """Defaults, clamps and checks of the watch options (``None`` = not given)."""
-        limit_ = to_int(limit or 0, "limit", clamp=True) or DEFAULT_LIMIT
-        size = (
-            DEFAULT_MAX_BYTES
-            if max_batch_bytes is None
-            else to_int(max_batch_bytes, "max_batch_bytes", clamp=True)
-        )
+        budget = DEFAULT_BUDGET.resolve(limit, max_batch_bytes, max_limit)
         beat = HEARTBEAT_MS[1] if heartbeat_ms is None else to_int(heartbeat_ms, "heartbeat_ms", clamp=True)
         if consistency not in (None, "eventual", "strong"):
             raise InvalidRequest('consistency must be "eventual" or "strong"', {"field": "consistency"})
         options = cls(
             nodes=node_set(node),
-            limit=min(limit_, max_limit),
-            max_bytes=min(size or ZERO_MAX_BYTES, MAX_BATCH_BYTES),
+            limit=budget.limit,
+            max_bytes=budget.max_bytes,
             heartbeat_ms=min(max(beat, HEARTBEAT_MS[0]), HEARTBEAT_MS[2]),
             include_meta=True if include_meta is None else bool(include_meta),
             include_tags=bool(include_tags),

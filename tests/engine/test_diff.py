@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from topics_engine import Engine, Limits, ManualClock
 from topics_engine.errors import InvalidRequest, TopicNotFound
+from topics_engine.topic import ReadBudget
 
 from .conftest import data, raises_topics, read_all, record_bytes, recs, seqs
 
@@ -65,6 +66,26 @@ def test_limit_clamps_follow_configured_limits(clock: ManualClock) -> None:
     eng.append("t", data(10))
     assert len(recs(eng.diff("t"))) == 2
     assert len(recs(eng.diff("t", limit=100))) == 5
+
+
+@pytest.mark.parametrize(
+    ("limit", "max_batch_bytes", "got"),
+    [
+        (None, None, (20, 3_000)),  # not given: this use's defaults
+        (0, 0, (20, 1 << 20)),  # 0: the default limit, and 1 MiB for the bytes
+        (-4, -4, (20, 1 << 20)),
+        (7, 9, (7, 9)),
+        (5_000, 1 << 40, (100, 8 << 20)),  # clamped to max_limit and 8 MiB
+        (1e30, 2.0, (100, 2)),
+    ],
+)
+def test_read_budget_resolves_defaults_zero_and_clamps(
+    limit: int | None, max_batch_bytes: int | None, got: tuple[int, int]
+) -> None:
+    """The one rule set of diff and watch budgets; each use brings its own defaults."""
+    assert ReadBudget(20, 3_000).resolve(limit, max_batch_bytes, 100) == ReadBudget(*got)
+    with raises_topics(InvalidRequest, "invalid_request"):
+        ReadBudget(20, 3_000).resolve(None, 1.5, 100)
 
 
 def test_wait_ms_clamp(engine: Engine) -> None:

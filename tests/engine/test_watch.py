@@ -31,13 +31,12 @@ from topics_engine import Engine, ManualClock
 from topics_engine.errors import InvalidRequest, NotFound, TopicNotFound
 from topics_engine.persistence import InMemory
 from topics_engine.results import Tombstone
+from topics_engine.topic import MAX_BATCH_BYTES, ZERO_MAX_BYTES
 from topics_engine.watch import (
     DEFAULT_LIMIT,
     DEFAULT_MAX_BYTES,
-    MAX_BATCH_BYTES,
     MAX_INLINE_CURSORS,
     SESSION_TTL_MS,
-    ZERO_MAX_BYTES,
     CaughtUpEvent,
     RecordsEvent,
     SharedReads,
