@@ -80,14 +80,25 @@ class ClaimedJob:
 
 @dataclass(slots=True)
 class Claimed:
-    """A claim's leased jobs; ``wait`` is the lease frame's durability (``leases_durable`` on
-    an ``fsync`` queue) — every claim path waits for it before handing jobs out."""
+    """What a claim (or a /work refill) leased, whether served at once or by a coalescing
+    cohort: every caller awaits ``wait`` (when not ``None``) before handing ``jobs`` out, and
+    ``jobs`` is final once ``wait`` is ``None`` or done without error.
+
+    - Served at once (no coalescing window): ``jobs`` are leased and ``ready`` counted now;
+      ``wait`` is the lease frame's durability (``leases_durable`` on an ``fsync`` queue).
+    - ``coalesced`` (``claim_jitter_ms > 0``): ``jobs`` stays empty until the cohort's pass
+      serves it (``ready`` is counted then); ``wait`` resolves once the pass ran and the lease
+      frame is durable (with the fsync ms; 0.0 when nothing was logged), or fails
+      ``not_a_queue`` / ``not_ready``. Cancelling ``wait`` before the pass leaves the claimer
+      out of it.
+    """
 
     topic: str
     jobs: list[ClaimedJob]
     ready: int
     """Claimable jobs still waiting after this claim (§10.2)."""
     wait: AckWait = None
+    coalesced: bool = False
 
 
 @dataclass(slots=True)
@@ -120,12 +131,15 @@ class WorkSubscription:
 
 @dataclass(slots=True)
 class _Waiting:
+    """A claimer being served: its jobs go to ``claimed.jobs``; ``future`` is a coalesced
+    claim's ``claimed.wait`` (``None`` when served at once)."""
+
     node: str
     max: int
     lease_ms: int
-    future: asyncio.Future[list[ClaimedJob]] | None
     holder: WorkSubscription | None
-    jobs: list[ClaimedJob] = field(default_factory=list)
+    claimed: Claimed
+    future: asyncio.Future[float] | None = None
 
 
 class Queues:
@@ -206,39 +220,39 @@ class Queues:
 
     # -- claim --------------------------------------------------------------------------------
 
-    def claim(
-        self, name: str, node: Any, max_: Any = None, lease_ms: Any = None
-    ) -> Claimed | asyncio.Future[list[ClaimedJob]]:
-        """Lease up to ``max`` jobs to ``node``: a result now (greedy), or — with a coalescing
-        window — a future resolved when the cohort's pass ran and its leases are durable."""
+    def claim(self, name: str, node: Any, max_: Any = None, lease_ms: Any = None) -> Claimed:
+        """Lease up to ``max`` jobs to ``node``: now (greedy), or — with a coalescing window —
+        at the cohort's pass (see :class:`Claimed`)."""
         topic = self.queue_topic(name)
-        waiting = _Waiting(self._node(node), _clamp_max(max_), self._lease_ms(topic, lease_ms), None, None)
-        if topic.config.claim_jitter_ms > 0:
-            return self._join_cohort(topic, waiting)
-        self._serve(topic, [waiting])
-        return Claimed(name, waiting.jobs, self.counters(topic).ready, self._log_claims(topic, waiting.jobs))
+        node, max_jobs, lease = self._node(node), _clamp_max(max_), self._lease_ms(topic, lease_ms)
+        return self._lease(topic, _Waiting(node, max_jobs, lease, None, Claimed(name, [], 0)))
 
-    def claim_for(
-        self, topic: Topic, sub: WorkSubscription, want: int
-    ) -> Claimed | asyncio.Future[list[ClaimedJob]]:
+    def claim_for(self, topic: Topic, sub: WorkSubscription, want: int) -> Claimed:
         """A /work refill: lease up to ``want`` jobs to the subscription (in the cohort when
         the queue coalesces). Like a claim, jobs are handed out once their leases are durable."""
-        waiting = _Waiting(sub.node, want, sub.lease_ms, None, sub)
-        if topic.config.claim_jitter_ms > 0:
-            return self._join_cohort(topic, waiting)
-        self._serve(topic, [waiting])
-        return Claimed(
-            topic.name, waiting.jobs, self.counters(topic).ready, self._log_claims(topic, waiting.jobs)
-        )
+        return self._lease(topic, _Waiting(sub.node, want, sub.lease_ms, sub, Claimed(topic.name, [], 0)))
 
-    def _join_cohort(self, topic: Topic, waiting: _Waiting) -> asyncio.Future[list[ClaimedJob]]:
+    def _lease(self, topic: Topic, waiting: _Waiting) -> Claimed:
+        """Serve ``waiting`` now, or join the queue's cohort when it coalesces."""
+        claimed = waiting.claimed
+        if topic.config.claim_jitter_ms > 0:
+            self._join_cohort(topic, waiting)
+            return claimed
+        self._serve(topic, [waiting])
+        claimed.ready = self.counters(topic).ready
+        claimed.wait = self._log_claims(topic, claimed.jobs)
+        return claimed
+
+    def _join_cohort(self, topic: Topic, waiting: _Waiting) -> None:
+        """Make ``waiting`` a coalesced claim in the cohort of ``topic``'s current window (the
+        first claim of a window opens it and schedules its pass)."""
         waiting.future = asyncio.get_running_loop().create_future()
+        waiting.claimed.wait, waiting.claimed.coalesced = waiting.future, True
         cohort = self._cohorts.get(topic.id)
         if cohort is None:
             cohort = self._cohorts[topic.id] = []
             self.engine.clock.call_later(topic.config.claim_jitter_ms, lambda: self._run_cohort(topic))
         cohort.append(waiting)
-        return waiting.future
 
     def _run_cohort(self, topic: Topic) -> None:
         """The coordinator pass: one critical section serving every claim of the window. Each
@@ -253,9 +267,11 @@ class Queues:
                 )
             return
         self._serve(topic, live)
+        ready = self.counters(topic).ready if live else 0
         for w in live:
             assert w.future is not None
-            _resolve_after(w.future, w.jobs, self._log_claims(topic, w.jobs))
+            w.claimed.ready = ready
+            _resolve_after(w.future, self._log_claims(topic, w.claimed.jobs))
 
     def _serve(self, topic: Topic, claimers: list[_Waiting]) -> None:
         """Pick jobs for everyone (dead-lettering on the way) and divide them: each claimer's
@@ -283,7 +299,7 @@ class Queues:
             leases = q.claim_many(
                 seqs, self._lease_ids(len(jobs)), w.node, now + w.lease_ms, [j[2] for j in jobs]
             )
-            w.jobs.extend(
+            w.claimed.jobs.extend(
                 ClaimedJob(batch, i, lease) for (batch, i, _), lease in zip(jobs, leases, strict=True)
             )
             if w.holder is not None:
@@ -545,10 +561,11 @@ def _is_poison(topic: Topic, deliveries: int) -> bool:
     return bool(cfg.max_deliveries and cfg.dead_letter and deliveries > cfg.max_deliveries)
 
 
-def _resolve_after(future: asyncio.Future[list[ClaimedJob]], jobs: list[ClaimedJob], wait: AckWait) -> None:
-    """Resolve a cohort claimer's future with its jobs once their lease frame is durable."""
+def _resolve_after(future: asyncio.Future[float], wait: AckWait) -> None:
+    """Resolve a cohort claimer's ``wait`` once its lease frame is durable: with the fsync ms
+    (0.0 when nothing was logged), or the frame's failure."""
     if wait is None:
-        future.set_result(jobs)
+        future.set_result(0.0)
         return
 
     def done(w: asyncio.Future[float]) -> None:
@@ -558,7 +575,7 @@ def _resolve_after(future: asyncio.Future[list[ClaimedJob]], jobs: list[ClaimedJ
         if w.cancelled() or error is not None:
             future.set_exception(error or NotReady("the lease log could not be written", None))
         else:
-            future.set_result(jobs)
+            future.set_result(w.result())
 
     wait.add_done_callback(done)
 

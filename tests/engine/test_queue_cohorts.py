@@ -1,7 +1,7 @@
 """§10 coalescing windows (claim_jitter_ms > 0) and /work subscriptions at engine level.
 
-With a coalescing window a claim returns an asyncio future; the ManualClock fires the cohort's
-pass when a test advances it past the window."""
+With a coalescing window a claim's jobs come with its ``wait`` future; the ManualClock fires the
+cohort's pass when a test advances it past the window."""
 
 from __future__ import annotations
 
@@ -26,12 +26,22 @@ from .queue_helpers import (
 )
 
 
-def _future(
-    engine: Engine, node: str, max_: Any = None, lease_ms: Any = None, name: str = "q"
-) -> asyncio.Future[list[ClaimedJob]]:
-    outcome = queues_for(engine).claim(name, node, max_, lease_ms)
-    assert isinstance(outcome, asyncio.Future), "coalescing queue: the claim waits for its cohort"
-    return outcome
+def _future(engine: Engine, node: str, max_: Any = None, lease_ms: Any = None, name: str = "q") -> Claimed:
+    claimed = queues_for(engine).claim(name, node, max_, lease_ms)
+    assert claimed.coalesced and claimed.wait is not None, "coalescing queue: the claim waits for its cohort"
+    return claimed
+
+
+def _done(claimed: Claimed) -> bool:
+    assert claimed.wait is not None
+    return claimed.wait.done()
+
+
+def _jobs(claimed: Claimed) -> list[ClaimedJob]:
+    """A served claim's jobs (raises what its ``wait`` failed with)."""
+    assert claimed.wait is not None and claimed.wait.done(), "the cohort's pass has not run"
+    claimed.wait.result()
+    return claimed.jobs
 
 
 def _seqs(jobs: list[ClaimedJob]) -> list[int]:
@@ -59,11 +69,11 @@ async def test_cohort_resolves_when_the_window_passes(engine: Engine, clock: Man
     clock.advance(30)
     f2 = _future(engine, "b", 2)  # inside the window: same cohort
     clock.advance(19)
-    assert not f1.done() and not f2.done()
+    assert not _done(f1) and not _done(f2)
     assert counters(engine) == (4, 0)  # nothing leased before the pass
     clock.advance(1)  # T0 + 50: the window (opened by the first claim) closes
-    assert f1.done() and f2.done()
-    r1, r2 = f1.result(), f2.result()
+    assert _done(f1) and _done(f2)
+    r1, r2 = _jobs(f1), _jobs(f2)
     assert len(r1) == 2 and len(r2) == 2
     assert sorted(_all_distinct([r1, r2])) == [1, 2, 3, 4]
     for jobs in (r1, r2):
@@ -80,12 +90,13 @@ async def test_claim_after_the_pass_opens_a_new_cohort(engine: Engine, clock: Ma
     produce(engine, 4)
     f1 = _future(engine, "a", 1)
     clock.advance(50)
-    assert f1.done()
+    assert _done(f1)
     f2 = _future(engine, "b", 1)
     clock.advance(49)
-    assert not f2.done()
+    assert not _done(f2)
     clock.advance(1)
-    assert _seqs(f1.result()) == [1] and _seqs(f2.result()) == [2]
+    assert _seqs(_jobs(f1)) == [1] and _seqs(_jobs(f2)) == [2]
+    assert (f1.ready, f2.ready) == (3, 2)  # counted at each pass
 
 
 async def test_ten_workers_max_ten_over_fifty_jobs_get_five_each(engine: Engine, clock: ManualClock) -> None:
@@ -96,7 +107,7 @@ async def test_ten_workers_max_ten_over_fifty_jobs_get_five_each(engine: Engine,
         futures.append(_future(engine, f"w{i}", 10))
         clock.advance(1)
     clock.advance(20)
-    results = [f.result() for f in futures]
+    results = [_jobs(f) for f in futures]
     assert [len(r) for r in results] == [5] * 10  # not 10/10/10/10/10/0/0/0/0/0
     assert sorted(_all_distinct(results)) == list(range(1, 51))
     assert qstate(engine) == {"ready": 0, "in_flight": 50, "dead_lettered": 0, "count": 50}
@@ -119,7 +130,7 @@ async def test_shares_are_proportional_to_max(
     produce(engine, jobs)
     futures = [_future(engine, f"w{i}", m) for i, m in enumerate(maxes)]
     clock.advance(10)
-    results = [f.result() for f in futures]
+    results = [_jobs(f) for f in futures]
     got = [len(r) for r in results]
     assert sum(got) == min(jobs, sum(maxes))
     for n, share, m in zip(got, shares, maxes, strict=True):
@@ -133,7 +144,7 @@ async def test_fewer_jobs_than_claimers(engine: Engine, clock: ManualClock) -> N
     produce(engine, 3)
     futures = [_future(engine, f"w{i}", 4) for i in range(5)]
     clock.advance(10)
-    results = [f.result() for f in futures]
+    results = [_jobs(f) for f in futures]
     assert sorted(len(r) for r in results) == [0, 0, 1, 1, 1]
     assert sorted(_all_distinct(results)) == [1, 2, 3]
     assert_consistent(engine)
@@ -143,7 +154,7 @@ async def test_empty_cohort_resolves_with_nothing(engine: Engine, clock: ManualC
     make_queue(engine, claim_jitter_ms=10)
     futures = [_future(engine, f"w{i}", 4) for i in range(3)]
     clock.advance(10)
-    assert [f.result() for f in futures] == [[], [], []]
+    assert [_jobs(f) for f in futures] == [[], [], []]
 
 
 async def test_cohort_serves_reclaimed_jobs_first(engine: Engine, clock: ManualClock) -> None:
@@ -151,12 +162,12 @@ async def test_cohort_serves_reclaimed_jobs_first(engine: Engine, clock: ManualC
     produce(engine, 2)
     f = _future(engine, "a", 2)
     clock.advance(10)
-    assert _seqs(f.result()) == [1, 2]
+    assert _seqs(_jobs(f)) == [1, 2]
     produce(engine, 4, start=2)  # 3-6 fresh
     clock.advance(101)  # 1, 2 expired
     futures = [_future(engine, "b", 1), _future(engine, "c", 1)]
     clock.advance(10)
-    results = [fut.result() for fut in futures]
+    results = [_jobs(fut) for fut in futures]
     assert sorted(_all_distinct(results)) == [1, 2]
     assert all(j.lease.deliveries == 2 for r in results for j in r)
 
@@ -167,8 +178,8 @@ async def test_cohort_per_claim_lease_ms(engine: Engine, clock: ManualClock) -> 
     fa = _future(engine, "a", 1, lease_ms=5)  # clamped to 100
     fb = _future(engine, "b", 1)
     clock.advance(10)
-    assert [j.lease.deadline for j in fa.result()] == [T0 + 10 + 100]
-    assert [j.lease.deadline for j in fb.result()] == [T0 + 10 + 1000]
+    assert [j.lease.deadline for j in _jobs(fa)] == [T0 + 10 + 100]
+    assert [j.lease.deadline for j in _jobs(fb)] == [T0 + 10 + 1000]
 
 
 async def test_jitter_is_clamped_to_5000(engine: Engine, clock: ManualClock) -> None:
@@ -177,9 +188,9 @@ async def test_jitter_is_clamped_to_5000(engine: Engine, clock: ManualClock) -> 
     produce(engine, 1)
     f = _future(engine, "a")
     clock.advance(4999)
-    assert not f.done()
+    assert not _done(f)
     clock.advance(1)
-    assert _seqs(f.result()) == [1]
+    assert _seqs(_jobs(f)) == [1]
 
 
 async def test_cohort_claims_validate_synchronously(engine: Engine) -> None:
@@ -198,7 +209,7 @@ async def test_cohort_fails_if_the_topic_stops_being_a_queue(engine: Engine, clo
     engine.append("q", [{"data": 1}])  # now a log
     clock.advance(10)
     with raises_topics(NotAQueue, "not_a_queue"):
-        f.result()
+        _jobs(f)
 
 
 async def test_awaited_claim_resolves(engine: Engine, clock: ManualClock) -> None:
@@ -207,7 +218,10 @@ async def test_awaited_claim_resolves(engine: Engine, clock: ManualClock) -> Non
     produce(engine, 3)
 
     async def worker() -> list[int]:
-        return _seqs(await _future(engine, "a", 3))
+        claimed = _future(engine, "a", 3)
+        assert claimed.wait is not None
+        await claimed.wait
+        return _seqs(claimed.jobs)
 
     task = asyncio.ensure_future(worker())
     await asyncio.sleep(0)
@@ -221,9 +235,10 @@ async def test_cancelled_claimer_is_left_out_of_the_pass(engine: Engine, clock: 
     produce(engine, 4)
     gone = _future(engine, "gone", 4)
     stay = _future(engine, "stay", 4)
-    gone.cancel()
+    assert gone.wait is not None
+    gone.wait.cancel()
     clock.advance(10)
-    assert _seqs(stay.result()) == [1, 2, 3, 4]
+    assert _seqs(_jobs(stay)) == [1, 2, 3, 4]
     assert counters(engine) == (0, 4)
 
 
@@ -237,10 +252,10 @@ async def test_work_subscription_joins_the_cohort(engine: Engine, clock: ManualC
     assert (sub.node, sub.max, sub.lease_ms) == ("pushed", 10, 1000)
     polled = [_future(engine, "p1", 10), _future(engine, "p2", 10)]
     pushed = queues_for(engine).claim_for(topic, sub, 10)
-    assert isinstance(pushed, asyncio.Future)
-    assert not pushed.done()
+    assert pushed.coalesced
+    assert not _done(pushed)
     clock.advance(10)
-    results = [polled[0].result(), polled[1].result(), pushed.result()]
+    results = [_jobs(polled[0]), _jobs(polled[1]), _jobs(pushed)]
     assert [len(r) for r in results] == [10, 10, 10]
     assert sorted(_all_distinct(results)) == list(range(1, 31))
     assert sub.held == set(_seqs(results[2]))
@@ -254,8 +269,8 @@ async def test_work_subscription_balanced_with_pollers(engine: Engine, clock: Ma
     pushed = queues_for(engine).claim_for(topic, sub, 8)
     polled = _future(engine, "p", 8)
     clock.advance(10)
-    assert isinstance(pushed, asyncio.Future)
-    assert len(pushed.result()) == 6 and len(polled.result()) == 6
+    assert pushed.coalesced
+    assert len(_jobs(pushed)) == 6 and len(_jobs(polled)) == 6
 
 
 async def test_subscribe_defaults_and_clamps(engine: Engine) -> None:

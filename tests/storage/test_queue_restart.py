@@ -379,12 +379,13 @@ async def test_durable_leases_from_a_cohort_are_restored(h: Harness) -> None:
     e = h.engine
     await make_queue(e, durable=True, leases_durable=True, claim_jitter_ms=20)
     await produce(e, 6)
-    futures = [queues_for(e).claim("q", f"w{i}", 3) for i in range(3)]
+    claims = [queues_for(e).claim("q", f"w{i}", 3) for i in range(3)]
     h.clock.advance(20)
     # the cohort's pass ran, but a claimer gets its jobs only once the lease frame is durable
-    assert not any(f.done() for f in futures)  # type: ignore[union-attr]
-    results = [await f for f in futures]  # type: ignore[misc]
-    assert [len(r) for r in results] == [2, 2, 2]
+    assert all(c.wait is not None and not c.wait.done() for c in claims)
+    for c in claims:
+        await c.wait  # type: ignore[misc]
+    assert [len(c.jobs) for c in claims] == [2, 2, 2]
     await flush(h.node)  # type: ignore[arg-type]
     before = leases(e)
     assert len(before) == 6

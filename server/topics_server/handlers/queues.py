@@ -35,20 +35,21 @@ def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, Any]:
 
 def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
-    outcome = ctx.queues.claim(topic.name, body.node, opt(body.max), opt(body.lease_ms))
-    if isinstance(outcome, Claimed):
-        claimed = wire.claimed(topic.name, outcome.jobs, outcome.ready)
-        return after_ack(outcome.wait, 200, claimed)
-    return _claimed_in_cohort(ctx, topic.name, outcome)
+    claimed = ctx.queues.claim(topic.name, body.node, opt(body.max), opt(body.lease_ms))
+    if claimed.coalesced:
+        return _claimed_in_cohort(ctx, claimed)
+    return after_ack(claimed.wait, 200, wire.claimed(topic.name, claimed.jobs, claimed.ready))
 
 
-async def _claimed_in_cohort(ctx: ServerContext, name: str, cohort: Awaitable[list[ClaimedJob]]) -> Reply:
-    """A claim on a coalescing queue: served with the rest of its window's cohort."""
+async def _claimed_in_cohort(ctx: ServerContext, claimed: Claimed) -> Reply:
+    """A claim on a coalescing queue: served with the rest of its window's cohort (the time
+    spent waiting for it is reported as ``throttle_wait_ms``)."""
     started = time.perf_counter()
-    jobs = await cohort
+    await await_ack(claimed.wait)
     waited = round((time.perf_counter() - started) * 1000, 3)
+    name = claimed.topic
     ready = ctx.queues.counters(ctx.queues.queue_topic(name)).ready
-    return Reply(200, wire.claimed(name, jobs, ready), {"throttle_wait_ms": waited})
+    return Reply(200, wire.claimed(name, claimed.jobs, ready), {"throttle_wait_ms": waited})
 
 
 def ack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
@@ -149,11 +150,9 @@ class _WorkStream:
         want = self.sub.max - len(self.sub.held)
         if want <= 0:
             return []
-        outcome = self.ctx.queues.claim_for(self.topic, self.sub, want)
-        if isinstance(outcome, Claimed):
-            await await_ack(outcome.wait)
-            return outcome.jobs
-        return await outcome
+        claimed = self.ctx.queues.claim_for(self.topic, self.sub, want)
+        await await_ack(claimed.wait)
+        return claimed.jobs
 
     def _until_next_change_ms(self) -> int | None:
         """Milliseconds until the stream must look again (expiry is lazy, with no timers): with
