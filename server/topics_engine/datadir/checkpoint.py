@@ -16,15 +16,76 @@ covers are harmless. Ephemeral topics contribute metadata only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Durability
 from ..engine import Engine
 from ..routers import Routers
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
+from ..storage.segments import SegmentStore
 from ..storage.snapshot import write_snapshot
 from .persistence import WalPersistence
 from .sealing import Sealer, segment_groups
+
+
+@dataclass(slots=True)
+class Cut:
+    """A checkpoint's state, captured in one synchronous step: the snapshot ``image`` at its
+    LSN, the hot records to seal (topic id, batches, gone-flags), the sealed records whose
+    delete flags to flip (topic id -> seqs) and each topic's earliest seq (segments wholly
+    below it are dropped). Every topic is marked sealed up to its head when the cut is taken."""
+
+    image: SnapshotImage
+    seals: list[tuple[int, list[RecordBatch], bytes]]
+    flips: dict[int, list[int]]
+    earliest: dict[int, int]
+
+
+def take_cut(
+    engine: Engine, routers: Routers, lsn: int, flips: dict[int, list[int]], final: bool = False
+) -> Cut:
+    """Capture the state a snapshot at ``lsn`` holds; ``flips`` are the sealed deletes whose
+    witnesses (WAL ``DELETE`` frames) are at or below ``lsn``. ``final``: seq reservations
+    collapse to the heads (clean shutdown)."""
+    seals: list[tuple[int, list[RecordBatch], bytes]] = []
+    topics: list[TopicImage] = []
+    earliest: dict[int, int] = {}
+    for topic in engine.topics():
+        if topic.config.durability is not Durability.EPHEMERAL:
+            batches, flags = topic.hot_batches()
+            if batches:
+                seals.append((topic.id, batches, flags))
+        topic.mark_sealed()
+        earliest[topic.id] = topic.earliest_seq
+        topics.append(topic.image([], final))
+    image = SnapshotImage(
+        lsn,
+        engine.next_topic_id,
+        engine.deleted_heads(),
+        topics,
+        routers.images(),
+        routers.next_id,
+    )
+    return Cut(image, seals, flips, earliest)
+
+
+def write_cut(cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: Path) -> None:
+    """The file work of a checkpoint, in order: seal the hot records into segments, flip the
+    delete flags (each touched segment fsynced once), write the snapshot atomically, then drop
+    the segments no live record needs. Once the snapshot is durable, every WAL frame at or below
+    its LSN is redundant. Raises ``OSError``: nothing is trimmed then."""
+    for topic_id, batches, flags in cut.seals:
+        for group, group_flags in segment_groups(batches, flags, max_events):
+            segments.seal(topic_id, group, group_flags)
+    for topic_id, seqs in cut.flips.items():
+        segments.flip_deleted(topic_id, sorted(seqs))
+    keep = {tid: segments.live_segments(tid, floor) for tid, floor in cut.earliest.items()}
+    for entry in cut.image.topics:
+        entry.segments = [s.path.name for s in keep[entry.id]]
+    segments.fs.makedirs(snapshot_dir)
+    write_snapshot(segments.fs, snapshot_dir, cut.image)
+    segments.retain(keep)
 
 
 class Checkpointer:
@@ -54,43 +115,10 @@ class Checkpointer:
         the heads, so the next start resumes exactly where this one stopped."""
         lsn = self.persistence.checkpoint_lsn()
         self.last_checkpoint_bytes = self.wal.stats.bytes_written_total
-        seals: list[tuple[int, list[RecordBatch], bytes]] = []
-        topics: list[TopicImage] = []
-        earliest: dict[int, int] = {}
-        for topic in self.engine.topics():
-            if topic.config.durability is not Durability.EPHEMERAL:
-                batches, flags = topic.hot_batches()
-                if batches:
-                    seals.append((topic.id, batches, flags))
-            topic.mark_sealed()
-            earliest[topic.id] = topic.earliest_seq
-            topics.append(topic.image([], final))
-        image = SnapshotImage(
-            lsn,
-            self.engine.next_topic_id,
-            self.engine.deleted_heads(),
-            topics,
-            self.routers.images(),
-            self.routers.next_id,
-        )
-        segments, fs, directory = self.sealer.segments, self.sealer.segments.fs, self.snapshot_dir
-        chunk = self.sealer.policy.max_events
-        flips = self.persistence.take_flips()
-
-        def files() -> None:
-            for topic_id, batches, flags in seals:
-                for group, group_flags in segment_groups(batches, flags, chunk):
-                    segments.seal(topic_id, group, group_flags)
-            for topic_id, seqs in flips.items():
-                segments.flip_deleted(topic_id, sorted(seqs))
-            keep = {tid: segments.live_segments(tid, floor) for tid, floor in earliest.items()}
-            for entry in image.topics:
-                entry.segments = [s.path.name for s in keep[entry.id]]
-            fs.makedirs(directory)
-            write_snapshot(fs, directory, image)
-            segments.retain(keep)
-
+        cut = take_cut(self.engine, self.routers, lsn, self.persistence.take_flips(), final)
+        segments, snapshot_dir = self.sealer.segments, self.snapshot_dir
+        max_events = self.sealer.policy.max_events
         wal = self.wal
         await wal.run_task(lambda: None)  # the frames the flips witness are durable
-        await self.sealer.run(files)
+        await self.sealer.run(lambda: write_cut(cut, segments, max_events, snapshot_dir))
         await wal.trim(lsn)
