@@ -52,6 +52,19 @@ async def open_node(
     return Node(engine, store)
 
 
+def crash(node: Node) -> None:
+    """Stop as ``kill -9`` leaves the files once every frame reached the disk: segment work
+    finished, the WAL closed without a ``CLEAN_STOP`` frame or a final checkpoint, the lock
+    released (as the kernel releases a killed process's). Flush first to lose nothing."""
+    store = node.store
+    assert store.wal is not None and store.sealer is not None
+    store.sealer.close()
+    store.wal.close()
+    assert store._lock_fd is not None
+    store.fs.close(store._lock_fd)
+    store._lock_fd = None
+
+
 async def flush(node: Node) -> None:
     """Wait until every frame submitted so far is durable."""
     assert node.store.wal is not None

@@ -74,12 +74,16 @@ def write_cut(cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: P
     """The file work of a checkpoint, in order: seal the hot records into segments, flip the
     delete flags (each touched segment fsynced once), write the snapshot atomically, then drop
     the segments no live record needs. Once the snapshot is durable, every WAL frame at or below
-    its LSN is redundant. Raises ``OSError``: nothing is trimmed then."""
+    its LSN is redundant. Raises ``OSError``: nothing is trimmed then.
+
+    Each seq is flipped once: a segment counts its flips, and one counted twice would make it
+    look wholly deleted and be dropped with a live record in it (two deletes of one record
+    planned before either applied, as ``fsync`` deletes are, both report it)."""
     for topic_id, batches, flags in cut.seals:
         for group, group_flags in segment_groups(batches, flags, max_events):
             segments.seal(topic_id, group, group_flags)
     for topic_id, seqs in cut.flips.items():
-        segments.flip_deleted(topic_id, sorted(seqs))
+        segments.flip_deleted(topic_id, sorted(set(seqs)))
     keep = {tid: segments.live_segments(tid, floor) for tid, floor in cut.earliest.items()}
     for entry in cut.image.topics:
         entry.segments = [s.path.name for s in keep[entry.id]]
