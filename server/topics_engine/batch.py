@@ -8,14 +8,25 @@ happen before any topic state changes, so a write commits whole or not at all. E
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Required, TypedDict
 
 from .errors import BatchTooLarge, InvalidRequest
-from .jsonvalues import dumps
+from .jsonvalues import JsonValue, dumps
 from .limits import Limits
 from .records import NewRecords
 
-_RECORD_FIELDS = frozenset(("data", "tag", "node", "meta"))
+
+class RecordInput(TypedDict, total=False):
+    """One record of a write as JSON values (§2): ``data`` is required (it may be null)."""
+
+    data: Required[JsonValue]
+    tag: str | None
+    node: str | None
+    """Who wrote it (loop prevention); overrides the batch's ``node``."""
+    meta: dict[str, JsonValue] | None
+
+
+_RECORD_FIELDS = frozenset(RecordInput.__annotations__)
 
 
 def _invalid_record(i: int, raw: Any, limits: Limits) -> InvalidRequest:
@@ -71,8 +82,9 @@ def check_batch_size(count: int, limits: Limits) -> None:
         )
 
 
-def prepare_batch(records: Any, batch_node: Any, limits: Limits) -> NewRecords:
-    """JSON-value records (``{"data": ..., "tag": ...}`` dicts) -> validated columns."""
+def prepare_batch(records: list[RecordInput], batch_node: str | None, limits: Limits) -> NewRecords:
+    """JSON-value records (``{"data": ..., "tag": ...}`` dicts) -> validated columns. The types
+    say what is valid; everything is still checked (the values may come from anywhere)."""
     if not isinstance(records, list) or not records:
         raise InvalidRequest("records must be a non-empty array", {"field": "records"})
     check_batch_size(len(records), limits)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import listing
-from .batch import check_batch_size, prepare_batch
+from .batch import RecordInput, check_batch_size, prepare_batch
 from .clock import Clock
 from .config import Durability, TopicConfig, resolve_config
 from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound, cap_reached
@@ -30,10 +30,10 @@ from .fanout import Hub
 from .jsonvalues import to_int
 from .limits import Limits
 from .listing import decode_cursor, effective_prefixes, encode_cursor, names_after
-from .matching import parse_match
+from .matching import MatchSpec, parse_match
 from .names import check_topic_name
 from .persistence import InMemory, Persistence
-from .records import NewRecords
+from .records import NewRecords, encode
 from .results import (
     Appended,
     Diff,
@@ -50,6 +50,10 @@ from .topic import ZERO_MAX_BYTES, ReadBudget, ReadOptions, Topic, Usage
 
 QUOTA_SWEEP_MS = 1000
 """Least time between two TTL sweeps of all topics made by writes over ``max_total_bytes``."""
+
+NodeFilter = str | list[str] | None
+"""A reader's ``node`` loop-prevention filter as a request holds it: one node, several, or
+none (:func:`node_set`)."""
 
 
 class Engine:
@@ -300,9 +304,9 @@ class Engine:
     def append(
         self,
         name: str,
-        records: Any,
+        records: NewRecords | list[RecordInput],
         *,
-        node: Any = None,
+        node: str | None = None,
         idempotency_key: str | None = None,
         create: bool | None = None,
         config: dict[str, Any] | None = None,
@@ -351,6 +355,9 @@ class Engine:
         elif idempotency_key is not None:
             seen = topic.idempotency.lookup(idempotency_key, now, topic.config.idempotency_window_ms)
             if seen is not None:
+                # a retry is checked like a new write (bad input is refused, never "deduped");
+                # it is encoded only to run the codec's limit checks
+                encode(batch, 1, now, self.limits.record_limits)
                 # a retry of a write still awaiting its fsync is acked only when that one is
                 pending = topic.pending_keys.get(idempotency_key)
                 return Appended(name, seen[0], seen[1], topic.head_seq, False, True, pending)
@@ -463,7 +470,7 @@ class Engine:
         *,
         from_seq: int = 0,
         limit: int = 0,
-        node: Any = None,
+        node: NodeFilter = None,
         include_tags: bool = False,
         include_meta: bool = True,
         max_batch_bytes: int = 0,
@@ -490,12 +497,14 @@ class Engine:
         )
         return topic.read(from_seq, opts)
 
-    def clamp_wait_ms(self, wait_ms: Any) -> int:
+    def clamp_wait_ms(self, wait_ms: int) -> int:
         return to_int(wait_ms, "wait_ms", high=self.limits.max_wait_ms, clamp=True)
 
     # -- §5 deletes ---------------------------------------------------------------------------
 
-    def delete_records(self, name: str, *, before_seq: Any = None, match: Any = None) -> RecordsDeleted:
+    def delete_records(
+        self, name: str, *, before_seq: int | None = None, match: MatchSpec | None = None
+    ) -> RecordsDeleted:
         if before_seq is None and match is None:
             raise InvalidRequest(
                 "supply before_seq, match, or both (they are ANDed)", {"field": "before_seq"}
@@ -543,8 +552,9 @@ def _release_key(topic: Topic, key: str) -> Callable[[asyncio.Future[float]], No
     return release
 
 
-def node_set(node: Any) -> frozenset[str] | None:
-    """A reader's ``node`` filter (a string or an array of strings) as a set; ``None`` = none."""
+def node_set(node: NodeFilter) -> frozenset[str] | None:
+    """A reader's ``node`` filter (a string or an array of strings) as a set; ``None`` = none
+    (so is an empty array). Anything else is ``invalid_request`` (direct callers)."""
     if node is None:
         return None
     if isinstance(node, str):

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, TypeAlias
 
 import orjson
 
 from .errors import InvalidRequest
 
 U64_MAX = 2**64 - 1
+
+JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+"""A JSON value as parsed into Python (a record's ``data``, a ``meta`` value)."""
 
 
 def to_int(value: Any, field: str, *, low: int = 0, high: int = U64_MAX, clamp: bool = False) -> int:

@@ -6,9 +6,13 @@ bare string as shorthand for ``Eq``. ``Glob`` is a literal prefix followed by ex
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from .errors import InvalidRequest
+
+MatchSpec: TypeAlias = "str | list[str] | tuple[str, str, str]"
+"""A §5 match as a request holds it: a bare tag, or ``["tag", "Eq"|"Glob", operand]`` (a list
+or, decoded from the spec's ``prefixItems``, a tuple). :func:`parse_match` checks it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,12 +182,14 @@ class Queues:
             raise InvalidRequest(f"node is longer than {limit} bytes", {"field": "node"})
         return node
 
-    def _lease_ms(self, topic: Topic, lease_ms: Any, field_name: str = "lease_ms") -> int:
+    def _lease_ms(self, topic: Topic, lease_ms: int | None, field_name: str = "lease_ms") -> int:
         if lease_ms is None:
             return topic.config.lease_ms
         return to_int(lease_ms, field_name, low=LEASE_MS_RANGE[0], high=LEASE_MS_RANGE[1], clamp=True)
 
-    def _seqs(self, seqs: Any, lease_ids: Any) -> tuple[list[int], list[str] | None]:
+    def _seqs(self, seqs: list[int], lease_ids: list[str] | None) -> tuple[list[int], list[str] | None]:
+        """``seqs`` and ``lease_ids`` checked (every value, whatever its declared type: direct
+        callers may pass anything)."""
         if not isinstance(seqs, list) or not seqs:
             raise InvalidRequest("seqs must be a non-empty array of job seqs", {"field": "seqs"})
         if len(seqs) > MAX_CLAIM:
@@ -220,7 +222,7 @@ class Queues:
 
     # -- claim --------------------------------------------------------------------------------
 
-    def claim(self, name: str, node: Any, max_: Any = None, lease_ms: Any = None) -> Claimed:
+    def claim(self, name: str, node: str, max_: int | None = None, lease_ms: int | None = None) -> Claimed:
         """Lease up to ``max`` jobs to ``node``: now (greedy), or — with a coalescing window —
         at the cohort's pass (see :class:`Claimed`)."""
         topic = self.queue_topic(name)
@@ -441,7 +443,7 @@ class Queues:
             held.append((seq, lease))
         return held, skipped
 
-    def ack(self, name: str, node: Any, seqs: Any, lease_ids: Any = None) -> LeaseChange:
+    def ack(self, name: str, node: str, seqs: list[int], lease_ids: list[str] | None = None) -> LeaseChange:
         """Complete held jobs: the ack is the permanent delete (durable iff the topic is)."""
         topic = self.queue_topic(name)
         node = self._node(node)
@@ -462,8 +464,15 @@ class Queues:
         deleted = self.engine.delete_seqs(topic, sorted(done))
         return LeaseChange(name, done, skipped, wait=deleted.wait)
 
-    def nack(self, name: str, node: Any, seqs: Any, delay_ms: Any = 0, lease_ids: Any = None) -> LeaseChange:
-        """Release held jobs for reclaim now, or after ``delay_ms``."""
+    def nack(
+        self,
+        name: str,
+        node: str,
+        seqs: list[int],
+        delay_ms: int | None = 0,
+        lease_ids: list[str] | None = None,
+    ) -> LeaseChange:
+        """Release held jobs for reclaim now, or after ``delay_ms`` (``None``: 0)."""
         topic = self.queue_topic(name)
         node = self._node(node)
         ints, ids = self._seqs(seqs, lease_ids)
@@ -476,8 +485,11 @@ class Queues:
         wait = self.engine.persistence.lease_events(topic, events) if events else None
         return LeaseChange(name, [seq for seq, _ in held], skipped, wait=wait)
 
-    def extend(self, name: str, node: Any, seqs: Any, lease_ms: Any, lease_ids: Any = None) -> LeaseChange:
-        """Set held leases' deadlines to now + ``lease_ms`` (sets, not adds)."""
+    def extend(
+        self, name: str, node: str, seqs: list[int], lease_ms: int | None, lease_ids: list[str] | None = None
+    ) -> LeaseChange:
+        """Set held leases' deadlines to now + ``lease_ms`` (sets, not adds; ``None`` is
+        ``invalid_request``: it is required)."""
         topic = self.queue_topic(name)
         node = self._node(node)
         ints, ids = self._seqs(seqs, lease_ids)
@@ -499,7 +511,7 @@ class Queues:
     # -- /work subscriptions ------------------------------------------------------------------
 
     def subscribe(
-        self, name: str, node: Any, max_: Any = None, lease_ms: Any = None
+        self, name: str, node: str, max_: int | None = None, lease_ms: int | None = None
     ) -> tuple[Topic, WorkSubscription]:
         topic = self.queue_topic(name)
         sub = WorkSubscription(self._node(node), _clamp_max(max_), self._lease_ms(topic, lease_ms))
@@ -580,7 +592,8 @@ def _resolve_after(future: asyncio.Future[float], wait: AckWait) -> None:
     wait.add_done_callback(done)
 
 
-def _clamp_max(max_: Any) -> int:
+def _clamp_max(max_: int | None) -> int:
+    """``max`` jobs: ``None`` or 0 means 1; clamped to :data:`MAX_CLAIM`."""
     value = 1 if max_ is None else to_int(max_, "max", high=MAX_CLAIM, clamp=True)
     return value or 1
 

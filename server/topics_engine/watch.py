@@ -28,11 +28,11 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
-from .engine import Engine, node_set
+from .engine import Engine, NodeFilter, node_set
 from .errors import InvalidRequest, NotFound, TopicNotFound, cap_reached
 from .jsonvalues import to_int
 from .names import check_topic_name
@@ -41,6 +41,8 @@ from .topic import ReadBudget, ReadOptions, Topic
 
 log = logging.getLogger("topics.watch")
 
+Consistency = Literal["eventual", "strong"]
+"""What a watcher reads: everything visible, or only the durable prefix (``strong``)."""
 DEFAULT_LIMIT = 256
 DEFAULT_MAX_BYTES = 256 << 10
 DEFAULT_BUDGET = ReadBudget(DEFAULT_LIMIT, DEFAULT_MAX_BYTES)
@@ -84,16 +86,17 @@ class WatchOptions:
         cls,
         max_limit: int,
         *,
-        node: Any = None,
-        limit: Any = None,
-        max_batch_bytes: Any = None,
-        heartbeat_ms: Any = None,
-        include_meta: Any = None,
-        include_tags: Any = None,
-        include_data: Any = None,
-        consistency: Any = None,
+        node: NodeFilter = None,
+        limit: int | None = None,
+        max_batch_bytes: int | None = None,
+        heartbeat_ms: int | None = None,
+        include_meta: bool | None = None,
+        include_tags: bool | None = None,
+        include_data: bool | None = None,
+        consistency: Consistency | None = None,
     ) -> WatchOptions:
-        """Defaults, clamps and checks of the watch options (``None`` = not given)."""
+        """Defaults, clamps and checks of the watch options (``None`` = not given); values
+        are checked whatever their declared type (direct callers may pass anything)."""
         budget = DEFAULT_BUDGET.resolve(limit, max_batch_bytes, max_limit)
         beat = HEARTBEAT_MS[1] if heartbeat_ms is None else to_int(heartbeat_ms, "heartbeat_ms", clamp=True)
         if consistency not in (None, "eventual", "strong"):

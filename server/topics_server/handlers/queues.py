@@ -84,7 +84,7 @@ def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
             "the /work stream is text/event-stream; send Accept: text/event-stream", {"accept": accept}
         )
     q = req.query
-    topic, sub = ctx.queues.subscribe(req.path["topic"], q.get("node"), q.get("max"), q.get("lease_ms"))
+    topic, sub = ctx.queues.subscribe(req.path["topic"], q["node"], q.get("max"), q.get("lease_ms"))
     stream = _WorkStream(ctx, topic, sub)
     return StreamReply(stream.produce, stream.close)
 

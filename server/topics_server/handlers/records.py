@@ -81,10 +81,7 @@ async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result:
 
 def delete_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     body = req.json()
-    match = opt(body.match)
     result = ctx.engine.delete_records(
-        req.path["topic"],
-        before_seq=opt(body.before_seq),
-        match=list(match) if isinstance(match, tuple) else match,
+        req.path["topic"], before_seq=opt(body.before_seq), match=opt(body.match)
     )
     return after_ack(result.wait, 200, lambda: wire.records_deleted(result))
