@@ -72,7 +72,7 @@ def _data(records: list[dict[str, Any]]) -> list[Any]:
 async def test_golden_v1_stays_usable(datadir: Path, expected: dict[str, Any]) -> None:
     """Writes on the recovered state and a restart leave the old state intact and the new
     writes readable; the routers forward the lag the golden tail left. (The restart is a crash
-    again: a clean stop and a checkpoint each meet an engine bug, see the xfail tests below.)"""
+    again: a clean stop meets an engine bug, see the xfail test below.)"""
     state = expected["state"]
     topics = state["topics"]
     clock = ManualClock(expected["clock_ms"])
@@ -118,18 +118,13 @@ async def test_golden_v1_stays_usable(datadir: Path, expected: dict[str, Any]) -
         node.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: a delete of a sealed record that recovery replays from a WAL DELETE frame is "
-    "never flipped in its segment (the replay does not hand it to the next checkpoint), so the first "
-    "checkpoint after recovery trims the frame and the next start brings the record back — deleted "
-    "records, acked and dead-lettered jobs alike",
-)
 async def test_golden_v1_checkpoint_after_recovery_keeps_the_state(
     datadir: Path, expected: dict[str, Any]
 ) -> None:
     """A checkpoint over the recovered golden state (sealing, flag flips, a new snapshot, the
-    WAL trimmed) and a restart give back the same state."""
+    WAL trimmed) and a restart give back the same state: the deletes, acks and dead-letter moves
+    that recovery replayed from WAL ``DELETE`` frames reach their segments' flags before the
+    frames are trimmed."""
     clock = ManualClock(expected["clock_ms"])
     node = await open_node(datadir, clock)
     try:

@@ -101,7 +101,8 @@ class DataDirectory:
 
     def open(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
         """After recovery: open the WAL (with its sync thread) and start the segment thread, and
-        make the engine persist through them."""
+        make the engine persist through them. Sealed deletes that replay re-applied and no
+        checkpoint flipped yet are handed on to the next checkpoint, as live deletes are."""
         self.engine = engine
         self.wal = Wal(
             self.fs,
@@ -114,6 +115,11 @@ class DataDirectory:
         )
         self.sealer = Sealer(self.wal, self.segments, self.segment_policy)
         self.persistence = WalPersistence(self.wal, seal=self.sealer.maybe_seal)
+        for topic_id, seqs in self.report.flips.items():
+            topic = engine.topic_by_id(topic_id)
+            if topic is not None:
+                self.persistence.deleted(topic, seqs)
+        self.report.flips = {}
         routers = self.routers if self.routers is not None else Routers(engine, autorun=False)
         self.checkpointer = Checkpointer(engine, routers, self.persistence, self.sealer, self.snapshot_dir)
         engine.persistence = self.persistence

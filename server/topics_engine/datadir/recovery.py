@@ -13,13 +13,17 @@ logged. Frames must carry consecutive LSNs; a gap is treated the same way.
 
 Ephemeral topics come back empty with ``head_seq`` at their durable seq reservation, so no seq
 that may have been handed out before the crash is ever handed out again.
+
+What replay leaves for later, in :class:`ReplayReport`: the sealed records its ``DELETE`` frames
+deleted (``flips``: their segment flags must be set before a checkpoint trims the frames, as the
+live path's deletes are).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
@@ -47,6 +51,10 @@ class ReplayReport:
     truncated_bytes: int = 0
     corrupt_files: int = 0
     corrupt_segments: int = 0
+    flips: dict[int, list[int]] = field(default_factory=dict)
+    """Topic id -> seqs of sealed records (in a segment the snapshot lists) that replayed
+    ``DELETE`` frames deleted: their on-disk delete flags are still clear, and the frames are
+    their only witness until a checkpoint flips them."""
 
 
 class Replayer:
@@ -56,6 +64,8 @@ class Replayer:
         self.engine = engine
         self.routers = routers
         self.records = 0
+        self.flips: dict[int, list[int]] = {}
+        """Sealed records deleted by replayed frames (see :attr:`ReplayReport.flips`)."""
         self.clean_stop: dict[int, int] | None = None
         """Exact ephemeral heads when the log ends with a clean shutdown (nothing acknowledged
         after it can be missing); ``None`` after a crash."""
@@ -107,10 +117,16 @@ class Replayer:
         self.records += batch.count
 
     def _delete(self, frame: Frame) -> None:
+        """Re-apply a delete; the sealed records it deletes are remembered for the next
+        checkpoint, exactly as the live path hands them on (``WalPersistence.deleted``)."""
         topic_id, ranges = formats.decode_delete(frame.payload)
         topic = self.engine.topic_by_id(topic_id)
-        if topic is not None:
-            topic.apply_delete(chain.from_iterable(range(a, b + 1) for a, b in ranges))
+        if topic is None:
+            return
+        sealed = _sealed_live(topic, ranges)
+        topic.apply_delete(chain.from_iterable(range(a, b + 1) for a, b in ranges))
+        if sealed:
+            self.flips.setdefault(topic.id, []).extend(sealed)
 
     def _lease(self, frame: Frame) -> None:
         topic_id, rows = formats.decode_lease(frame.payload)
@@ -143,7 +159,8 @@ class Replayer:
         """After a crash, topics acked before durability resume above every seq they may have
         handed out (their un-fsynced tail may be lost; its seqs are never handed out again).
         After a clean stop nothing was lost: heads stay where they were, ephemeral ones (whose
-        records are not logged) at the exact head the stop recorded."""
+        records are not logged) at the exact head the stop recorded. Flips of topics deleted
+        since are dropped (their segments go with them)."""
         self.routers.finish_replay()
         for topic in self.engine.topics():
             if topic.queue is not None:
@@ -154,6 +171,15 @@ class Replayer:
                 topic.advance_head(max(topic.seq_reserved_durable, topic.reserved_seq))
             elif topic.config.durability is Durability.EPHEMERAL:
                 topic.advance_head(self.clean_stop.get(topic.id, topic.seq_reserved_durable))
+        live = self.engine.topic_by_id
+        self.flips = {tid: seqs for tid, seqs in self.flips.items() if live(tid) is not None}
+
+
+def _sealed_live(topic: Topic, ranges: list[tuple[int, int]]) -> list[int]:
+    """The live records among the seq ``ranges`` (inclusive pairs) that are in sealed segments
+    (``seq <= sealed_upto``): the ones a delete of ``ranges`` must flip on disk."""
+    upto = topic.sealed_upto
+    return [seq for a, b in ranges for seq in range(a, min(b, upto) + 1) if topic.is_live(seq)]
 
 
 def load_snapshot(
@@ -237,6 +263,7 @@ def replay_wal(
             break
     replayer.finish()
     report.records += replayer.records
+    report.flips = replayer.flips
     report.next_lsn = max(expected_lsn or 1, report.snapshot_lsn + 1)
     yield 1.0
 

@@ -1,0 +1,113 @@
+"""What a recovery itself must hand on, so that the next checkpoint or stop keeps the state.
+
+- A WAL ``DELETE`` frame replayed for a record in a sealed segment (a delete by seq or tag, a queue
+  ack, a dead-letter move) must reach the segment's delete flag at the next checkpoint, as the
+  live path's deletes do: that checkpoint trims the frame, and the flag is then the only witness.
+
+Each case stops the first run either as ``kill -9`` does (``crash``) or cleanly without a final
+checkpoint (``clean_stop``: the WAL ends with ``CLEAN_STOP``), so both replay paths are covered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from topics_engine import Engine, ManualClock
+from topics_engine.queues import Claimed
+
+from ..engine.queue_helpers import queues_for
+from .harness import T0, Node, crash, diff_seqs, flush, open_node
+
+STOPS = ["crash", "clean_stop"]
+
+
+async def stop(node: Node, how: str) -> None:
+    """End a run after every frame is durable: as ``kill -9`` does, or cleanly without a final
+    checkpoint."""
+    await flush(node)
+    if how == "crash":
+        crash(node)
+    else:
+        node.close()
+
+
+async def checkpoint(node: Node) -> None:
+    await flush(node)
+    await node.store.checkpoint()
+
+
+async def claim_all(engine: Engine, node: str, name: str = "q") -> list[int]:
+    claimed = queues_for(engine).claim(name, node, 100)
+    assert isinstance(claimed, Claimed)
+    if claimed.wait is not None:
+        await claimed.wait
+    return [job.seq for job in claimed.jobs]
+
+
+@pytest.mark.parametrize("durability", ["disk", "fsync"])
+@pytest.mark.parametrize("how", STOPS)
+async def test_a_replayed_delete_of_a_sealed_record_survives_the_next_checkpoint(
+    tmp_path: Path, how: str, durability: str
+) -> None:
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock)
+    e = node.engine
+    await e.put_topic("t", {"durability": durability}).wait
+    first = e.append("t", [{"data": i, "tag": "odd" if i % 2 else "even"} for i in range(6)])
+    await flush(node)
+    await checkpoint(node)  # records 1..6 are in a sealed segment now
+    done = e.delete_records("t", match="odd")  # seqs 2, 4, 6: a WAL DELETE frame
+    assert done.deleted == 3
+    if done.wait is not None:
+        await done.wait
+    done = e.delete_records("t", before_seq=first.first_seq + 1)  # seq 1
+    if done.wait is not None:
+        await done.wait
+    live = diff_seqs(e, "t")
+    assert live == [3, 5]
+    await stop(node, how)
+
+    node = await open_node(tmp_path, clock)  # replays the DELETE frames
+    assert diff_seqs(node.engine, "t") == live
+    await checkpoint(node)  # flips the flags, then trims the frames
+    await stop(node, "crash")
+
+    node = await open_node(tmp_path, clock)
+    try:
+        assert diff_seqs(node.engine, "t") == live
+        assert node.engine.topic_state("t").count == 2
+    finally:
+        node.close()
+
+
+@pytest.mark.parametrize("durability", ["disk", "fsync"])
+@pytest.mark.parametrize("how", STOPS)
+async def test_a_replayed_ack_of_a_sealed_job_survives_the_next_checkpoint(
+    tmp_path: Path, how: str, durability: str
+) -> None:
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock)
+    e = node.engine
+    await e.put_topic("q", {"type": "queue", "durability": durability}).wait
+    e.append("q", [{"data": i} for i in range(3)])
+    await flush(node)
+    await checkpoint(node)  # jobs 1..3 are in a sealed segment now
+    assert await claim_all(e, "w1") == [1, 2, 3]
+    acked = queues_for(e).ack("q", "w1", [1, 3])  # a WAL DELETE frame
+    if acked.wait is not None:
+        await acked.wait
+    assert acked.done == [1, 3]
+    await stop(node, how)
+
+    node = await open_node(tmp_path, clock)  # replays the ack's DELETE frame
+    assert diff_seqs(node.engine, "q") == [2]
+    await checkpoint(node)
+    await stop(node, "crash")
+
+    node = await open_node(tmp_path, clock)
+    try:
+        assert diff_seqs(node.engine, "q") == [2]
+        assert await claim_all(node.engine, "w2") == [2]  # the acked jobs never come back
+    finally:
+        node.close()
