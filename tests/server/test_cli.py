@@ -10,13 +10,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .processes import TOPICS, free_port, wait_ready
+from .processes import NO_THROTTLE, TOPICS, free_port, wait_ready
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_serve_answers_and_stops_cleanly_on_signal(tmp_path: Path, sig: signal.Signals) -> None:
     port = free_port()
-    env = {**os.environ, "TOPICS_PORT": str(port), "TOPICS_DATA_DIR": str(tmp_path / "data")}
+    env = {**os.environ, "TOPICS_PORT": str(port), "TOPICS_DATA_DIR": str(tmp_path / "data"), **NO_THROTTLE}
     proc = subprocess.Popen([str(TOPICS), "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"

@@ -17,6 +17,8 @@ from topics_server import http as native
 from topics_server.app import build
 from topics_server.settings import load_settings
 
+from .processes import NO_THROTTLE
+
 
 class Conn:
     """A raw HTTP/1.1 client connection that reads whole responses."""
@@ -65,7 +67,10 @@ def request(method: str, path: str, body: Any = None, headers: dict[str, str] | 
 
 @pytest.fixture
 async def server(tmp_path: Path) -> AsyncIterator[native.HttpServer]:
-    settings = load_settings({"TOPICS_DATA_DIR": str(tmp_path / "data"), "TOPICS_MAX_BODY_BYTES": "65536"})
+    # a durable server on the system clock, without the elastic throttle (a loaded machine's
+    # loop lag would turn it on and refuse writes to default-priority topics with a 429)
+    env = {"TOPICS_DATA_DIR": str(tmp_path / "data"), "TOPICS_MAX_BODY_BYTES": "65536", **NO_THROTTLE}
+    settings = load_settings(env)
     app, ctx = build(settings)
     await ctx.start()
     await ctx.wait_ready()

@@ -31,6 +31,8 @@ from topics_server.websocket import PING_INTERVAL_MS
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from .processes import NO_THROTTLE
+
 Json = dict[str, Any]
 TIMEOUT = 2.0
 """Seconds to wait for a frame that must come."""
@@ -125,9 +127,11 @@ async def server(clock: ManualClock) -> AsyncIterator[Server]:
 
 @pytest.fixture
 async def durable_server(tmp_path: Path) -> AsyncIterator[Server]:
-    """With a data directory (a real WAL, so an ``fsync`` topic's ack waits for its fsync)."""
+    """With a data directory (a real WAL, so an ``fsync`` topic's ack waits for its fsync) and
+    the system clock — without the elastic throttle, which a loaded machine's loop lag turns on
+    (it would refuse a publish to a default-priority topic ``throttled``)."""
     async with serve(
-        {"TOPICS_DATA_DIR": str(tmp_path / "data"), "TOPICS_MAX_BODY_BYTES": str(MAX_BODY)}
+        {"TOPICS_DATA_DIR": str(tmp_path / "data"), "TOPICS_MAX_BODY_BYTES": str(MAX_BODY), **NO_THROTTLE}
     ) as s:
         yield s
 
