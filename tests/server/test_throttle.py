@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import time
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -149,7 +151,11 @@ async def test_a_request_queues_behind_waiting_work_of_its_priority() -> None:
     assert t.admit(5) is None  # a higher priority does not wait for it
 
 
-def test_a_stall_in_progress_holds_background_work() -> None:
+def test_a_stall_in_progress_holds_background_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the stall is read off ``time.perf_counter``: held still here, so a descheduled test
+    # process (a loaded machine) cannot make the monitor look overdue again after it ran
+    now = time.perf_counter()
+    monkeypatch.setattr(throttle_module, "time", SimpleNamespace(perf_counter=lambda: now))
     t = Throttle(ManualClock())
     t.last_tick -= 1.0  # the monitor's timer is a second overdue
     assert not t.engaged()  # without a monitor, there is no stall to see
