@@ -7,6 +7,11 @@ live in memory, so the old stream URL answers ``404 not_found``; the documented 
 ``POST /v0/watch`` with ``cursor`` = that id. The resumed stream must deliver exactly the acked
 records after the cursor of each topic — no duplicate of what was processed, no silent gap, no
 tombstone — and keep delivering records appended after the restart.
+
+The server runs with its elastic throttle on, as in production: on a busy machine a request may
+be answered ``429 throttled`` (nothing done; waited out as told, by
+:class:`~tests.server.processes.WaitsOutThrottle`) and a stream paced, with the advisory
+``event: error`` frame ``{"code": 429, ...}`` that leaves it open (§7.2) — neither is a failure.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 import httpx
 
 from bench.crash_harness import ServerProcess
+from tests.server.processes import WaitsOutThrottle
 
 TOPICS = ("ledger", "audit")
 BEFORE = 60  # records per topic acked before the watch opens
@@ -57,6 +63,17 @@ async def _frames(response: httpx.Response) -> AsyncIterator[Frame]:
                 frame.data += value
 
 
+def _client(base: str) -> httpx.AsyncClient:
+    """A client of the server that waits out a ``429 throttled`` (a busy machine) as told."""
+    return httpx.AsyncClient(base_url=base, timeout=10.0, transport=WaitsOutThrottle())
+
+
+def _advisory(frame: Frame) -> bool:
+    """The throttle's advisory frame of a paced stream (§7.2): ``code`` 429, stream open."""
+    body = json.loads(frame.data)
+    return isinstance(body, dict) and body.get("code") == 429 and "retry_after_ms" in body
+
+
 def _cursors(event_id: str) -> dict[str, int]:
     raw = base64.urlsafe_b64decode(event_id + "=" * (-len(event_id) % 4))
     value: dict[str, int] = json.loads(raw)
@@ -83,6 +100,8 @@ async def _read_until(
             assert response.status_code == 200
             async for frame in _frames(response):
                 assert frame.event != "tombstone", f"no loss is allowed here: {frame.data}"
+                if frame.event == "error" and _advisory(frame):
+                    continue  # paced under CPU pressure (a busy machine): the stream goes on
                 assert frame.event != "error", frame.data
                 if frame.event == "record":
                     body = json.loads(frame.data)
@@ -99,7 +118,7 @@ async def test_a_watcher_resumes_after_kill_9_with_no_duplicate_and_no_gap(tmp_p
     server.start()
     try:
         await server.wait_ready()
-        async with httpx.AsyncClient(base_url=server.base, timeout=10.0) as c:
+        async with _client(server.base) as c:
             acked: dict[str, list[int]] = {}
             for topic in TOPICS:
                 r = await c.put(f"/v0/topics/{topic}", json={"durability": "fsync"})
@@ -126,7 +145,7 @@ async def test_a_watcher_resumes_after_kill_9_with_no_duplicate_and_no_gap(tmp_p
         server.start()
         await server.wait_ready()
 
-        async with httpx.AsyncClient(base_url=server.base, timeout=10.0) as c:
+        async with _client(server.base) as c:
             r = await c.get(stream_url, headers={"accept": "text/event-stream"})
             assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", r.text
 
