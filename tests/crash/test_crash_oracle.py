@@ -9,6 +9,10 @@ bench/crash_loop.py is the long variant.
 
 ``TOPICS_CRASH_SEED`` overrides the seed (the RNG fixes the intent — kill points, batch sizes,
 deletes — not the server's timing; a failure message carries the full JSON summary).
+
+The server runs without the elastic throttle (``TOPICS_THROTTLE=false``, inherited from this
+process's environment): the harness counts a ``429 throttled`` as an unexpected status and an
+unknown outcome, which a loaded machine's loop lag would cause.
 """
 
 from __future__ import annotations
@@ -16,9 +20,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from bench.crash_harness import KINDS, Summary, Topic, clean_stop, crash_loop, summary_json
+from tests.server.processes import NO_THROTTLE
 
 SEED = int(os.environ.get("TOPICS_CRASH_SEED", "20260522"))
+
+
+@pytest.fixture(autouse=True)
+def _no_throttle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness's ``topics serve`` children inherit the environment: no elastic throttle."""
+    for key, value in NO_THROTTLE.items():
+        monkeypatch.setenv(key, value)
 
 
 def _assert_clean(s: Summary) -> None:
