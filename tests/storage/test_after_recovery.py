@@ -3,6 +3,9 @@
 - A WAL ``DELETE`` frame replayed for a record in a sealed segment (a delete by seq or tag, a queue
   ack, a dead-letter move) must reach the segment's delete flag at the next checkpoint, as the
   live path's deletes do: that checkpoint trims the frame, and the flag is then the only witness.
+- The heads a crash recovery raises above the replayed records (docs/DECISIONS.md, "Seqs are
+  never reused") must stay raised whatever ends the next run — a crash, a checkpoint, or a clean
+  stop without a final checkpoint.
 
 Each case stops the first run either as ``kill -9`` does (``crash``) or cleanly without a final
 checkpoint (``clean_stop``: the WAL ends with ``CLEAN_STOP``), so both replay paths are covered.
@@ -14,7 +17,9 @@ from pathlib import Path
 
 import pytest
 from topics_engine import Engine, ManualClock
+from topics_engine.errors import NotReady
 from topics_engine.queues import Claimed
+from topics_engine.storage.fs import FileSystem
 
 from ..engine.queue_helpers import queues_for
 from .harness import T0, Node, crash, diff_seqs, flush, open_node
@@ -109,5 +114,82 @@ async def test_a_replayed_ack_of_a_sealed_job_survives_the_next_checkpoint(
     try:
         assert diff_seqs(node.engine, "q") == [2]
         assert await claim_all(node.engine, "w2") == [2]  # the acked jobs never come back
+    finally:
+        node.close()
+
+
+@pytest.mark.parametrize("durability", ["disk", "memory", "ephemeral"])
+async def test_heads_raised_by_a_crash_survive_a_clean_stop_without_a_checkpoint(
+    tmp_path: Path, durability: str
+) -> None:
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock)
+    await node.engine.put_topic("d", {"durability": durability}).wait
+    node.engine.append("d", [{"data": i} for i in range(3)])
+    await stop(node, "crash")
+
+    node = await open_node(tmp_path, clock)
+    raised = node.engine.topic_state("d").head_seq
+    assert raised > 3  # resumed above the seq reservation
+    await stop(node, "clean_stop")  # no final checkpoint: the WAL ends with CLEAN_STOP
+
+    node = await open_node(tmp_path, clock)
+    try:
+        assert node.engine.topic_state("d").head_seq == raised
+        assert node.engine.append("d", [{"data": "next"}]).first_seq == raised + 1
+    finally:
+        node.close()
+
+
+async def test_a_second_crash_keeps_the_raised_heads_and_adds_nothing(tmp_path: Path) -> None:
+    """A recovery that records its raised heads makes a crash right after it a no-op: the next
+    recovery finds nothing more to raise."""
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock)
+    await node.engine.put_topic("d", {"durability": "disk"}).wait
+    node.engine.append("d", [{"data": i} for i in range(3)])
+    await stop(node, "crash")
+    node = await open_node(tmp_path, clock)
+    raised = node.engine.topic_state("d").head_seq
+    await stop(node, "crash")
+    node = await open_node(tmp_path, clock)
+    try:
+        assert node.engine.topic_state("d").head_seq == raised
+        assert diff_seqs(node.engine, "d") == [1, 2, 3]
+    finally:
+        node.close()
+
+
+class NoSnapshots(FileSystem):
+    """A disk that refuses to write segments and snapshots (as a full one would)."""
+
+    def write_atomic(self, path: Path, data: bytes) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+
+async def test_heads_a_crash_raised_that_cannot_be_recorded_leave_the_wal_read_only(tmp_path: Path) -> None:
+    """If recovery cannot record the raised heads, nothing may be written that a clean stop
+    could later take back: the WAL opens read-only (reads work, writes get 503
+    ``wal_read_only``), no ``CLEAN_STOP`` is written, and the next start raises them again."""
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock)
+    await node.engine.put_topic("d", {"durability": "disk"}).wait
+    node.engine.append("d", [{"data": i} for i in range(3)])
+    await stop(node, "crash")
+
+    node = await open_node(tmp_path, clock, fs=NoSnapshots())
+    raised = node.engine.topic_state("d").head_seq
+    assert raised > 3 and node.store.recovery_failed is not None
+    assert diff_seqs(node.engine, "d") == [1, 2, 3]
+    with pytest.raises(NotReady) as refused:
+        node.engine.append("d", [{"data": "refused"}])
+    assert refused.value.detail == {"wal_read_only": True}
+    node.close()  # a clean stop, which writes no CLEAN_STOP on a read-only WAL
+
+    node = await open_node(tmp_path, clock)
+    try:
+        assert node.engine.topic_state("d").head_seq == raised
+        assert diff_seqs(node.engine, "d") == [1, 2, 3]
+        assert node.engine.append("d", [{"data": "next"}]).first_seq == raised + 1
     finally:
         node.close()

@@ -12,6 +12,11 @@ sync thread (``Wal.run_task``), after every frame submitted before the trim is d
 The snapshot LSN is below the first fsync-class frame still waiting to be applied, so such a
 frame is replayed after the snapshot; replay is idempotent, so frames the snapshot already
 covers are harmless. Ephemeral topics contribute metadata only.
+
+Recovery writes a checkpoint too when a crash raised heads above the replayed records
+(``DataDirectory._record_raised_heads``): the same cut and file work, run synchronously on the
+recovery thread at the last replayed LSN before the WAL opens; its WAL files are trimmed by the
+next checkpoint.
 """
 
 from __future__ import annotations

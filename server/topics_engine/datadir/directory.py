@@ -22,7 +22,7 @@ from ..routers import Routers
 from ..storage.fs import FileSystem
 from ..storage.segments import SegmentStore
 from ..storage.wal import SYNC_DELAY_S, Wal
-from .checkpoint import Checkpointer
+from .checkpoint import Checkpointer, take_cut, write_cut
 from .persistence import WalPersistence, read_only_error
 from .recovery import ReplayReport, load_snapshot, replay_wal
 from .sealing import Sealer, SegmentPolicy
@@ -60,6 +60,8 @@ class DataDirectory:
         self.sealer: Sealer | None = None
         self.checkpointer: Checkpointer | None = None
         self.report = ReplayReport()
+        self.recovery_failed: OSError | None = None
+        """The error of the checkpoint recovery wrote, if it failed: the WAL opens read-only."""
         self._lock_fd: int | None = None
 
     @property
@@ -80,8 +82,9 @@ class DataDirectory:
             ) from None
 
     def recover(self, engine: Engine, routers: Routers | None = None) -> Iterator[float]:
-        """Load the snapshot and segments, replay the WAL tail (yielding progress). Routers
-        (their definitions, progress and derived copies) are recovered into ``routers``."""
+        """Load the snapshot and segments, replay the WAL tail (yielding progress), and record
+        the heads a crash raised (:meth:`_record_raised_heads`). Routers (their definitions,
+        progress and derived copies) are recovered into ``routers``."""
         self.routers = routers = routers if routers is not None else Routers(engine, autorun=False)
         for directory in (self.wal_dir, self.segments.directory, self.snapshot_dir):
             self.fs.makedirs(directory)
@@ -90,6 +93,8 @@ class DataDirectory:
         if orphans:
             log.info("removed %d segment files sealed after the snapshot (the WAL replays them)", orphans)
         yield from replay_wal(engine, routers, self.fs, self.wal_dir, self.report)
+        if self.report.raised:
+            self._record_raised_heads(engine, routers)
         r = self.report
         log.info(
             "recovered snapshot@%d + %d WAL frames, %d records; next LSN %d",
@@ -98,6 +103,28 @@ class DataDirectory:
             r.records,
             r.next_lsn,
         )
+
+    def _record_raised_heads(self, engine: Engine, routers: Routers) -> None:
+        """Checkpoint at the last replayed LSN, before anything is served: a crash made topics
+        resume above their replayed records, and nothing durable holds those heads — the WAL's
+        seq reservations imply them only while the log ends as a crash left it, so a clean stop
+        without a final checkpoint (``CLEAN_STOP``) would take them back at the next start and
+        seqs would be handed out twice. The snapshot records them (and flips the replayed
+        deletes of sealed records); the WAL files it covers are trimmed by the next checkpoint.
+
+        Runs on the recovery thread, like the rest of recovery. An I/O error leaves the old
+        snapshot in force (the WAL still holds everything) and the WAL opens read-only, as after
+        any failed segment or snapshot write."""
+        report = self.report
+        cut = take_cut(engine, routers, report.next_lsn - 1, report.flips)
+        report.flips = {}
+        try:
+            write_cut(cut, self.segments, self.segment_policy.max_events, self.snapshot_dir)
+        except OSError as err:
+            log.error("could not record the heads a crash raised (%s); writes are refused", err)
+            self.recovery_failed = err
+            return
+        log.info("recorded %d heads raised after a crash: snapshot@%d", report.raised, cut.image.lsn)
 
     def open(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
         """After recovery: open the WAL (with its sync thread) and start the segment thread, and
@@ -115,6 +142,8 @@ class DataDirectory:
         )
         self.sealer = Sealer(self.wal, self.segments, self.segment_policy)
         self.persistence = WalPersistence(self.wal, seal=self.sealer.maybe_seal)
+        if self.recovery_failed is not None:
+            self.wal.fail(self.recovery_failed)
         for topic_id, seqs in self.report.flips.items():
             topic = engine.topic_by_id(topic_id)
             if topic is not None:

@@ -16,7 +16,8 @@ that may have been handed out before the crash is ever handed out again.
 
 What replay leaves for later, in :class:`ReplayReport`: the sealed records its ``DELETE`` frames
 deleted (``flips``: their segment flags must be set before a checkpoint trims the frames, as the
-live path's deletes are).
+live path's deletes are), and how many heads a crash made it raise above the replayed records
+(``raised``: nothing durable holds those heads yet, see ``DataDirectory.recover``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ class ReplayReport:
     """Topic id -> seqs of sealed records (in a segment the snapshot lists) that replayed
     ``DELETE`` frames deleted: their on-disk delete flags are still clear, and the frames are
     their only witness until a checkpoint flips them."""
+    raised: int = 0
+    """How many non-ephemeral topics a crash made resume above their replayed records (their seq
+    reservations); only a checkpoint records such a head."""
 
 
 class Replayer:
@@ -66,6 +70,7 @@ class Replayer:
         self.records = 0
         self.flips: dict[int, list[int]] = {}
         """Sealed records deleted by replayed frames (see :attr:`ReplayReport.flips`)."""
+        self.raised = 0
         self.clean_stop: dict[int, int] | None = None
         """Exact ephemeral heads when the log ends with a clean shutdown (nothing acknowledged
         after it can be missing); ``None`` after a crash."""
@@ -157,19 +162,24 @@ class Replayer:
 
     def finish(self) -> None:
         """After a crash, topics acked before durability resume above every seq they may have
-        handed out (their un-fsynced tail may be lost; its seqs are never handed out again).
-        After a clean stop nothing was lost: heads stay where they were, ephemeral ones (whose
-        records are not logged) at the exact head the stop recorded. Flips of topics deleted
-        since are dropped (their segments go with them)."""
+        handed out (their un-fsynced tail may be lost; its seqs are never handed out again);
+        :attr:`raised` counts the non-ephemeral ones that moved. After a clean stop nothing was
+        lost: heads stay where they were, ephemeral ones (whose records are not logged) at the
+        exact head the stop recorded. Flips of topics deleted since are dropped (their segments
+        go with them)."""
         self.routers.finish_replay()
         for topic in self.engine.topics():
             if topic.queue is not None:
                 topic.queue.reconcile(topic.live_seqs())
-            if topic.config.durability is Durability.FSYNC:
+            durability = topic.config.durability
+            if durability is Durability.FSYNC:
                 continue
             if self.clean_stop is None:
+                head = topic.head_seq
                 topic.advance_head(max(topic.seq_reserved_durable, topic.reserved_seq))
-            elif topic.config.durability is Durability.EPHEMERAL:
+                if topic.head_seq > head and durability is not Durability.EPHEMERAL:
+                    self.raised += 1
+            elif durability is Durability.EPHEMERAL:
                 topic.advance_head(self.clean_stop.get(topic.id, topic.seq_reserved_durable))
         live = self.engine.topic_by_id
         self.flips = {tid: seqs for tid, seqs in self.flips.items() if live(tid) is not None}
@@ -263,7 +273,7 @@ def replay_wal(
             break
     replayer.finish()
     report.records += replayer.records
-    report.flips = replayer.flips
+    report.flips, report.raised = replayer.flips, replayer.raised
     report.next_lsn = max(expected_lsn or 1, report.snapshot_lsn + 1)
     yield 1.0
 
