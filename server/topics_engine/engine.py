@@ -529,8 +529,13 @@ class Engine:
 
         def apply() -> None:
             if self.is_current(topic):
+                # report the sealed records (persistence flags them on disk) this delete
+                # removes, not those another one planned before it applied removed first
+                upto = topic.sealed_upto
+                sealed = [seq for seq in seqs if seq <= upto and topic.is_live(seq)]
                 topic.apply_delete(seqs)
-                self.persistence.deleted(topic, seqs)
+                if sealed:
+                    self.persistence.deleted(topic, sealed)
             refresh()
 
         result.wait = self.persistence.delete(topic, seqs, apply)

@@ -81,9 +81,10 @@ def write_cut(cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: P
     the segments no live record needs. Once the snapshot is durable, every WAL frame at or below
     its LSN is redundant. Raises ``OSError``: nothing is trimmed then.
 
-    Each seq is flipped once: a segment counts its flips, and one counted twice would make it
-    look wholly deleted and be dropped with a live record in it (two deletes of one record
-    planned before either applied, as ``fsync`` deletes are, both report it)."""
+    A segment is dropped once its count of set flags reaches its size, so a flag must never be
+    counted twice: ``SegmentStore.flip_deleted`` counts only flags it sets, and the engine
+    reports only the records a delete removed (two ``fsync`` deletes of one record planned
+    before either applied both name it)."""
     for topic_id, batches, flags in cut.seals:
         for group, group_flags in segment_groups(batches, flags, max_events):
             segments.seal(topic_id, group, group_flags)

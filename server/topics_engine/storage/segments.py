@@ -56,21 +56,27 @@ class Segment:
     chunk_firsts: list[int] = field(default_factory=list)
     chunk_counts: list[int] = field(default_factory=list)
     chunk_ordinals: list[int] = field(default_factory=list)
+    flags: bytearray = field(default_factory=bytearray)
+    """The delete flags as on disk, one per record (1 = gone): a flip sets only a clear one."""
     deleted: int = 0
+    """How many flags are set; the segment holds no live record once it reaches :attr:`size`."""
 
     @property
     def size(self) -> int:
         return sum(self.chunk_counts)
 
-    def flag_offset(self, seq: int) -> int | None:
+    def ordinal(self, seq: int) -> int | None:
+        """The index of record ``seq`` among the segment's flags (``None``: not in it)."""
         k = bisect.bisect_right(self.chunk_firsts, seq) - 1
         if k < 0 or seq >= self.chunk_firsts[k] + self.chunk_counts[k]:
             return None
-        return HEADER.size + self.chunk_ordinals[k] + seq - self.chunk_firsts[k]
+        return self.chunk_ordinals[k] + seq - self.chunk_firsts[k]
 
 
-def _index(path: Path, batches: Sequence[RecordBatch], deleted: int = 0) -> Segment:
-    segment = Segment(path, batches[0].first_seq, batches[-1].last_seq, deleted=deleted)
+def _index(path: Path, batches: Sequence[RecordBatch], dead: bytes) -> Segment:
+    segment = Segment(
+        path, batches[0].first_seq, batches[-1].last_seq, flags=bytearray(dead), deleted=dead.count(1)
+    )
     ordinal = 0
     for b in batches:
         segment.chunk_firsts.append(b.first_seq)
@@ -143,7 +149,7 @@ class SegmentStore:
         return self.directory / str(topic_id)
 
     def add_loaded(self, topic_id: int, path: Path, loaded: LoadedSegment) -> None:
-        segment = _index(path, loaded.batches, loaded.dead.count(1))
+        segment = _index(path, loaded.batches, loaded.dead)
         self.by_topic.setdefault(topic_id, []).append(segment)
 
     def seal(self, topic_id: int, batches: Sequence[RecordBatch], dead: bytes) -> Segment:
@@ -155,12 +161,16 @@ class SegmentStore:
             self.fs.fsync_dir(self.directory)
         path = directory / segment_name(batches[0].first_seq)
         self.fs.write_atomic(path, data)
-        segment = _index(path, batches, dead.count(1))
+        segment = _index(path, batches, dead)
         self.by_topic.setdefault(topic_id, []).append(segment)
         return segment
 
     def flip_deleted(self, topic_id: int, seqs: Iterable[int]) -> None:
-        """Set the delete flag of each sealed record among ``seqs`` and fsync the files."""
+        """Set the delete flag of each sealed record among ``seqs`` and fsync the files.
+
+        Idempotent per record: a flag already set is neither written nor counted again, so a
+        seq reported twice (by two deletes, or in two checkpoints) never makes a segment look
+        wholly deleted while a record in it is live."""
         segments = self.by_topic.get(topic_id, [])
         firsts = [s.first_seq for s in segments]
         fds: dict[Path, int] = {}
@@ -170,12 +180,13 @@ class SegmentStore:
                 if i < 0 or seq > segments[i].last_seq:
                     continue
                 segment = segments[i]
-                offset = segment.flag_offset(seq)
-                if offset is None:
+                ordinal = segment.ordinal(seq)
+                if ordinal is None or segment.flags[ordinal]:
                     continue
                 if segment.path not in fds:
                     fds[segment.path] = self.fs.open_rw(segment.path)
-                self.fs.pwrite(fds[segment.path], b"\x01", offset)
+                self.fs.pwrite(fds[segment.path], b"\x01", HEADER.size + ordinal)
+                segment.flags[ordinal] = 1
                 segment.deleted += 1
             for fd in fds.values():
                 self.fs.fdatasync(fd)
