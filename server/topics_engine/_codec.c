@@ -14,9 +14,9 @@
  * tag_at (u16) and meta_at (u32) are native-order integer columns as bytes (tag_at/meta_at
  * None when the respective list is None). ends[i] is the exclusive end of record i in blob.
  *
- * limits = (max_record_bytes, max_meta_bytes, max_tag_bytes, max_node_bytes): data+meta, meta,
- * tag and node (UTF-8 bytes). The first record over a limit is reported instead of encoded: the
- * call returns (index, field, size, limit) with field one of "tag", "node", "meta", "record"
+ * limits = (max_record_bytes, max_meta_bytes, max_tag_bytes, max_node_bytes): data+meta and meta
+ * in UTF-8 bytes, tag and node in characters (code points). The first record over a limit is
+ * reported instead of encoded: the call returns (index, field, size, limit) with field one of "tag", "node", "meta", "record"
  * (checked in that order) — nothing is encoded then.
  */
 #define PY_SSIZE_T_CLEAN
@@ -117,9 +117,13 @@ static void release(rec_t *recs, Py_ssize_t n) {
 }
 
 /* The str item of an optional list, as UTF-8; 0 on success (NULL out for None), -1 on error. */
-static int optional_str(PyObject *list, Py_ssize_t i, const char **out, Py_ssize_t *len) {
+/* Item i of a list of str-or-None: its UTF-8 bytes and length, and its length in characters
+ * (code points — what the tag/node limits count, as JSON Schema's maxLength does). */
+static int optional_str(PyObject *list, Py_ssize_t i, const char **out, Py_ssize_t *len,
+                        Py_ssize_t *chars) {
     *out = NULL;
     *len = 0;
+    *chars = 0;
     if (list == Py_None) return 0;
     PyObject *item = PyList_GET_ITEM(list, i);
     if (item == Py_None) return 0;
@@ -127,6 +131,7 @@ static int optional_str(PyObject *list, Py_ssize_t i, const char **out, Py_ssize
         PyErr_SetString(PyExc_TypeError, "tags and nodes must be str or None");
         return -1;
     }
+    *chars = PyUnicode_GET_LENGTH(item);
     *out = PyUnicode_AsUTF8AndSize(item, len);
     return *out ? 0 : -1;
 }
@@ -167,15 +172,16 @@ static PyObject *encode_records(PyObject *self, PyObject *args) {
                 r->has_meta = 1;
             }
         }
-        if (optional_str(tags, i, &r->tag, &r->tag_len) < 0) goto fail;
-        if (optional_str(nodes, i, &r->node, &r->node_len) < 0) goto fail;
+        Py_ssize_t tag_chars, node_chars;
+        if (optional_str(tags, i, &r->tag, &r->tag_len, &tag_chars) < 0) goto fail;
+        if (optional_str(nodes, i, &r->node, &r->node_len, &node_chars) < 0) goto fail;
         Py_ssize_t meta_len = r->has_meta ? r->meta.len : 0;
         const char *field = NULL;
         Py_ssize_t size = 0, limit = 0;
-        if (r->tag && r->tag_len > max_tag) {
-            field = "tag"; size = r->tag_len; limit = max_tag;
-        } else if (r->node && r->node_len > max_node) {
-            field = "node"; size = r->node_len; limit = max_node;
+        if (r->tag && tag_chars > max_tag) {
+            field = "tag"; size = tag_chars; limit = max_tag;
+        } else if (r->node && node_chars > max_node) {
+            field = "node"; size = node_chars; limit = max_node;
         } else if (r->has_meta && meta_len > max_meta) {
             field = "meta"; size = meta_len; limit = max_meta;
         } else if (r->data.len + meta_len > max_record) {

@@ -51,8 +51,9 @@ class NewRecords:
 
 
 RecordLimits = tuple[int, int, int, int]
-"""``(max_record_bytes, max_meta_bytes, max_tag_bytes, max_node_bytes)``: data+meta, meta, tag
-and node (UTF-8 bytes) per record (§2)."""
+"""``(max_record_bytes, max_meta_bytes, max_tag_bytes, max_node_bytes)``: data+meta and meta
+in UTF-8 bytes, tag and node in characters (code points, as JSON Schema's ``maxLength`` counts)
+per record (§2)."""
 
 NO_LIMITS: RecordLimits = (1 << 62, 1 << 62, 1 << 62, 1 << 62)
 
@@ -98,8 +99,8 @@ def _over_limit(i: int, field: str, size: int, limit: int) -> TopicsError:
             {"index": i, "field": "meta", "bytes": size, "max_bytes": limit},
         )
     return InvalidRequest(
-        f"{where}.{field} is {size} bytes; at most {limit} are allowed",
-        {"field": f"{where}.{field}", "max_bytes": limit},
+        f"{where}.{field} is {size} characters long; at most {limit} are allowed",
+        {"field": f"{where}.{field}", "max_length": limit},
     )
 
 

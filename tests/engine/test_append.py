@@ -194,16 +194,20 @@ def test_meta_limits(engine: Engine) -> None:
     assert engine.topic_state("t").head_seq == 1
 
 
-def test_tag_and_node_limits_are_in_bytes(engine: Engine) -> None:
+def test_tag_and_node_limits_count_characters(engine: Engine) -> None:
+    """TOPICS_MAX_TAG_BYTES / TOPICS_MAX_NODE_BYTES count code points, as the served schema's
+    ``maxLength`` does (docs/DECISIONS.md, "Tag and node limits count characters")."""
     engine.append("t", [{"data": 1, "tag": "t" * 256, "node": "n" * 128}])
+    engine.append("t", [{"data": 1, "tag": "é" * 256, "node": "𝓷" * 128}])  # 512 and 512 bytes
     with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", [{"data": 1, "tag": "t" * 257}])
     with raises_topics(InvalidRequest, "invalid_request"):
-        engine.append("t", [{"data": 1, "tag": "é" * 129}])  # 258 UTF-8 bytes
+        engine.append("t", [{"data": 1, "tag": "é" * 257}])
     with raises_topics(InvalidRequest, "invalid_request"):
         engine.append("t", [{"data": 1, "node": "n" * 129}])
     with raises_topics(InvalidRequest, "invalid_request"):
-        engine.append("t", data(1), node="é" * 65)
+        engine.append("t", data(1), node="é" * 129)
+    assert engine.topic_state("t").count == 2
 
 
 @pytest.mark.parametrize("key", ["", "k" * 257, 5])
@@ -236,3 +240,13 @@ def test_discard_reject_is_422_all_or_nothing(engine: Engine) -> None:
     with raises_topics(TopicFull, "topic_full"):
         engine.append("t", data(1))
     assert engine.topic_state("t").head_seq == 3  # no seq was consumed by rejected writes
+
+
+def test_a_retried_write_is_checked_like_a_new_one(engine: Engine) -> None:
+    """A retry inside the idempotency window is answered from the window only when its records
+    pass the same limits: bad input is refused, never "deduped"."""
+    first = engine.append("t", [{"data": 1, "tag": "a"}], idempotency_key="k")
+    with raises_topics(InvalidRequest, "invalid_request"):
+        engine.append("t", [{"data": 1, "tag": "t" * 257}], idempotency_key="k")
+    again = engine.append("t", [{"data": 1, "tag": "a"}], idempotency_key="k")
+    assert (again.first_seq, again.deduped) == (first.first_seq, True)

@@ -66,5 +66,6 @@ def test_limits_are_checked_before_anything_is_encoded() -> None:
     with pytest.raises(InvalidRequest):
         encode(NewRecords([b"1"], tags=["toolong"]), 1, 0, limits)
     with pytest.raises(InvalidRequest):
-        encode(NewRecords([b"1"], nodes=["é" * 3]), 1, 0, limits)  # 6 UTF-8 bytes
-    assert encode(NewRecords([b"1"], nodes=["éé"]), 1, 0, limits).count == 1  # 4 bytes: fits
+        encode(NewRecords([b"1"], nodes=["é" * 5]), 1, 0, limits)  # 5 characters
+    # tag and node limits count characters (code points), as JSON Schema's maxLength does
+    assert encode(NewRecords([b"1"], nodes=["é" * 4], tags=["𝓽" * 5]), 1, 0, limits).count == 1
