@@ -1,7 +1,9 @@
 """List pages (§0.7): opaque cursors — base64 of ``{"after": "<last name on the page>"}`` — and
 the walk over a sorted name list restricted to a request prefix and an allowlist of prefixes.
 
-Clients must treat the cursor as opaque; a cursor that does not decode is a 400.
+Clients treat the cursor as opaque and pass ``next_cursor`` back unchanged. Any other non-empty
+string is a name to start after (like S3's ``start-after``), so every cursor the served schema
+admits has a meaning (docs/DECISIONS.md, "List cursors"); only an empty one is refused.
 """
 
 from __future__ import annotations
@@ -21,17 +23,20 @@ def encode_cursor(after: str) -> str:
 
 
 def decode_cursor(cursor: str) -> str:
+    """The name a page starts after: the one an issued cursor carries, else ``cursor`` itself."""
+    if not cursor:
+        raise InvalidRequest(
+            "cursor is empty; pass back the next_cursor of the previous page unchanged, or omit it",
+            {"field": "cursor"},
+        )
     try:
         decoded = orjson.loads(base64.b64decode(cursor.encode(), validate=True))
     except (binascii.Error, orjson.JSONDecodeError, UnicodeError, ValueError):
-        decoded = None
-    if not isinstance(decoded, dict) or not isinstance(decoded.get("after"), str):
-        raise InvalidRequest(
-            "cursor is malformed; pass back the next_cursor of the previous page unchanged",
-            {"field": "cursor"},
-        )
-    after: str = decoded["after"]
-    return after
+        return cursor
+    if isinstance(decoded, dict) and isinstance(decoded.get("after"), str):
+        after: str = decoded["after"]
+        return after
+    return cursor
 
 
 DEFAULT_PAGE_SIZE = 100

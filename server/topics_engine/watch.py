@@ -54,7 +54,11 @@ SESSION_TTL_MS = 300_000
 MAX_INLINE_CURSORS = 64
 MAX_TOKEN_JSON_BYTES = 4 << 20
 """A deflated resume token never inflates past this (a token is client input)."""
-WID_RE = re.compile(r"^wid_[A-Za-z0-9_-]{22,}$")
+WID_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+"""What can be a wid at all (a URL-safe segment); whether one names a session is a 404 question
+(docs/DECISIONS.md, "Watch ids"): ids are opaque to clients, so they exist or not."""
+CURSOR_RE = re.compile(r"^~?[A-Za-z0-9_-]+$")
+"""What can be a stream id at all: unpadded base64url, ``~`` first for a deflated map."""
 
 
 # -- options -------------------------------------------------------------------------------------
@@ -563,23 +567,40 @@ class Watches:
             )
         resume: dict[str, int] = {}
         if cursor is not None:
-            decoded = decode_cursors(cursor)
-            if decoded is None:
-                raise InvalidRequest(
-                    "cursor is not a watch resume id (base64url JSON of topic -> seq)", {"field": "cursor"}
-                )
-            resume = decoded
+            resume = self._resume_position(cursor)
         sub = self.subscribe(topics, options, lenient, resume)
         wid = "wid_" + secrets.token_urlsafe(16)
         session = WatchSession(wid, sub, self.engine.clock.now_ms(), self.session_ttl_ms, creator=creator)
         self._sessions[wid] = session
         return session
 
+    @staticmethod
+    def _resume_position(cursor: str) -> dict[str, int]:
+        """The cursor map a ``POST /v0/watch`` ``cursor`` names: 400 outside the stream-id
+        alphabet, 404 ``not_found`` for a string of it that names no position (a stream id is
+        opaque to clients, like a wid: it names a position or not)."""
+        if not CURSOR_RE.match(cursor):
+            raise InvalidRequest(
+                "cursor must be a stream id: A-Z, a-z, 0-9, _ and -, optionally after one ~",
+                {"field": "cursor"},
+            )
+        decoded = decode_cursors(cursor)
+        if decoded is None:
+            raise NotFound(
+                "cursor names no resume position: pass the id: of a frame of this server's watch "
+                "stream unchanged, or omit it",
+                {"field": "cursor"},
+            )
+        return decoded
+
     def session(self, wid: str) -> WatchSession:
-        """The live session ``wid``: 400 if malformed, 404 ``not_found`` if unknown or
-        reclaimed (the client creates a new one)."""
+        """The live session ``wid``: 400 if it cannot be a wid at all (outside the URL-safe
+        alphabet, or over 256 characters), 404 ``not_found`` if it names no live session
+        (unknown, reclaimed or never issued: the client creates a new one)."""
         if not WID_RE.match(wid):
-            raise InvalidRequest("malformed watch id: expected wid_ followed by base64url", {"field": "wid"})
+            raise InvalidRequest(
+                "malformed watch id: at most 256 characters of A-Z, a-z, 0-9, _ and -", {"field": "wid"}
+            )
         self.collect()
         session = self._sessions.get(wid)
         if session is None:

@@ -494,11 +494,17 @@ def test_list_filters_and_pages(routers: Routers) -> None:
     assert len(routers.page(page_size=0).routers) == 5  # 0: the default page size
 
 
-@pytest.mark.parametrize("cursor", ["%%%not-base64", "bm90IGpzb24=", "eyJ4IjogMX0="])
-def test_list_rejects_a_corrupt_cursor(routers: Routers, cursor: str) -> None:
+@pytest.mark.parametrize("cursor", ["%%%not-base64", "bm90IGpzb24=", "eyJ4IjogMX0=", "r"])
+def test_list_takes_a_cursor_not_issued_as_a_name_to_start_after(routers: Routers, cursor: str) -> None:
+    routers.put("r", {"source": "a", "dest": "b"})
+    routers.put("s", {"source": "a", "dest": "c"})
+    assert [r.name for r in routers.page(cursor=cursor).routers] == [n for n in ("r", "s") if n > cursor]
+
+
+def test_list_rejects_an_empty_cursor(routers: Routers) -> None:
     routers.put("r", {"source": "a", "dest": "b"})
     with raises_topics(InvalidRequest, "invalid_request") as caught:
-        routers.page(cursor=cursor)
+        routers.page(cursor="")
     assert caught[0].detail == {"field": "cursor"}
 
 

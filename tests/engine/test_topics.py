@@ -255,13 +255,20 @@ def test_list_cursor_survives_deletion_of_its_anchor(engine: Engine) -> None:
         base64.b64encode(orjson.dumps({"after": 5})).decode(),
         base64.b64encode(orjson.dumps(["after"])).decode(),
         base64.b64encode(b"\xff\xfe").decode(),
-        "",
     ],
 )
-def test_list_corrupt_cursor_is_400(engine: Engine, cursor: str) -> None:
+def test_a_cursor_not_issued_is_a_name_to_start_after(engine: Engine, cursor: str) -> None:
+    """docs/DECISIONS.md, "List cursors": every non-empty cursor has a meaning."""
+    for name in ("0a", "Zz", "aa", "zz", "b"):
+        engine.put_topic(name, {})
+    page, _ = _page(engine.list_topics(cursor=cursor))
+    assert _names(page) == sorted(n for n in ("0a", "Zz", "aa", "b", "zz") if n > cursor)
+
+
+def test_list_empty_cursor_is_400(engine: Engine) -> None:
     engine.put_topic("a", {})
     with raises_topics(InvalidRequest, "invalid_request"):
-        engine.list_topics(cursor=cursor)
+        engine.list_topics(cursor="")
 
 
 def test_list_does_not_touch_by_default(engine: Engine) -> None:

@@ -365,12 +365,13 @@ async def test_list_filters_pages_and_omits_next_cursor_at_the_end(client: httpx
     assert len((await names(page_size=5000))[0]) == 4  # clamped, not an error
 
 
-async def test_list_rejects_corrupt_cursor(client: httpx.AsyncClient) -> None:
-    for cursor in ["%%%not-base64", "bm90IGpzb24="]:
-        error = assert_error(
-            await client.get("/v0/routers", params={"cursor": cursor}), 400, "invalid_request"
-        )
-        assert error["detail"] == {"field": "cursor"}
+async def test_list_cursor_not_issued_starts_after_it_and_empty_is_400(client: httpx.AsyncClient) -> None:
+    await put(client, "m", source="a", dest="x")
+    for cursor, names in (("%%%not-base64", ["m"]), ("bm90IGpzb24=", ["m"]), ("m", []), ("a", ["m"])):
+        r = await client.get("/v0/routers", params={"cursor": cursor})
+        assert r.status_code == 200 and [x["router"] for x in r.json()["routers"]] == names, r.text
+    error = assert_error(await client.get("/v0/routers", params={"cursor": ""}), 400, "invalid_request")
+    assert error["detail"]["field"] == "cursor"
 
 
 # -- topic delete cascade ------------------------------------------------------------------------
