@@ -178,8 +178,11 @@ class Queues:
         limit = self.engine.limits.max_node_bytes
         if not isinstance(node, str) or not node:
             raise InvalidRequest("node is required: the worker's non-empty identity", {"field": "node"})
-        if len(node.encode()) > limit:
-            raise InvalidRequest(f"node is longer than {limit} bytes", {"field": "node"})
+        if len(node) > limit:
+            raise InvalidRequest(
+                f"node is {len(node)} characters long; at most {limit} are allowed",
+                {"field": "node", "max_length": limit},
+            )
         return node
 
     def _lease_ms(self, topic: Topic, lease_ms: int | None, field_name: str = "lease_ms") -> int:
@@ -203,16 +206,9 @@ class Queues:
             ints = [to_int(s, f"seqs[{i}]") for i, s in enumerate(seqs)]
         if lease_ids is None:
             return ints, None
-        if (
-            not isinstance(lease_ids, list)
-            or len(lease_ids) != len(ints)
-            or not all(isinstance(x, str) for x in lease_ids)
-        ):
-            raise InvalidRequest(
-                "lease_ids must be an array of strings with one entry per seq, in the same order",
-                {"field": "lease_ids"},
-            )
-        return ints, lease_ids
+        if not isinstance(lease_ids, list) or not all(isinstance(x, str) for x in lease_ids):
+            raise InvalidRequest("lease_ids must be an array of strings", {"field": "lease_ids"})
+        return ints, fence_tokens(ints, lease_ids)
 
     def counters(self, topic: Topic) -> QueueCounters:
         """The §10.7 counters of a queue (lazy lease expiry applied first)."""
@@ -590,6 +586,20 @@ def _resolve_after(future: asyncio.Future[float], wait: AckWait) -> None:
             future.set_result(w.result())
 
     wait.add_done_callback(done)
+
+
+NO_TOKEN = ""
+"""The fence of a seq that ``lease_ids`` gave no token: it matches no lease ("lease_" + hex)."""
+
+
+def fence_tokens(seqs: list[int], lease_ids: list[str]) -> list[str]:
+    """One fence token per seq, in order (docs/DECISIONS.md, "Lease fences"): ``lease_ids[i]``
+    fences ``seqs[i]``; a seq past the end of ``lease_ids`` has no token, which matches no lease,
+    so it is skipped (a fenced call never settles a seq unfenced); tokens past the end of
+    ``seqs`` fence nothing."""
+    if len(lease_ids) == len(seqs):
+        return lease_ids
+    return lease_ids[: len(seqs)] + [NO_TOKEN] * (len(seqs) - len(lease_ids))
 
 
 def _clamp_max(max_: int | None) -> int:
