@@ -56,7 +56,37 @@ def without_streaming(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, st
                 kept[op["operationId"]] = op["tags"][0]
         if not any(m in item for m in HTTP_METHODS):
             del doc["paths"][path]
+    # the WebSocket upgrade's path item, and the schemas only streams use (their events)
+    doc.get("components", {}).pop("pathItems", None)
+    _prune_schemas(doc)
     return doc, kept, removed
+
+
+def _refs(node: Any) -> set[str]:
+    """The component schema names that ``node`` references."""
+    if isinstance(node, dict):
+        found = {node["$ref"].rsplit("/", 1)[-1]} if isinstance(node.get("$ref"), str) else set()
+        return found.union(*(_refs(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_refs(v) for v in node))
+    return set()
+
+
+def _prune_schemas(doc: dict[str, Any]) -> None:
+    """Drop the component schemas nothing outside ``components.schemas`` reaches."""
+    schemas = doc.get("components", {}).get("schemas", {})
+    outside = {k: v for k, v in doc.items() if k != "components"}
+    outside["components"] = {k: v for k, v in doc.get("components", {}).items() if k != "schemas"}
+    reached, frontier = set(), _refs(outside)
+    while frontier:
+        name = frontier.pop()
+        if name in reached or name not in schemas:
+            continue
+        reached.add(name)
+        frontier |= _refs(schemas[name])
+    for name in list(schemas):
+        if name not in reached:
+            del schemas[name]
 
 
 def load_document() -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 from topics_engine.errors import TopicsError, error_classes
 from topics_engine.graphs import strongly_connected
 from topics_server import errors as server_errors  # noqa: F401 — registers the HTTP-layer errors
-from topics_server.spec import load_document
+from topics_server.spec import load_document, routing_document
 from topics_server.wire import STATUS_BY_CODE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,7 +192,7 @@ def _spec_operations() -> dict[str, tuple[str, dict[str, Any]]]:
     used twice)."""
     found = [
         (op["operationId"], (path, op))
-        for path, item in load_document()["paths"].items()
+        for path, item in routing_document()["paths"].items()
         for op in item.values()
         if isinstance(op, dict) and "operationId" in op
     ]

@@ -2,11 +2,12 @@
 
 What is served (``GET`` and ``HEAD``; another method is a 405 envelope with ``Allow``):
 
-``/v0/openapi.yaml``
-    The OpenAPI document byte for byte, from the file the server itself loaded, validated and
-    built its routes from (``spec.SPEC_PATH``, ``TOPICS_OPENAPI_PATH`` when set).
 ``/v0/openapi.json``
-    The same document as JSON, serialized from the very dict the route table was built from.
+    The OpenAPI document the server loaded, validated and built its routes from
+    (``spec.SPEC_PATH``, ``TOPICS_OPENAPI_PATH`` when set), with each runtime limit stated as
+    configured (``spec.served_document``): it describes exactly what this server accepts.
+``/v0/openapi.yaml``
+    The same document as YAML.
 ``/docs`` (and ``/docs/``)
     A Swagger UI page that renders ``/v0/openapi.json``, with "Try it out" against this server.
 ``/docs/<file>``
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import yaml
 
 from .errors import MethodNotAllowed
 from .request import Request
@@ -87,6 +89,9 @@ _PAGE_HTML = f"""<!DOCTYPE html>
 </body>
 </html>
 """.encode()
+
+_Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+"""libyaml's dumper when PyYAML was built with it."""
 
 _GZIP_LEVEL = 9
 """Each body is compressed once, so the smallest encoding is worth its CPU."""
@@ -163,10 +168,10 @@ _PACKAGE_RESOURCES: dict[str, Resource] = {
 _PAGE = Resource(b"text/html; charset=utf-8", _NO_CACHE, lambda: _PAGE_HTML)
 
 
-def contract_resources(spec_path: Path, document: dict[str, Any]) -> dict[str, Resource]:
-    """Every path served here: the contract (``document`` as loaded from ``spec_path``,
-    serialized now), the page and the package files."""
-    as_yaml = spec_path.read_bytes()
+def contract_resources(document: dict[str, Any]) -> dict[str, Resource]:
+    """Every path served here: the contract (``document``, serialized now), the page and the
+    package files."""
+    as_yaml = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True).encode()
     as_json = orjson.dumps(document)
     return {
         CONTRACT_JSON: Resource(b"application/json", _NO_CACHE, lambda: as_json),

@@ -29,6 +29,7 @@ from topics_engine import Engine, SystemClock
 from topics_engine.datadir import DataDirectory, SegmentPolicy
 from topics_engine.errors import NotReady
 from topics_engine.jsonvalues import dumps
+from topics_engine.queues import MAX_CLAIM
 
 from . import apidocs, wire
 from .access import Gate, check_body_names
@@ -41,7 +42,7 @@ from .request import Request
 from .responses import Reply, Response, json_response, performance_block, render
 from .routes import RouteTable
 from .settings import Settings
-from .spec import SPEC_PATH, load_document, load_specification
+from .spec import load_document, load_specification, served_document
 from .sse import StreamReply
 from .throttle import Parking, priority_of
 from .validation import ValidatedRequest
@@ -52,13 +53,26 @@ log = logging.getLogger("topics.server")
 Outcome = Response | StreamReply | WebSocketReply
 
 
+def runtime_limits(ctx: ServerContext) -> dict[str, int]:
+    """The configured value of every runtime limit the served document states, by variable."""
+    limits = ctx.engine.limits
+    return {
+        "TOPICS_MAX_BATCH_RECORDS": limits.max_batch_records,
+        "TOPICS_MAX_TAG_BYTES": limits.max_tag_bytes,
+        "TOPICS_MAX_NODE_BYTES": limits.max_node_bytes,
+        "TOPICS_MAX_WATCH_TOPICS": ctx.watches.max_topics,
+        "TOPICS_MAX_CLAIM": MAX_CLAIM,
+    }
+
+
 class TopicsApp:
     def __init__(self, ctx: ServerContext, max_body_bytes: int, gate: Gate | None = None) -> None:
         self.ctx = ctx
         self.max_body_bytes = max_body_bytes
         self.gate = gate or Gate(KeyStore())
-        # the contract as served: the very document the route table is built from
-        self.docs = apidocs.contract_resources(SPEC_PATH, load_document())
+        # the contract as served: the document the route table is built from, its runtime
+        # limits stated as configured
+        self.docs = apidocs.contract_resources(served_document(load_document(), runtime_limits(ctx)))
         self.routes = RouteTable(load_specification(), operations=OPERATIONS, max_body_bytes=max_body_bytes)
 
     def handle(self, request: Request) -> Outcome | Awaitable[Outcome]:

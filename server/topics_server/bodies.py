@@ -13,6 +13,11 @@ length/pattern/enum constraints, arrays their item counts, unions their members 
   exactly as sent (validated as JSON, never re-encoded — stored verbatim).
 * an ``object`` without ``properties`` (a record's ``meta``) decodes as ``dict[str, Raw]``
   (``maxProperties`` enforced by msgspec): its values stay verbatim.
+* ``minProperties`` of an object with ``properties`` (an at-least-one-of rule over a closed
+  object, e.g. ``DeleteRecordsRequest``): a post-check counting the fields present.
+* ``if``/``then`` (a rule between items, e.g. a ``Glob`` match's operand pattern): a post-check
+  that validates the decoded value against them with jsonschema-rs (small values only: the
+  value is converted back to plain JSON types first).
 
 A keyword the compiler does not know fails start-up, so the spec can never say more than the
 server checks. Validation errors become ``400 invalid_request`` naming the field.
@@ -26,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Union
 
+import jsonschema_rs
 import msgspec
 from topics_engine.errors import InvalidRequest
 
@@ -57,7 +63,23 @@ _HANDLED = {
     "minProperties",
     "propertyNames",
     "$ref",
+    "if",
+    "then",
 }
+
+
+RUNTIME_LIMITS = "x-topics-limits"
+"""A schema's runtime limits: ``{keyword: "TOPICS_MAX_..."}`` — the keyword's value in the file is
+the default; the served document states the configured one (``served``). The engine enforces
+these with the contract's own codes (``batch_too_large``, ...), so the compiler skips them."""
+
+
+def static_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without vendor extensions and without the keywords its runtime limits name."""
+    if not any(key.startswith("x-") for key in schema):
+        return schema
+    limited = schema.get(RUNTIME_LIMITS, {})
+    return {k: v for k, v in schema.items() if not k.startswith("x-") and k not in limited}
 
 
 class UnsupportedSchema(Exception):
@@ -82,12 +104,15 @@ class BodyCompiler:
         self._counter = 0
 
     def compile(self, schema: dict[str, Any], name: str = "Body") -> Compiled:
+        schema = static_schema(schema)
         unknown = set(schema) - _HANDLED - _IGNORED
         if unknown:
             raise UnsupportedSchema(f"{name}: unsupported schema keywords {sorted(unknown)}")
         if "$ref" in schema:
             compiled: Compiled = self._ref(schema["$ref"])
             return compiled
+        if "if" in schema:
+            return self._conditional(schema, name)
         if "oneOf" in schema or "anyOf" in schema:
             return self._union(schema.get("oneOf") or schema["anyOf"], name)
         if "const" in schema:
@@ -112,6 +137,27 @@ class BodyCompiler:
                 node = node[part]
             self._refs[ref] = self.compile(node, ref.rsplit("/", 1)[-1])
         return self._refs[ref]
+
+    def _conditional(self, schema: dict[str, Any], name: str) -> Compiled:
+        """``if``/``then`` on top of the rest of ``schema``: decoded by the rest, then the
+        decoded value is validated against the condition (``then`` without ``if`` is refused)."""
+        rest = {k: v for k, v in schema.items() if k not in ("if", "then")}
+        inner = self.compile(rest, name)
+        then = schema.get("then", True)
+        validator = jsonschema_rs.validator_for({"if": schema["if"], "then": then})
+        explained = then.get("description") if isinstance(then, dict) else None
+        inner_check = inner.check
+
+        def check(value: Any, where: str) -> Any:
+            if inner_check is not None:
+                value = inner_check(value, where)
+            plain = msgspec.to_builtins(value)
+            for error in validator.iter_errors(plain):
+                problem = f"{error.message}: {explained}" if explained else error.message
+                raise _invalid(where, problem, plain)
+            return value
+
+        return Compiled(inner.type, check)
 
     def _union(self, options: list[dict[str, Any]], name: str) -> Compiled:
         return self._merge([self.compile(o, name) for o in options])
@@ -213,14 +259,21 @@ class BodyCompiler:
             forbid_unknown_fields=schema.get("additionalProperties") is False,
             rename=renames or None,
         )
-        if not checks:
+        least = schema.get("minProperties", 0)
+        if not checks and not least:
             return Compiled(struct)
+        attrs = [_identifier(p) for p in properties]
 
         def check(value: Any, where: str) -> Any:
             for attr, field_check in checks:
                 current = getattr(value, attr)
                 if current is not msgspec.UNSET:
                     setattr(value, attr, field_check(current, _join(where, renames.get(attr, attr))))
+            if sum(getattr(value, a) is not msgspec.UNSET for a in attrs) < least:
+                names = ", ".join(f"`{p}`" for p in properties)
+                raise InvalidRequest(
+                    f"{where or 'body'} needs at least {least} of {names}", {"field": where or "body"}
+                )
             return value
 
         return Compiled(struct, check)

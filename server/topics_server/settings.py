@@ -66,6 +66,7 @@ _LIMIT_VARS = {
     "TOPICS_MAX_TAG_BYTES": "max_tag_bytes",
     "TOPICS_MAX_NODE_BYTES": "max_node_bytes",
     "TOPICS_MAX_LIMIT": "max_limit",
+    "TOPICS_MAX_WAIT_MS": "max_wait_ms",
 }
 _QUOTA_VARS = {"TOPICS_MAX_TOPICS": "max_topics", "TOPICS_MAX_TOTAL_BYTES": "max_total_bytes"}
 _CAP_VARS = {

@@ -1,4 +1,5 @@
-"""Loading the OpenAPI 3.1 document (``openapi/v0.yaml``) for connexion.
+"""Loading the OpenAPI 3.1 document (``openapi/v0.yaml``) for connexion, and the document as
+this server serves it (:func:`served_document`).
 
 connexion 3.3 only validates 3.0 documents, so this module validates the document against the
 official OAS 3.1 meta-schema (vendored in ``openapi/meta/``) with a Draft 2020-12 validator and
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -57,8 +59,26 @@ class OpenAPI31Specification(OpenAPISpecification):
         validate_document(spec)
 
 
+UPGRADE_PATH = "x-topics-path"
+"""Marks a path item under ``components.pathItems`` that the server routes at this path, though it
+is not under ``paths``: the WebSocket upgrade (see the document's description)."""
+
+
+@cache
+def routing_document() -> dict[str, Any]:
+    """The document with every ``components.pathItems`` entry that names an ``x-topics-path``
+    attached under ``paths``: what the route table and the ``Allow`` lookup are built from."""
+    doc = load_document()
+    upgrades = {
+        item[UPGRADE_PATH]: item
+        for item in doc.get("components", {}).get("pathItems", {}).values()
+        if UPGRADE_PATH in item
+    }
+    return {**doc, "paths": {**doc["paths"], **upgrades}}
+
+
 def load_specification() -> OpenAPI31Specification:
-    return OpenAPI31Specification(load_document())
+    return OpenAPI31Specification(routing_document())
 
 
 _HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
@@ -67,7 +87,7 @@ _HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 @cache
 def _path_table() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
     table = []
-    for template, item in load_document()["paths"].items():
+    for template, item in routing_document()["paths"].items():
         pattern = re.sub(r"\\{[^}]+\\}", "[^/]+", re.escape(template))
         methods = tuple(m.upper() for m in _HTTP_METHODS if m in item)
         table.append((re.compile(pattern), methods))
@@ -80,3 +100,29 @@ def allowed_methods(path: str) -> tuple[str, ...]:
         if pattern.fullmatch(path):
             return methods
     return ()
+
+
+RUNTIME_LIMITS = "x-topics-limits"
+"""A schema's runtime limits, ``{keyword: "TOPICS_MAX_..."}``: the keyword's value in the file is
+the default, the served document states the configured one."""
+
+
+def served_document(doc: dict[str, Any], limits: Mapping[str, int]) -> dict[str, Any]:
+    """``doc`` with every runtime limit set to its configured value (``limits`` by variable
+    name): what ``GET /v0/openapi.json`` serves, so that it describes exactly what this server
+    accepts. A limit the document names but ``limits`` lacks is a start-up error."""
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {key: walk(value) for key, value in node.items()}
+        for keyword, variable in node.get(RUNTIME_LIMITS, {}).items():
+            if variable not in limits:
+                raise InvalidSpec(f"{SPEC_PATH}: runtime limit {variable} ({keyword}) is not configured")
+            out[keyword] = limits[variable]
+        return out
+
+    served: dict[str, Any] = walk(doc)
+    return served

@@ -42,7 +42,7 @@ from .auth import Principal
 from .bodies import BodyCompiler, BodyDecoder, check_utf8, fields_set
 from .handlers.records import append
 from .responses import await_ack
-from .spec import load_document
+from .spec import load_document, routing_document
 from .streams import Sink, SlowConsumer, StreamLoop
 from .subscriptions import lagged, positions_body, topic_starts, watch_options
 from .throttle import priority_of
@@ -175,7 +175,7 @@ def _decoders() -> dict[str, BodyDecoder]:
 def command_scopes() -> dict[str, frozenset[str]]:
     """The scopes each command needs, from ``x-command-scopes`` of ``GET /v0/ws`` in the spec
     (``publish_with_config``: a publish that carries ``config``)."""
-    declared = load_document()["paths"]["/v0/ws"]["get"]["x-command-scopes"]
+    declared = routing_document()["paths"]["/v0/ws"]["get"]["x-command-scopes"]
     return {op: frozenset(scopes) for op, scopes in declared.items()}
 
 

@@ -176,8 +176,15 @@ def _walk(node: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ..
             yield from _walk(v, path + (str(i),))
 
 
+def _routed_paths(doc: dict[str, Any]) -> dict[str, Any]:
+    """``paths`` plus the path items the server routes from ``components.pathItems`` (the
+    WebSocket upgrade, marked with its ``x-topics-path``)."""
+    items = doc.get("components", {}).get("pathItems", {}).values()
+    return {**doc["paths"], **{item["x-topics-path"]: item for item in items if "x-topics-path" in item}}
+
+
 def _operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
-    for path, item in doc["paths"].items():
+    for path, item in _routed_paths(doc).items():
         for method, op in item.items():
             if method in HTTP_METHODS:
                 yield path, method, item, op
@@ -361,7 +368,10 @@ def test_operations_document_contract_statuses_with_schemas(doc: dict[str, Any])
             if op["operationId"] in SSE_OPERATIONS and status.startswith("2"):
                 content = response.get("content", {})
                 assert list(content) == ["text/event-stream"], f"{method.upper()} {path} {status}"
-                assert content["text/event-stream"]["schema"].get("type") == "string"
+                # OpenAPI 3.1: the schema of one event, its `data` JSON with a contentSchema
+                event = _resolve(doc, content["text/event-stream"]["schema"])
+                assert event["required"] == ["event", "data"], f"{method.upper()} {path}"
+                assert event["allOf"] and all("if" in b and "then" in b for b in event["allOf"])
                 continue
             if op["operationId"] in WEBSOCKET_OPERATIONS and status == "101":
                 assert "content" not in response, f"{method.upper()} {path} 101 has no body"
@@ -525,11 +535,12 @@ def test_queue_operations(doc: dict[str, Any]) -> None:
         assert "before the endpoint's own" in op["description"], op_id
     not_a_queue = doc["components"]["responses"]["NotAQueue"]["content"]["application/json"]
     assert {ex["value"]["error"]["code"] for ex in not_a_queue["examples"].values()} == {"not_a_queue"}
-    # Lease arrays: at least one seq, no schema maximum (the server answers batch_too_large).
+    # Lease arrays: 1..TOPICS_MAX_CLAIM seqs (the engine answers batch_too_large past it).
     schemas = doc["components"]["schemas"]
     for name in ("AckRequest", "NackRequest", "ExtendRequest"):
         seqs = schemas[name]["properties"]["seqs"]
-        assert seqs["minItems"] == 1 and "maxItems" not in seqs, name
+        assert (seqs["minItems"], seqs["maxItems"]) == (1, 1000), name
+        assert seqs["x-topics-limits"] == {"maxItems": "TOPICS_MAX_CLAIM"}, name
         assert {"node", "seqs"} <= set(schemas[name]["required"]), name
     assert "lease_ms" in schemas["ExtendRequest"]["required"]
     assert schemas["ClaimRequest"]["required"] == ["node"]
@@ -566,8 +577,8 @@ def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
     }  # fmt: skip
     assert request["required"] == ["topics"]
     topics = request["properties"]["topics"]
-    assert topics["minProperties"] == 1 and "maxProperties" not in topics, "the server enforces the max"
-    assert "TOPICS_MAX_WATCH_TOPICS" in topics["description"]
+    assert topics["minProperties"] == 1 and topics["maxProperties"] == 256  # the default, served as set
+    assert topics["x-topics-limits"] == {"maxProperties": "TOPICS_MAX_WATCH_TOPICS"}
     assert topics["additionalProperties"] == {"$ref": "#/components/schemas/WatchTopicOptions"}
     assert set(schemas["WatchTopicOptions"]["properties"]) == {"from_seq", "tail"}
     assert schemas["WatchConsistency"]["enum"] == ["eventual", "strong"]
@@ -733,7 +744,9 @@ def _enum_sites(doc: dict[str, Any], roots: list[tuple[str, Any]]) -> Iterator[t
     A site is open when it is a member of an `anyOf` that also admits any plain string."""
     seen: set[str] = set()
     stack: list[tuple[str, Any, bool]] = [(where, node, False) for where, node in roots]
-    data_keys = {"examples", "example", "default", "const", "enum", "description", "title"}
+    # an ``if`` only selects a branch (an SSE event's kind picks its payload schema): its
+    # ``const`` is a condition, not a set of values a response takes
+    data_keys = {"examples", "example", "default", "const", "enum", "description", "title", "if"}
     while stack:
         where, node, is_open = stack.pop()
         if isinstance(node, list):
@@ -877,7 +890,9 @@ def test_one_error_schema(doc: dict[str, Any]) -> None:
         and "error" in node["properties"]
         and "examples" not in path
     ]
-    assert envelopes == ["/components/schemas/Error"], envelopes
+    # StreamErrorFrame is the payload of an SSE `event: error` (`{"code", "error"}`, §7.2), not
+    # an HTTP error envelope
+    assert envelopes == ["/components/schemas/Error", "/components/schemas/StreamErrorFrame"], envelopes
     assert "error" not in schemas["ErrorBody"]["properties"]
     for path, method, _, op in _operations(doc):
         for status, response in op["responses"].items():
@@ -969,3 +984,18 @@ def test_security_schemes(doc: dict[str, Any]) -> None:
         "publish": ["write"],
         "publish_with_config": ["write", "admin"],
     }
+
+
+def test_the_websocket_upgrade_is_described_beside_paths(doc: dict[str, Any]) -> None:
+    """``GET /v0/ws`` answers ``101`` and switches protocols, which no tool that exercises
+    ``paths`` can use: it is described exactly in ``components.pathItems`` instead, the handshake
+    headers required with the patterns the server checks (docs/DECISIONS.md, "The WebSocket
+    upgrade in the served document")."""
+    assert "/v0/ws" not in doc["paths"]
+    item = doc["components"]["pathItems"]["WebSocket"]
+    assert item["x-topics-path"] == "/v0/ws"
+    op = item["get"]
+    assert set(op["responses"]) >= {"101", "400", "401", "429"}
+    headers = {p["name"]: p for p in op["parameters"] if p["in"] == "header"}
+    assert set(headers) == {"Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Version"}
+    assert all(p["required"] and "pattern" in p["schema"] for p in headers.values())

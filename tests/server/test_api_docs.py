@@ -57,11 +57,43 @@ async def test_openapi_json_is_the_yaml_document(client: httpx.AsyncClient) -> N
     assert r.json() == yaml.safe_load(SPEC_PATH.read_text()) == load_document()
 
 
-async def test_openapi_yaml_is_the_file_verbatim(client: httpx.AsyncClient) -> None:
+async def test_openapi_yaml_is_the_served_document(client: httpx.AsyncClient) -> None:
     r = await client.get("/v0/openapi.yaml")
     assert r.status_code == 200
     assert r.headers["content-type"] == "application/yaml"
-    assert r.content == SPEC_PATH.read_bytes()
+    assert yaml.safe_load(r.content) == (await client.get("/v0/openapi.json")).json()
+
+
+async def test_the_served_document_states_the_configured_limits(
+    make_client: Callable[..., httpx.AsyncClient],
+) -> None:
+    """Ruling 23 in docs/DECISIONS.md ("The served spec is exact"): the runtime limits appear
+    as the configured values, and a request over one is refused as the document says."""
+    env = {
+        "TOPICS_MAX_BATCH_RECORDS": "5",
+        "TOPICS_MAX_TAG_BYTES": "10",
+        "TOPICS_MAX_NODE_BYTES": "7",
+        "TOPICS_MAX_WATCH_TOPICS": "3",
+    }
+    async with make_client(env) as c:
+        served = (await c.get("/v0/openapi.json")).json()
+        schemas = served["components"]["schemas"]
+        assert schemas["AppendRequest"]["properties"]["records"]["maxItems"] == 5
+        assert schemas["RecordIn"]["properties"]["tag"]["maxLength"] == 10
+        assert schemas["RecordIn"]["properties"]["node"]["maxLength"] == 7
+        assert schemas["ClaimRequest"]["properties"]["node"]["maxLength"] == 7
+        assert schemas["WatchRequest"]["properties"]["topics"]["maxProperties"] == 3
+        assert yaml.safe_load((await c.get("/v0/openapi.yaml")).content) == served
+        ok = await c.post("/v0/topics/t", json={"records": [{"data": 1, "tag": "é" * 10}] * 5})
+        assert ok.status_code == 201, ok.text
+        assert_error(
+            await c.post("/v0/topics/t", json={"records": [{"data": 1}] * 6}), 400, "batch_too_large"
+        )
+        assert_error(
+            await c.post("/v0/topics/t", json={"records": [{"data": 1, "tag": "é" * 11}]}),
+            400,
+            "invalid_request",
+        )
 
 
 async def test_bodies_are_gzip_encoded_only_when_accepted(client: httpx.AsyncClient) -> None:

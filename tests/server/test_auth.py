@@ -20,13 +20,11 @@ import hmac
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
 import pytest
-import yaml
 from topics_engine import Engine, ManualClock
 from topics_server import auth
 from topics_server.app import build
@@ -34,6 +32,7 @@ from topics_server.asgi import create_app
 from topics_server.auth import ADMIN, ALL_SCOPES, DELETE, READ, WRITE, KeyConfigError, KeyStore, Principal
 from topics_server.http import HttpServer
 from topics_server.settings import ConfigError, load_settings
+from topics_server.spec import routing_document
 from websockets.asyncio.client import ClientConnection, connect
 
 from .conftest import assert_error
@@ -42,7 +41,6 @@ from .sse_client import SseStream
 Json = dict[str, Any]
 MakeClient = Callable[..., httpx.AsyncClient]
 
-SPEC = Path(__file__).resolve().parents[2] / "openapi" / "v0.yaml"
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 TIMEOUT = 2.0
 """Seconds to wait for a frame or response that must come."""
@@ -80,9 +78,8 @@ class Operation:
 
 
 def spec_operations() -> list[Operation]:
-    document = yaml.safe_load(SPEC.read_text())
     operations = []
-    for path, item in document["paths"].items():
+    for path, item in routing_document()["paths"].items():  # the WebSocket upgrade included
         for method, op in item.items():
             if method not in METHODS:
                 continue

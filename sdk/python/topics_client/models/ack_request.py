@@ -15,12 +15,13 @@ class AckRequest:
     """Complete jobs leased to `node`.
 
     Attributes:
-        node (str): The worker acking; must be the current lease holder of a seq for it to count.
-        seqs (list[int]): Job seqs to complete. More than 1000 (`TOPICS_MAX_CLAIM`) is `400 batch_too_large` (enforced
-            by the server).
+        node (str): The worker acking; must be the current lease holder of a seq for it to count. At most
+            `TOPICS_MAX_NODE_BYTES` (default 128) characters.
+        seqs (list[int]): Job seqs to complete. More than 1000 (`TOPICS_MAX_CLAIM`) is `400 batch_too_large`.
         lease_ids (list[str] | Unset): Optional per-seq lease fence (validate-when-supplied) — the `claimed[].lease_id`
             tokens, one per `seqs` entry in the same order. A seq whose token no longer matches its current lease is
-            skipped. Omit to match by `node` + `seqs`.
+            skipped, and so is a seq past the end of `lease_ids` (it has no token — a fenced call never settles a seq
+            unfenced); tokens past the end of `seqs` fence nothing. Omit to match by `node` + `seqs`.
     """
 
     node: str

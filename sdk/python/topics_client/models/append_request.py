@@ -21,8 +21,10 @@ class AppendRequest:
 
     Attributes:
         records (list[RecordIn]): Records to append, assigned contiguous seqs in array order. At most
-            `TOPICS_MAX_BATCH_RECORDS` (default 10000), else `400 batch_too_large`.
-        node (str | Unset): Batch-level default origin node (the common one-writer case).
+            `TOPICS_MAX_BATCH_RECORDS` (default 10000; the served document states the configured value), else `400
+            batch_too_large`.
+        node (str | Unset): Batch-level default origin node (the common one-writer case). At most
+            `TOPICS_MAX_NODE_BYTES` (default 128) characters.
         idempotency_key (str | Unset): Dedupe key scoped to this topic; a retry in-window returns the original seqs with
             `deduped: true`. Wins over the `Idempotency-Key` header.
         create (bool | Unset): Overrides the topic's `auto_create` for this write only. true ⇒ auto-create if absent;

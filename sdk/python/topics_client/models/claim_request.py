@@ -16,7 +16,7 @@ class ClaimRequest:
 
     Attributes:
         node (str): The claiming worker's identity, recorded as the lease holder (ack/nack/extend ownership, release on
-            `/work` disconnect). At most `TOPICS_MAX_NODE_BYTES` (default 128) bytes.
+            `/work` disconnect). At most `TOPICS_MAX_NODE_BYTES` (default 128) characters.
         max_ (int | Unset): Max jobs to lease this call. Default 1; 0 means the default. Clamped by the server to 1000
             (`TOPICS_MAX_CLAIM`), not rejected.
         lease_ms (int | Unset): Lease duration for the jobs of this claim; overrides the topic's `lease_ms`. Default the

@@ -13,15 +13,16 @@ T = TypeVar("T", bound="DeleteRecordsRequest")
 
 @_attrs_define
 class DeleteRecordsRequest:
-    """At least one of `before_seq` / `match` is required (enforced by the server, `400 invalid_request`); both are ANDed.
+    """At least one of `before_seq` / `match` is required (`minProperties`; `400 invalid_request` otherwise); both are
+    ANDed.
 
-    Attributes:
-        before_seq (int | Unset): Delete every record with `$seq < before_seq`.
-        match (list[Literal['tag'] | MatchOp | str] | str | Unset): Tag predicate: `["tag","Eq","X"]` exact match, or
-            `["tag","Glob","X*"]`
-            trailing-prefix match (a literal prefix followed by a single `*`; full
-            glob/regex is excluded). A bare string is shorthand for Eq. Another op, or a
-            Glob without a trailing `*`, is `400 invalid_request`.
+        Attributes:
+            before_seq (int | Unset): Delete every record with `$seq < before_seq`.
+            match (list[Literal['tag'] | MatchOp | str] | str | Unset): Tag predicate: `["tag","Eq","X"]` exact match, or
+                `["tag","Glob","X*"]`
+                trailing-prefix match (a literal prefix followed by a single `*`; full
+                glob/regex is excluded). A bare string is shorthand for Eq. Another op, or a
+                Glob without a trailing `*`, is `400 invalid_request`.
     """
 
     before_seq: int | Unset = UNSET

@@ -15,9 +15,9 @@ class ExtendRequest:
     """Push out the deadlines of leases held by `node`.
 
     Attributes:
-        node (str): Must be the current lease holder (else that seq is skipped).
-        seqs (list[int]): Held job seqs to extend. More than 1000 (`TOPICS_MAX_CLAIM`) is `400 batch_too_large`
-            (enforced by the server).
+        node (str): Must be the current lease holder (else that seq is skipped). At most `TOPICS_MAX_NODE_BYTES`
+            (default 128) characters.
+        seqs (list[int]): Held job seqs to extend. More than 1000 (`TOPICS_MAX_CLAIM`) is `400 batch_too_large`.
         lease_ms (int): New lease duration from now (`deadline = now + lease_ms`; sets, does not add). Clamped by the
             server to [100, 86400000].
         lease_ids (list[str] | Unset): Optional per-seq lease fence, one per `seqs` entry — same semantics as on ack.

@@ -15,9 +15,9 @@ class NackRequest:
     """Release jobs leased to `node` for immediate or delayed reclaim.
 
     Attributes:
-        node (str): Must be the current lease holder (else that seq is skipped).
-        seqs (list[int]): Job seqs to release. More than 1000 (`TOPICS_MAX_CLAIM`) is `400 batch_too_large` (enforced by
-            the server).
+        node (str): Must be the current lease holder (else that seq is skipped). At most `TOPICS_MAX_NODE_BYTES`
+            (default 128) characters.
+        seqs (list[int]): Job seqs to release. More than 1000 (`TOPICS_MAX_CLAIM`) is `400 batch_too_large`.
         delay_ms (int | Unset): Keep the job invisible this long before it is claimable again (backoff). 0 = claimable
             now. Default 0. Clamped by the server to [0, 86400000].
         lease_ids (list[str] | Unset): Optional per-seq lease fence, one per `seqs` entry — same semantics as on ack.

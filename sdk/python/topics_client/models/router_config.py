@@ -19,7 +19,8 @@ class RouterConfig:
     Attributes:
         source (str): Source topic (a topic name); its records are forwarded. Created with the default config if
             missing.
-        dest (str): Destination topic (a topic name); must differ from `source` (else `400 invalid_request`).
+        dest (str): Destination topic (a topic name); must differ from `source` (else `400 invalid_request`; a rule
+            between two fields, which JSON Schema cannot state).
         preserve_node (bool | Unset): Keep the original `$node` on copies (loop prevention across a fan-out). `false`
             clears it. Default true.
         preserve_tag (bool | Unset): Keep `$tag` on copies. Default true.

@@ -24,8 +24,8 @@ class WatchRequest:
         Attributes:
             topics (WatchRequestTopics): Map of topic name → per-topic options. The key is the topic (it keeps
                 cursors unambiguous and doubles as the resume map). At least one entry,
-                at most `TOPICS_MAX_WATCH_TOPICS` (default 256) — more is
-                `400 invalid_request`, enforced by the server, not the schema. Every
+                at most `TOPICS_MAX_WATCH_TOPICS` (default 256; the served document
+                states the configured value) — more is `400 invalid_request`. Every
                 topic must exist (`404 topic_not_found`, unless `?lenient=true`) and be
                 within the key's prefix allowlist (`403 forbidden`).
             node (list[str] | str | Unset): Loop-prevention filter applied to every watched topic — this node (or these
@@ -33,7 +33,8 @@ class WatchRequest:
             cursor (str | Unset): A stream `id:` from an earlier session of this watch (the base64url per-topic cursor map,
                 or an opaque checkpoint token) — re-creates the session at that known position after its wid answered `404
                 not_found`. The positions it names override those topics' `from_seq`/`tail`; the other topics start from their
-                own options. A malformed cursor is `400 invalid_request`.
+                own options. Like a wid, a cursor is opaque to clients — one either names a position or not. A string of the
+                stream-id alphabet that names none is `404 not_found`; one outside it is `400 invalid_request`.
             limit (int | Unset): Max records per `record` frame (per topic, per flush). Default 256; 0 means the default.
                 Clamped to `TOPICS_MAX_LIMIT` (1000), not rejected.
             max_batch_bytes (int | Unset): Enforced soft byte budget of one `record` frame — the per-topic read stops once

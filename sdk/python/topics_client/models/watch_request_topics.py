@@ -17,8 +17,8 @@ T = TypeVar("T", bound="WatchRequestTopics")
 class WatchRequestTopics:
     """Map of topic name → per-topic options. The key is the topic (it keeps
     cursors unambiguous and doubles as the resume map). At least one entry,
-    at most `TOPICS_MAX_WATCH_TOPICS` (default 256) — more is
-    `400 invalid_request`, enforced by the server, not the schema. Every
+    at most `TOPICS_MAX_WATCH_TOPICS` (default 256; the served document
+    states the configured value) — more is `400 invalid_request`. Every
     topic must exist (`404 topic_not_found`, unless `?lenient=true`) and be
     within the key's prefix allowlist (`403 forbidden`).
 

@@ -95,8 +95,8 @@ def sync_detailed(
 
     Args:
         topic (str):
-        body (DeleteRecordsRequest): At least one of `before_seq` / `match` is required (enforced
-            by the server, `400 invalid_request`); both are ANDed.
+        body (DeleteRecordsRequest): At least one of `before_seq` / `match` is required
+            (`minProperties`; `400 invalid_request` otherwise); both are ANDed.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -136,8 +136,8 @@ def sync(
 
     Args:
         topic (str):
-        body (DeleteRecordsRequest): At least one of `before_seq` / `match` is required (enforced
-            by the server, `400 invalid_request`); both are ANDed.
+        body (DeleteRecordsRequest): At least one of `before_seq` / `match` is required
+            (`minProperties`; `400 invalid_request` otherwise); both are ANDed.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -172,8 +172,8 @@ async def asyncio_detailed(
 
     Args:
         topic (str):
-        body (DeleteRecordsRequest): At least one of `before_seq` / `match` is required (enforced
-            by the server, `400 invalid_request`); both are ANDed.
+        body (DeleteRecordsRequest): At least one of `before_seq` / `match` is required
+            (`minProperties`; `400 invalid_request` otherwise); both are ANDed.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -211,8 +211,8 @@ async def asyncio(
 
     Args:
         topic (str):
-        body (DeleteRecordsRequest): At least one of `before_seq` / `match` is required (enforced
-            by the server, `400 invalid_request`); both are ANDed.
+        body (DeleteRecordsRequest): At least one of `before_seq` / `match` is required
+            (`minProperties`; `400 invalid_request` otherwise); both are ANDed.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
