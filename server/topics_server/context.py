@@ -9,6 +9,7 @@ import gc
 import logging
 import time
 from dataclasses import dataclass, field
+from importlib import metadata
 
 from topics_engine import Engine, Queues
 from topics_engine.datadir import DataDirectory, WalView
@@ -20,7 +21,9 @@ from .settings import Caps
 from .throttle import Throttle, monitor
 from .watchframes import FrameCache
 
-VERSION = "0.1.0"
+VERSION = metadata.version("topics")
+"""The installed package's version (pyproject.toml): ``/v0/health``, ``topics version``."""
+
 log = logging.getLogger("topics.server")
 FREEZE_INTERVAL_S = 0.5
 

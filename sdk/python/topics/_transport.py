@@ -29,6 +29,7 @@ import random
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -46,7 +47,8 @@ BACKOFF_MAX_S = 5.0
 ADVICE_MAX_S = 60.0
 """A server's ``Retry-After`` above this is not waited for (the error is raised instead)."""
 
-USER_AGENT = "topics-python/0.1.0"
+USER_AGENT = f"topics-python/{metadata.version('topics')}"
+"""The installed package's version (pyproject.toml): the one place the SDK reads it."""
 
 
 @dataclass(frozen=True, slots=True)
