@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What a crash costs in memory: many small topics, ``kill -9``, restart (ruling 4).
+"""What a crash costs in memory: many small topics, ``kill -9``, restart (docs/DECISIONS.md,
+"Seqs are never reused": the skipped range must cost nothing).
 
     python bench/crash_memory.py [--topics 10000] [--commit REV] [--out result.json]
 

@@ -67,8 +67,9 @@ from bench.payloads import append_body, data_size, diff_body  # noqa: E402
 from bench.profile_summary import summarize  # noqa: E402
 
 HEADERS = {"Content-Type": "application/json", "Accept-Encoding": "identity"}
-"""aiohttp asks for gzip by default; topics honours it above 1400 B (ruling 10) while the bare
-app never compresses — so responses are requested uncompressed, like for like."""
+"""aiohttp asks for gzip by default; topics honours it above 1400 B (docs/DECISIONS.md, "Response
+compression") while the bare app never compresses — so responses are requested uncompressed, like
+for like."""
 SERVER_CPU = 0
 CLIENT_CPU = 1
 

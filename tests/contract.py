@@ -1,4 +1,4 @@
-"""Values the contract (spec/api-v0.txt) states, written down once for every test suite."""
+"""Values the /v0 contract states (mirrored by openapi/v0.yaml), written down once for every test suite."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ The document is the one place the per-route scope table lives: an operation's
 it public (the probes, gated only by ``TOPICS_PROBE_AUTH``). An operation that declares no
 ``security`` refuses the start, so a route can never be added without a scope.
 
-Order of the checks (ruling 19: before anything that reveals whether a name exists): the key
+Order of the checks (before anything that reveals whether a name exists: docs/DECISIONS.md,
+"Order of the checks"): the key
 (401 ``unauthorized``), the scopes (403), the names in the path (403); the names in the body
 are checked once the body is decoded (:func:`check_body_names`). With no keys configured every
 request passes and the ``Authorization`` header is ignored.

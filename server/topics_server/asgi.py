@@ -7,7 +7,7 @@ asks for it); streams are run until the client disconnects. A ``HEAD`` request i
 the status and headers alone (``Content-Length`` that of the body a ``GET`` would get), never
 body bytes (RFC 9110 §9.3.2; an ASGI server need not drop them). A ``websocket`` scope is served by
 the ``GET /v0/ws`` handler: refused with the HTTP error envelope when the server offers the
-``websocket.http.response`` extension (ruling 15), else with a close; accepted, it runs a
+``websocket.http.response`` extension (docs/WEBSOCKET.md, "Auth"), else with a close; accepted, it runs a
 :class:`WebSocketSession`.
 """
 

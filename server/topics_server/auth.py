@@ -1,8 +1,8 @@
 """API keys (§0.2, §12): the ``TOPICS_API_KEYS`` syntax, the hashed key store, and who a
 request's bearer token says it is.
 
-Entry syntax (comma-separated entries; ruling 19 — an entry splits on ``:`` at most twice, so
-prefixes may contain ``:``)::
+Entry syntax (comma-separated entries; an entry splits on ``:`` at most twice, so prefixes may
+contain ``:``)::
 
     key                   all scopes, any name
     key:scopes            e.g. ``ci:read+write`` or ``ci:rw``

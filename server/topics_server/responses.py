@@ -8,9 +8,10 @@ exposition). :func:`render` turns it into a :class:`Response` — status, header
 transport writes as is (the native one hands a parts body to one vectored write);
 ``performance`` is appended last, so ``server_total_ms`` covers everything up to serialization.
 
-Compression (ruling 10): a JSON (or raw) response larger than :data:`GZIP_MIN_BYTES` is gzip-encoded
-when the request's ``Accept-Encoding`` allows gzip (fast level 1: the server's CPU, not the
-network, is the bottleneck of a local deployment). Streams (SSE) are never compressed.
+Compression (docs/DECISIONS.md, "Response compression"): a JSON (or raw) response larger than
+:data:`GZIP_MIN_BYTES` is gzip-encoded when the request's ``Accept-Encoding`` allows gzip (fast
+level 1: the server's CPU, not the network, is the bottleneck of a local deployment). Streams
+(SSE) are never compressed.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The elastic throttle (§0.6, ruling 21): under CPU pressure, low-priority data-plane work waits
-or is refused, so high-priority topics keep their latency and the probes keep answering.
+"""The elastic throttle (§0.6; docs/DECISIONS.md, "The elastic throttle"): under CPU pressure,
+low-priority data-plane work waits or is refused, so high-priority topics keep their latency and
+the probes keep answering.
 
 **The pressure signal** is measured, not guessed: every :data:`TICK_MS` the monitor task
 (:func:`monitor`) notes how late its own timer fired — the event loop's lag, the time a request

@@ -10,7 +10,7 @@ Commands are decoded with types compiled from the spec's own schemas (``WatchReq
 ``subscribe``, ``AppendRequest`` for ``publish``), so a field means on the socket what it means
 over HTTP, and a command with an unknown or ill-typed field is refused like an HTTP body would
 be. Every failure answers with an ``error`` frame carrying the string code the equivalent HTTP
-request would get (ruling 15); nothing is dropped silently.
+request would get (docs/WEBSOCKET.md); nothing is dropped silently.
 
 Subscriptions are the watch engine's (``topics_engine.watch``): a socket holds several, each
 topic in at most one (subscribing a topic again moves it); at most ``TOPICS_MAX_WATCH_TOPICS``
@@ -108,7 +108,8 @@ def check_upgrade(header: Callable[[str], str | None]) -> None:
 
 def text_frame_head(size: int) -> bytes:
     """The header of one unmasked, final text frame of ``size`` payload bytes (RFC 6455 §5.2):
-    a server's frames are never masked and never compressed (ruling 10)."""
+    a server's frames are never masked and never compressed (docs/DECISIONS.md, "Response
+    compression")."""
     if size < 126:
         return bytes((0x81, size))
     if size < 1 << 16:

@@ -83,7 +83,7 @@ def error_body(err: TopicsError) -> dict[str, Any]:
 
 def retry_after_s(err: TopicsError) -> int | None:
     """``Retry-After`` seconds for a 429/503, or ``None``: a read-only WAL does not clear until
-    a restart, so it carries none (ruling 5)."""
+    a restart, so it carries none (docs/DECISIONS.md, "WAL failure is fail-stop")."""
     if STATUS_BY_CODE[err.code] not in (429, 503):
         return None
     detail = err.detail or {}

@@ -1,4 +1,4 @@
-"""Routers across kill -9 (§6, ruling 17: derived copies) against a real ``topics serve``.
+"""Routers across kill -9 (§6; docs/DECISIONS.md, "Derived copies") against a real ``topics serve``.
 
 An ``fsync`` source (every acked append survives) with two routers of the guarantee under test:
 one into ``dest`` (auto-created: ``disk``, copies visible before they are durable) and one into

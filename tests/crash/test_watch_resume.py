@@ -1,4 +1,4 @@
-"""A watcher across kill -9 (§7.3 resume, ruling 12) against a real ``topics serve``.
+"""A watcher across kill -9 (§7.3 resume; docs/DECISIONS.md, "Watch ids") against a real ``topics serve``.
 
 Two ``fsync`` topics are watched by one session while records are appended (each acked after its
 fsync). The watcher processes some frames and remembers the ``id:`` of the last one it

@@ -84,7 +84,7 @@ def held_back(engine: Engine, name: str = "q") -> int:
 
 def assert_consistent(engine: Engine, name: str = "q") -> None:
     """ready + in_flight == count, modulo jobs waiting out a nack delay or held back after a
-    failed dead-letter move (§10.7, ruling 6)."""
+    failed dead-letter move (§10.7; docs/DECISIONS.md, "Dead-letter move failures")."""
     s = qstate(engine, name)
     assert s["ready"] >= 0 and s["in_flight"] >= 0
     assert s["ready"] + s["in_flight"] + delayed(engine, name) + held_back(engine, name) == s["count"], s

@@ -188,7 +188,7 @@ def test_bad_node_filter_is_400(engine: Engine, node: object) -> None:
         engine.diff("t", node=node)
 
 
-# -- byte budget (ruling 2) -------------------------------------------------------------------
+# -- byte budget (docs/DECISIONS.md, "Diff byte budget") --------------------------------------
 
 
 def test_max_batch_bytes_bounds_a_page(engine: Engine) -> None:

@@ -187,7 +187,7 @@ class TopicModel:
     # -- tombstone oracle ---------------------------------------------------------------------
 
     def expected_tombstone(self, from_seq: int) -> dict[str, Any] | None:
-        """Ruling 1: a tombstone iff ``from_seq + 1 < evict_floor``, for every cursor (0 too)."""
+        """A tombstone iff ``from_seq + 1 < evict_floor``, for every cursor (0 too)."""
         if from_seq + 1 >= self.evict_floor:
             return None
         gap_from, gap_to = from_seq + 1, self.earliest - 1

@@ -139,7 +139,7 @@ def test_dlq_honours_its_own_caps(engine: Engine, clock: ManualClock) -> None:
 
 
 def test_dlq_that_refuses_the_move_holds_the_job_back_and_retries(engine: Engine, clock: ManualClock) -> None:
-    """Ruling 6: a full discard:reject DLQ cannot take the job. It is never dropped and never
+    """A full discard:reject DLQ cannot take the job. It is never dropped and never
     re-delivered: it is held back (neither ready nor in flight) and the move is retried with
     backoff (1 s, then 2 s, ...) until the DLQ takes it."""
     engine.put_topic("dlq", {"cap_records": 1, "discard": "reject"})

@@ -58,7 +58,7 @@ def test_cursor_at_evict_floor_minus_one_gets_no_tombstone(engine: Engine) -> No
 
 
 def test_from_seq_zero_reads_from_earliest_and_learns_of_the_loss(engine: Engine) -> None:
-    """Ruling 1: "from earliest" still learns that history was lost to cap/TTL."""
+    """Reading "from earliest" still learns that history was lost to cap/TTL."""
     engine.put_topic("t", {"cap_records": 2})
     engine.append("t", data(5))
     page = engine.diff("t", from_seq=0)

@@ -4,7 +4,7 @@ The pump is driven by hand — ``Routers(engine, autorun=False)`` and :meth:`Rou
 :class:`ManualClock`, so forwarding, backoff retries and hop caps are deterministic. The sync tests
 run over both persistences (the ``engine`` fixture); the durable tests at the end restart an
 engine over a :class:`DataDirectory` (WAL replay only, and after a checkpoint) and check the
-derived copies come back byte for byte (ruling 17).
+derived copies come back byte for byte (docs/DECISIONS.md, "Derived copies").
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def test_changing_the_filter_keeps_the_cursor(engine: Engine, routers: Routers) 
     assert datas(engine, "b") == [1, 4, 5, 6]
 
 
-# -- PUT semantics (ruling 16) -------------------------------------------------------------------
+# -- PUT semantics (docs/DECISIONS.md, "Router PUT") ---------------------------------------------
 
 
 def test_put_creates_then_identical_is_a_no_op_then_changes(engine: Engine, routers: Routers) -> None:
@@ -699,7 +699,7 @@ def test_fsync_dest_copies_are_visible_once_durable(engine: Engine, routers: Rou
     assert routers.state("s->d").cursor == 3
 
 
-# -- durability: restart (ruling 17) -----------------------------------------------------------
+# -- durability: restart (docs/DECISIONS.md, "Derived copies") ---------------------------------
 
 
 class Node:

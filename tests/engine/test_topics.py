@@ -230,7 +230,7 @@ def test_list_page_size_clamped(engine: Engine) -> None:
     assert len(rest) == 5 and cursor2 is None
     default_page, _ = _page(engine.list_topics())
     assert len(default_page) == 100
-    zero_page, _ = _page(engine.list_topics(page_size=0))  # ruling 3: 0 means the default
+    zero_page, _ = _page(engine.list_topics(page_size=0))  # 0 means the default
     assert len(zero_page) == 100
 
 

@@ -2,15 +2,15 @@
 
 Covers, over both journals (the ``engine`` fixture):
 
-- :meth:`WatchOptions.resolve` — defaults, clamps and checks (rulings 2, 3);
+- :meth:`WatchOptions.resolve` — defaults, clamps and checks (``0`` means the default);
 - :meth:`Watches.create` / :meth:`Watches.subscribe` — starting cursors, unknown topics,
   ``lenient``, the topic bound, resume ``cursor`` s, all-or-nothing membership;
 - :class:`Subscription` reading — wake-ups, batches bounded by ``limit`` / ``max_bytes``,
-  ``caught-up`` per backlog → live transition, node filtering, tombstones (ruling 1), deleted
-  topics, ``rewind`` (ruling 12);
-- :class:`WatchSession` resume tokens (ruling 12) and the session registry — wids, TTL GC,
-  takeover (ruling 13);
-- ``consistency: "strong"`` (ruling 14): on the WAL a ``disk`` topic's records reach a strong
+  ``caught-up`` per backlog → live transition, node filtering, tombstones, deleted
+  topics, ``rewind`` (docs/DECISIONS.md, "Watch ids");
+- :class:`WatchSession` resume tokens and the session registry — wids, TTL GC,
+  takeover (docs/DECISIONS.md, "Takeover");
+- ``consistency: "strong"``: on the WAL a ``disk`` topic's records reach a strong
   reader only once their group commit is fsynced (driven deterministically by ``settle``);
 - :class:`SharedReads` — one scan per (topic version, cursor, options).
 
@@ -550,7 +550,7 @@ def test_include_flags_shape_the_records(engine: Engine, watches: Watches) -> No
     assert rec["$seq"] == 1 and "data" not in rec and "$tag" not in rec and "meta" not in rec
 
 
-# -- tombstones (ruling 1) --------------------------------------------------------------------------
+# -- tombstones (docs/DECISIONS.md, "Tombstones") ---------------------------------------------------
 
 
 def test_first_read_after_attach_gets_from_seq_too_old(engine: Engine, watches: Watches) -> None:
@@ -673,7 +673,7 @@ def test_recreated_topic_is_not_followed(engine: Engine, watches: Watches) -> No
     assert session.sub.cursors() == {}
 
 
-# -- rewind (ruling 12) ---------------------------------------------------------------------------------
+# -- rewind (docs/DECISIONS.md, "Watch ids") ------------------------------------------------------------
 
 
 def test_rewind_moves_back_only(engine: Engine, watches: Watches) -> None:
@@ -706,7 +706,7 @@ def test_rewind_partial_map_rewinds_only_named_topics(engine: Engine, watches: W
     assert "unknown" not in sub.positions
 
 
-# -- resume tokens (ruling 12) ----------------------------------------------------------------------------
+# -- resume tokens (docs/DECISIONS.md, "Watch ids") -------------------------------------------------------
 
 
 def test_event_id_inline_is_unpadded_base64url_json(engine: Engine, watches: Watches) -> None:
@@ -803,8 +803,9 @@ def test_a_segment_that_cannot_be_a_wid_is_400(watches: Watches, wid: str) -> No
     "wid", ["wid_" + "A" * 22, "wid_doesnotexist", "wid_", "WID_" + "a" * 22, "nope", "a" * 256]
 )
 def test_a_wid_naming_no_session_is_404(watches: Watches, wid: str) -> None:
-    """The amended takeover ruling: an opaque id names a live session or not, whatever its shape
-    (the reference's conformance probe: GET /v0/watch/wid_doesnotexist -> 404)."""
+    """docs/DECISIONS.md, "Opaque ids exist or not": an opaque id names a live session or not,
+    whatever its shape (the reference's conformance probe: GET /v0/watch/wid_doesnotexist is
+    404)."""
     with raises_topics(NotFound, "not_found"):
         watches.session(wid)
 
@@ -891,7 +892,7 @@ def test_open_takes_over_and_returns_the_previous_owner(engine: Engine, watches:
     wake1, wake2 = Waker(), Waker()
     assert watches.open(session, first, wake1) is None
     assert kinds(drain(session.sub)) == ["tombstone", "records", "caught-up"]
-    assert watches.open(session, second, wake2) is first  # ruling 13
+    assert watches.open(session, second, wake2) is first  # takeover: the older stream is returned
     assert session.owner is second and wake2.calls == 1
     assert engine.hub.listener_count("t") == 1  # followed once, not twice
     # the new stream reads afresh: caught-up announced again
@@ -905,7 +906,7 @@ def test_open_takes_over_and_returns_the_previous_owner(engine: Engine, watches:
     assert watches.open(session, first, Waker()) is second
 
 
-# -- consistency: strong (ruling 14) ---------------------------------------------------------------------
+# -- consistency: strong (docs/DECISIONS.md, "Strong watches") -------------------------------------------
 
 
 def test_strong_reads_only_fsynced_disk_records(engine: Engine, watches: Watches) -> None:
@@ -1065,7 +1066,7 @@ def test_recreated_tombstone_does_not_redeliver(engine: Engine, watches: Watches
     engine.append("t", data(10))
     engine.delete_topic("t")
     engine.append("t", data(3))  # new incarnation: seqs 1..3
-    # e.g. a client re-creating its session from an old cursor after a 404 (ruling 12)
+    # e.g. a client re-creating its session from an old cursor after a 404
     session, _ = attached(watches, {"t": TopicStart(8)})
     events = drain(session.sub)
     assert seqs_of(events) == [1, 2, 3]

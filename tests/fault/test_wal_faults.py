@@ -41,8 +41,8 @@ def assert_envelope(r: httpx.Response, status: int, code: str) -> dict[str, Any]
 
 
 def assert_wal_read_only_refusal(r: httpx.Response) -> None:
-    """Ruling 5: 503 not_ready with detail.wal_read_only and no Retry-After — it does not clear
-    until a restart, so clients must not retry."""
+    """503 not_ready with detail.wal_read_only and no Retry-After — it does not clear until a
+    restart, so clients must not retry (docs/DECISIONS.md, "WAL failure is fail-stop")."""
     error = assert_envelope(r, 503, "not_ready")
     assert error["detail"]["wal_read_only"] is True
     assert "retry-after" not in r.headers
@@ -122,7 +122,7 @@ async def test_eio_fails_the_fsync_append_and_turns_the_server_read_only(tmp_pat
         assert [rec["data"] for rec in diff["records"]] == ["d1"]
         listing = (await client.get("/v0/topics")).json()
         assert [t["topic"] for t in listing["topics"]] == ["d", "f"]
-        # readiness fails so load balancers stop routing writes here (ruling 5)
+        # readiness fails so load balancers stop routing writes here
         assert_wal_read_only_refusal(await client.get("/v0/ready"))
         assert_wal_read_only_refusal(await client.get("/readyz"))
         assert (await client.get("/v0/health")).status_code == 200

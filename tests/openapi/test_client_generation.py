@@ -1,4 +1,5 @@
-"""``openapi/v0.yaml`` is fit for client generation (rulings 8 and 9).
+"""``openapi/v0.yaml`` is fit for client generation (docs/DECISIONS.md, "Fit for client
+generation").
 
 openapi-python-client (pinned, see ``scripts/gen_client.py`` and the ``dev`` extra) generates a
 client from the document — minus the streaming operations (server-sent events and the WebSocket

@@ -3,13 +3,13 @@
 Primary check: the document validates against the official OAS 3.1 meta-schema, vendored
 at ``openapi/meta/`` (JSON Schema draft 2020-12, ``jsonschema.Draft202012Validator``).
 Second check: ``openapi_spec_validator.validate``. On top of that, a few project rules the
-downstream tools depend on (see DESIGN.md §3): every embedded schema is valid draft 2020-12,
-every example validates against its schema, no ``$defs``, single-typed parameters, closed
-request bodies / open response bodies, and links that point at real operations. Rulings 8
-and 9 (fit for client generation): no ``default:`` in any schema, closed request enums and
-open response enums, one ``Error`` schema, titled component schemas, every optional field the
-contract names, and the security schemes. ``test_client_generation.py`` checks the generator's
-view of the same rules.
+downstream tools depend on: every embedded schema is valid draft 2020-12, every example
+validates against its schema, no ``$defs``, single-typed parameters, closed request bodies /
+open response bodies, and links that point at real operations. Fit for client generation
+(docs/DECISIONS.md, "Fit for client generation"): no ``default:`` in any schema, closed request
+enums and open response enums, one ``Error`` schema, titled component schemas, every optional
+field the contract names, and the security schemes. ``test_client_generation.py`` checks the
+generator's view of the same rules.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ SSE_OPERATIONS = {"work_stream", "watch_stream"}
 # WebSocket upgrades: their success is a bodiless `101 Switching Protocols`.
 WEBSOCKET_OPERATIONS = {"open_websocket"}
 
-# Every error.code the contract (spec/api-v0.txt §0.6 and the per-endpoint errors) names.
+# Every error.code the /v0 contract (§0.6 and the per-endpoint errors) names.
 CONTRACT_ERROR_CODES = {
     "invalid_request",
     "batch_too_large",
@@ -408,7 +408,7 @@ def test_error_envelope_lists_every_contract_code(doc: dict[str, Any]) -> None:
 def test_retry_after_on_throttled_and_not_ready(doc: dict[str, Any]) -> None:
     headers = doc["components"]["responses"]["Throttled"]["headers"]
     assert _resolve(doc, headers["Retry-After"])["required"] is True
-    # ruling 5: a read-only WAL's 503 carries no Retry-After (it does not clear until a restart)
+    # a read-only WAL's 503 carries no Retry-After (it does not clear until a restart)
     not_ready = doc["components"]["responses"]["NotReady"]
     assert _resolve(doc, not_ready["headers"]["Retry-After"])["required"] is False
     assert "wal_read_only" in not_ready["description"]
@@ -566,7 +566,7 @@ def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
         ref = {"$ref": DOC_URI + "#/components/schemas/" + schema}
         return Draft202012Validator(ref, registry=registry).is_valid(value)
 
-    # POST /v0/watch: a closed body naming every field of the contract (and ruling 12's cursor).
+    # POST /v0/watch: a closed body naming every field of the contract (and `cursor`, the resume id).
     *_, create = ops["create_watch"]
     body = create["requestBody"]["content"]["application/json"]["schema"]
     assert body == {"$ref": "#/components/schemas/WatchRequest"}
@@ -619,7 +619,7 @@ def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
                   "event: topic-deleted", "event: error", "from_seq_too_old", "superseded"):  # fmt: skip
         assert frame in frames, frame
 
-    # GET /v0/ws: the upgrade; bearerAuth only, never `?token=` (ruling 15).
+    # GET /v0/ws: the upgrade; bearerAuth only, never `?token=` (docs/WEBSOCKET.md).
     *_, ws = ops["open_websocket"]
     assert ws["security"] == [{"bearerAuth": []}]
     assert "docs/WEBSOCKET.md" in ws["description"] and "`?token=` is **not**" in ws["description"]
@@ -627,7 +627,7 @@ def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
     assert "from_seq_too_old" in schemas["TombstoneReason"]["enum"]
 
 
-# ----------------------------------------------------------------------------- rulings 8 and 9
+# ------------------------------------------------------------------ fit for client generation
 
 
 def test_no_default_keyword_anywhere(doc: dict[str, Any]) -> None:
@@ -706,7 +706,7 @@ def test_defaults_live_in_descriptions(doc: dict[str, Any]) -> None:
         assert text in description, f"{where}.{name}: description must state {text!r}: {description!r}"
 
 
-def test_ruling_9_optional_fields_are_accepted(doc: dict[str, Any], registry: Registry) -> None:
+def test_every_optional_field_of_the_contract_is_accepted(doc: dict[str, Any], registry: Registry) -> None:
     diff = doc["components"]["schemas"]["DiffRequest"]
     assert diff["properties"]["max_batch_bytes"] == {
         "type": "integer",

@@ -67,7 +67,7 @@ async def test_openapi_yaml_is_the_served_document(client: httpx.AsyncClient) ->
 async def test_the_served_document_states_the_configured_limits(
     make_client: Callable[..., httpx.AsyncClient],
 ) -> None:
-    """Ruling 23 in docs/DECISIONS.md ("The served spec is exact"): the runtime limits appear
+    """docs/DECISIONS.md, "The served spec is exact": the runtime limits appear
     as the configured values, and a request over one is refused as the document says."""
     env = {
         "TOPICS_MAX_BATCH_RECORDS": "5",

@@ -1,6 +1,6 @@
-"""API keys (§0.2, §12; rulings 15, 19): authentication, per-route scopes, the topic-name prefix
-allowlist, the watch-session key binding, the WebSocket's per-command checks, dev mode, and the
-``TOPICS_API_KEYS`` syntax with its hashed key store.
+"""API keys (§0.2, §12; docs/DECISIONS.md, "Authentication, caps and metrics"): authentication,
+per-route scopes, the topic-name prefix allowlist, the watch-session key binding, the WebSocket's
+per-command checks, dev mode, and the ``TOPICS_API_KEYS`` syntax with its hashed key store.
 
 Plain requests go through the ASGI app (``make_client``); the SSE GETs and ``/v0/ws`` need real
 sockets (httpx's ASGI transport buffers whole responses), so those run the in-process native
@@ -414,7 +414,7 @@ async def test_metrics_need_read(make_client: MakeClient) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# 2. auth before existence (ruling 19)
+# 2. auth before existence (docs/DECISIONS.md, "Order of the checks")
 # ---------------------------------------------------------------------------------------------
 
 
@@ -802,7 +802,7 @@ async def test_list_routers_is_filtered_to_the_allowlist(tenants: httpx.AsyncCli
 
 
 async def test_metrics_per_topic_block_is_filtered_to_the_allowlist(tenants: httpx.AsyncClient) -> None:
-    """Ruling 19: a prefix-limited key scraping /v0/metrics sees only its own topics' block."""
+    """A prefix-limited key scraping /v0/metrics sees only its own topics' block."""
 
     async def topics_in_metrics(key: str) -> set[str]:
         r = await tenants.get("/v0/metrics", headers={**bearer(key), "Accept": "application/json"})
@@ -1012,7 +1012,7 @@ def ping(request_id: str = "ping") -> Json:
         ({}, "/v0/ws"),
         (bearer("nope"), "/v0/ws"),
         ({"Authorization": "Basic k"}, "/v0/ws"),
-        ({}, "/v0/ws?token=k"),  # ruling 15: no ?token= on the socket
+        ({}, "/v0/ws?token=k"),  # no ?token= on the socket (docs/WEBSOCKET.md, "Auth")
         ({}, "/v0/ws?token=r"),
     ],
 )

@@ -1,5 +1,6 @@
-"""§11 resource caps (ruling 20) end to end, on the native HTTP server over real sockets, with an
-in-memory engine on a :class:`ManualClock` (one test uses a data directory for ``fsync`` writes).
+"""§11 resource caps (docs/DECISIONS.md, "Caps") end to end, on the native HTTP server over real
+sockets, with an in-memory engine on a :class:`ManualClock` (one test uses a data directory for
+``fsync`` writes).
 
 Every refusal is ``429 throttled`` with ``Retry-After: 1`` and ``error.detail`` =
 ``{"limit": <cap name>, "max": N}``. Covered:
@@ -746,7 +747,7 @@ async def test_discard_old_topics_keep_accepting_since_their_evictions_free_room
 
 
 async def test_discard_old_eviction_is_counted_exactly_not_by_mean_record_size() -> None:
-    """Ruling 20: the quota counts live bytes after the write's own evictions. A ring holding a
+    """The quota counts live bytes after the write's own evictions. A ring holding a
     small (oldest) and a big record evicts the *small* one on the next write: the total after
     the write is big + new, which is over the quota — so the write must be refused."""
     small, big, mid = {"data": "s"}, {"data": "b" * 1000}, {"data": "m" * 200}

@@ -112,7 +112,8 @@ async def test_unexpected_exception_is_500_internal_without_trace(make_client, m
 
 
 async def test_large_json_responses_are_gzipped_when_asked(client: httpx.AsyncClient) -> None:
-    """Ruling 10: above a small threshold, a JSON response honours Accept-Encoding: gzip."""
+    """Above a small threshold, a JSON response honours Accept-Encoding: gzip (docs/DECISIONS.md,
+    "Response compression")."""
     await client.post("/v0/topics/z", json={"records": [{"data": "x" * 200} for _ in range(50)]})
     big = await client.post("/v0/topics/z/diff", json={}, headers={"Accept-Encoding": "gzip"})
     assert big.headers["content-encoding"] == "gzip"

@@ -285,7 +285,7 @@ async def test_ttl_expiry_is_a_ttl_tombstone(client: httpx.AsyncClient, clock: M
     await client.post("/v0/topics/t", json={"records": [{"data": 3}]})
     clock.advance(500)
     r = (await client.post("/v0/topics/t/diff", json={"from_seq": 0})).json()
-    # ruling 1: reading "from earliest" still learns that history was lost
+    # reading "from earliest" still learns that history was lost
     assert [rec["$seq"] for rec in r["records"]] == [3]
     assert (r["tombstone"]["reason"], r["tombstone"]["gap_from"], r["tombstone"]["gap_to"]) == ("ttl", 1, 2)
     r = (await client.post("/v0/topics/t/diff", json={"from_seq": 1})).json()

@@ -1,9 +1,9 @@
-"""The elastic throttle (§0.6, ruling 21) on a manual clock: the pressure signal moves the
-priority cutoff; below it, data-plane requests park, are admitted in priority order as the
-pressure eases, or get ``429 throttled`` with ``Retry-After`` and ``detail.retry_after_ms``;
-``disable_backpressure`` writes wait instead; ``performance.throttle_wait_ms`` is the time
-parked; probes, acks and high-priority topics are never held; a paced watch stream gets the
-advisory ``event: error`` 429 frame and stays open.
+"""The elastic throttle (§0.6; docs/DECISIONS.md, "The elastic throttle") on a manual clock: the
+pressure signal moves the priority cutoff; below it, data-plane requests park, are admitted in
+priority order as the pressure eases, or get ``429 throttled`` with ``Retry-After`` and
+``detail.retry_after_ms``; ``disable_backpressure`` writes wait instead;
+``performance.throttle_wait_ms`` is the time parked; probes, acks and high-priority topics are
+never held; a paced watch stream gets the advisory ``event: error`` 429 frame and stays open.
 
 The pressure is fed by hand (:meth:`Throttle.observe`), as the monitor task does from the event
 loop's lag in a real server; the park deadline runs on the manual clock.

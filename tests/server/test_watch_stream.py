@@ -15,13 +15,14 @@ Covered:
   data frame's ``id:`` = the whole cursor map (unpadded base64url JSON), caught-up once per
   backlog -> live transition, live records after; include_data / include_tags / include_meta;
   the node filter.
-- resume (ruling 12): session cursors, Last-Event-ID rewinding (whole and partial), never
-  advancing, malformed ignored.
-- tombstones (ruling 1): ``from_seq_too_old`` on connect (also for from_seq 0) and on reconnect;
-  losses met while streaming (``cap`` for a live reader, ``cap`` / ``ttl`` for a reader
-  blocked less than the buffer grace, ``from_seq_too_old`` past it); deleted gaps are silent.
+- resume (docs/DECISIONS.md, "Watch ids"): session cursors, Last-Event-ID rewinding (whole and
+  partial), never advancing, malformed ignored.
+- tombstones (docs/DECISIONS.md, "Tombstones"): ``from_seq_too_old`` on connect (also for
+  from_seq 0) and on reconnect; losses met while streaming (``cap`` for a live reader, ``cap`` /
+  ``ttl`` for a reader blocked less than the buffer grace, ``from_seq_too_old`` past it); deleted
+  gaps are silent.
 - heartbeats on the engine clock (no id, suppressed after data), topic-deleted, takeover
-  (ruling 13), the idle-session GC, the slow-consumer 408.
+  (docs/DECISIONS.md, "Takeover"), the idle-session GC, the slow-consumer 408.
 """
 
 from __future__ import annotations
@@ -145,7 +146,7 @@ async def until(predicate: Callable[[], bool], timeout: float = 2.0) -> None:
 
 
 def decode_id(token: str) -> dict[str, int]:
-    """An SSE ``id:``: unpadded base64url of the JSON cursor map (ruling 12)."""
+    """An SSE ``id:``: unpadded base64url of the JSON cursor map (docs/DECISIONS.md, "Watch ids")."""
     assert "=" not in token and re.fullmatch(r"[A-Za-z0-9_-]+", token), token
     value: dict[str, int] = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     return value
@@ -489,7 +490,7 @@ async def test_node_filter_skips_own_records_but_advances_the_cursor(srv: Srv) -
 
 
 # ---------------------------------------------------------------------------------------------
-# resume (§7.3, ruling 12)
+# resume (§7.3; docs/DECISIONS.md, "Watch ids")
 # ---------------------------------------------------------------------------------------------
 
 
@@ -607,7 +608,7 @@ async def test_an_opaque_id_is_accepted_as_cursor(srv: Srv) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# tombstones (ruling 1)
+# tombstones (docs/DECISIONS.md, "Tombstones")
 # ---------------------------------------------------------------------------------------------
 
 

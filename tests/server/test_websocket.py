@@ -1,4 +1,4 @@
-"""The ``/v0/ws`` data plane (docs/WEBSOCKET.md; contract §7 ``/v0/ws``; rulings 1, 10, 15) over
+"""The ``/v0/ws`` data plane (docs/WEBSOCKET.md; contract §7 ``/v0/ws``) over
 real sockets: the in-process native server (``topics_server.http``) on a manual clock, driven by
 the ``websockets`` client and, for handshake edge cases, control frames and server pings, by a
 raw-socket client. One test runs the ASGI app (``topics_server.asgi``) under uvicorn.
@@ -360,7 +360,7 @@ async def test_upgrade_is_101_with_the_accept_key_and_no_extension_even_when_def
     assert headers["upgrade"].lower() == "websocket"
     assert "upgrade" in headers["connection"].lower()
     assert headers["sec-websocket-accept"] == accept_for(KEY)
-    assert "sec-websocket-extensions" not in headers  # ruling 10: never compressed
+    assert "sec-websocket-extensions" not in headers  # never compressed
     raw.send_json({"op": "ping", "request_id": "r1"})
     frame = await raw.frame()
     # a server frame: final, unmasked, no RSV1 (no per-message compression), text
@@ -838,7 +838,7 @@ async def test_a_message_over_the_body_limit_closes_with_1009(server: Server) ->
     await eventually(lambda: not any(conn.websocket for conn in server.native.connections))
 
 
-# -- malformed input (ruling 15) -------------------------------------------------------------------
+# -- malformed input: an error frame, never a silent drop ------------------------------------------
 
 
 MALFORMED: list[tuple[str | bytes, str | None]] = [
@@ -1113,7 +1113,7 @@ async def test_ttl_expiry_and_deletion_on_subscribe(server: Server, clock: Manua
     assert deleted.status_code == 200 and deleted.json()["earliest_seq"] == 4
     async with ws_client(server) as c:
         await c.subscribe(topic="ttl")
-        tombstone = await c.recv()  # expired records are a loss too (ruling 1)
+        tombstone = await c.recv()  # expired records are a loss too (docs/DECISIONS.md, "Tombstones")
         assert tombstone["op"] == "tombstone" and tombstone["reason"] == "from_seq_too_old"
         assert (tombstone["gap_from"], tombstone["gap_to"], tombstone["earliest_seq"]) == (1, 3, 4)
         assert_record_frame(await c.recv(), "ttl", 3, [4], 4)
@@ -1298,7 +1298,7 @@ async def test_asgi_websocket_under_uvicorn(clock: ManualClock) -> None:
         host="127.0.0.1",
         port=0,
         ws="websockets-sansio",
-        ws_per_message_deflate=False,  # ruling 10; uvicorn would negotiate it by default
+        ws_per_message_deflate=False,  # never compressed; uvicorn would negotiate it by default
         lifespan="on",
         log_level="warning",
     )

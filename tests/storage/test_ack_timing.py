@@ -1,5 +1,6 @@
-"""When acknowledgements wait (WAL persistence): ruling 7 — a write that lazily creates a
-non-``fsync`` topic acks like any write of its class; an explicit PUT waits for its frame."""
+"""When acknowledgements wait (WAL persistence; docs/DECISIONS.md, "Control-plane durability"): a
+write that lazily creates a non-``fsync`` topic acks like any write of its class; an explicit PUT
+waits for its frame."""
 
 from __future__ import annotations
 

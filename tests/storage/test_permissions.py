@@ -1,5 +1,5 @@
-"""Ruling 11: everything the server creates in its data directory is private to it — files
-``0600``, directories ``0700`` — whatever the process umask."""
+"""docs/DECISIONS.md, "Data directory permissions": everything the server creates in its data
+directory is private to it — files ``0600``, directories ``0700`` — whatever the process umask."""
 
 from __future__ import annotations
 

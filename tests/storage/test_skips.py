@@ -1,7 +1,8 @@
-"""Ruling 4: seqs after a crash. A topic acked before durability resumes above every seq it may
-have handed out, so after a crash its head jumps over a reserved range — and that range costs
-nothing: no memory per skipped seq, and a diff crosses it in O(1) (it never eats the scan
-bound). ``fsync`` topics, whose acks all follow an fsync, resume at their exact replayed head."""
+"""Seqs after a crash (docs/DECISIONS.md, "Seqs are never reused"). A topic acked before
+durability resumes above every seq it may have handed out, so after a crash its head jumps over a
+reserved range — and that range costs nothing: no memory per skipped seq, and a diff crosses it in
+O(1) (it never eats the scan bound). ``fsync`` topics, whose acks all follow an fsync, resume at
+their exact replayed head."""
 
 from __future__ import annotations
 

@@ -16,7 +16,8 @@ Two things come from the generated code:
   dicts alone); claimed jobs and append answers are read from the JSON dicts.
 
 Unknown response fields are ignored and enum values outside the spec's list are kept as plain
-strings (the generated models treat enums as open, as RULINGS 8 requires).
+strings (the generated models treat response enums as open: docs/DECISIONS.md, "Fit for client
+generation").
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ The dependency runs one way, as in httpx (whose transports never import the clie
 builds its sender, and gives it to what sends on the client's behalf (its watches, a Worker's
 ``/work`` stream); nothing here knows :mod:`topics.client`.
 
-Retry rules (the contract's, §0.5–§0.6 and RULINGS 5):
+Retry rules (the contract's, §0.5–§0.6, and docs/DECISIONS.md, "WAL failure is fail-stop"):
 
 - ``429 throttled`` and ``503 not_ready``/``shutting_down`` mean the server did nothing, so any
   call is retried — except a ``503`` with ``detail.wal_read_only`` (it clears only on restart).
@@ -164,7 +164,8 @@ def error_of(response: httpx.Response) -> TopicsError:
 
 
 def retryable(err: TopicsError) -> bool:
-    """429, and 503 unless the WAL went read-only (RULINGS 5: it never clears by waiting)."""
+    """429, and 503 unless the WAL went read-only (that lasts until a restart: waiting never
+    clears it)."""
     if err.status == 429:
         return True
     return err.status == 503 and not err.detail.get("wal_read_only")

@@ -18,7 +18,7 @@ def ready(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     """200 once the WAL is replayed; 503 ``not_ready`` (with progress) during replay, 503
     ``shutting_down`` while draining, and 503 ``not_ready`` with ``wal_read_only`` once the WAL
     turned read-only after an I/O error — so load balancers stop routing writes here; reads
-    keep working on the instance (ruling 5)."""
+    keep working on the instance (docs/DECISIONS.md, "WAL failure is fail-stop")."""
     if ctx.shutting_down:
         raise ShuttingDown(
             "the server is shutting down; retry against another instance", {"retry_after_ms": 1000}
@@ -44,7 +44,8 @@ def metrics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
     """§8.3: the Prometheus text exposition, or the JSON snapshot when ``Accept`` prefers
     ``application/json``. 200 always — also while the WAL replays."""
     principal = req.principal
-    allowed = principal.allows if principal is not None and principal.prefixes else None  # ruling 19
+    # a prefix-limited key sees only its own topics' block
+    allowed = principal.allows if principal is not None and principal.prefixes else None
     if wants_json(req.header("accept")):
         return Reply(200, metrics_snapshot(ctx, allowed), headers=[VARY_ACCEPT])
     return Reply(200, metrics_text(ctx, allowed), headers=[VARY_ACCEPT], content_type=TEXT_CONTENT_TYPE)

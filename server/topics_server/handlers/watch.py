@@ -85,7 +85,8 @@ class WatchStream:
         self.pacer = StreamPacer(ctx.throttle, ctx.engine.clock, "watch throttled under CPU pressure")
 
     def superseded(self) -> None:
-        """Another stream took the session (ruling 13): this one ends at its next turn."""
+        """Another stream took the session (docs/DECISIONS.md, "Takeover"): this one ends at its
+        next turn."""
         if self.loop is not None:
             self.loop.wake()
 

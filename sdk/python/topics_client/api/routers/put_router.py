@@ -98,7 +98,7 @@ def sync_detailed(
     Copies are derived, not separately logged: one source append is one WAL
     write whatever the fan-out, and after a crash the copies are re-derived
     from the source with the same dest seqs — so forwarded records are exactly
-    as durable as the source's (ruling 17).
+    as durable as the source's (docs/DECISIONS.md, "Derived copies").
 
     New → `201`; identical or changed → `200`. A missing `source` is created
     with the default config; a missing `dest` too, unless `create_dest` is
@@ -152,7 +152,7 @@ def sync(
     Copies are derived, not separately logged: one source append is one WAL
     write whatever the fan-out, and after a crash the copies are re-derived
     from the source with the same dest seqs — so forwarded records are exactly
-    as durable as the source's (ruling 17).
+    as durable as the source's (docs/DECISIONS.md, "Derived copies").
 
     New → `201`; identical or changed → `200`. A missing `source` is created
     with the default config; a missing `dest` too, unless `create_dest` is
@@ -201,7 +201,7 @@ async def asyncio_detailed(
     Copies are derived, not separately logged: one source append is one WAL
     write whatever the fan-out, and after a crash the copies are re-derived
     from the source with the same dest seqs — so forwarded records are exactly
-    as durable as the source's (ruling 17).
+    as durable as the source's (docs/DECISIONS.md, "Derived copies").
 
     New → `201`; identical or changed → `200`. A missing `source` is created
     with the default config; a missing `dest` too, unless `create_dest` is
@@ -253,7 +253,7 @@ async def asyncio(
     Copies are derived, not separately logged: one source append is one WAL
     write whatever the fan-out, and after a crash the copies are re-derived
     from the source with the same dest seqs — so forwarded records are exactly
-    as durable as the source's (ruling 17).
+    as durable as the source's (docs/DECISIONS.md, "Derived copies").
 
     New → `201`; identical or changed → `200`. A missing `source` is created
     with the default config; a missing `dest` too, unless `create_dest` is
