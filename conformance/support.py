@@ -1,9 +1,9 @@
 """Shared configuration and builders for the schemathesis conformance suite.
 
-The app does not serve its own OpenAPI document, so the schema is loaded from
-``openapi/v0.yaml`` (:func:`topics_server.spec.load_document`) and bound to a fresh
-in-process ASGI app per test. No network, no files: every request goes through
-schemathesis' ASGI transport.
+The schema is loaded from ``openapi/v0.yaml`` (:func:`topics_server.spec.load_document`) and
+bound to a fresh in-process ASGI app per test. No network, no files: every request goes through
+schemathesis' ASGI transport. (``test_external.py`` is the other way round: the schemathesis CLI
+against a live server and the document that server serves.)
 
 Determinism: the schemathesis config is built in code (no config-file discovery), with a
 fixed seed, ``deterministic`` generation (Hypothesis ``derandomize``) and no example
