@@ -18,7 +18,7 @@ An operation returns an :data:`AckWait`: ``None`` when the acknowledgement need 
 future resolved with the fsync milliseconds once the mutation is durable (failed with
 ``NotReady`` if storage failed). Two implementations: :class:`InMemory` here (nothing is
 stored; everything is visible and acknowledged at once — unit tests and embedding without a
-data directory) and ``datadir.persistence.WalPersistence`` (the write-ahead log).
+data directory) and ``datadir.walpersistence.WalPersistence`` (the write-ahead log).
 
 This module imports nothing that imports it back: the engine depends on the protocol, storage
 implementations depend on the engine's model, never the other way round.

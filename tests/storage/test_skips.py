@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from topics_engine import ManualClock
-from topics_engine.datadir.persistence import RESERVE_MIN
+from topics_engine.datadir.walpersistence import RESERVE_MIN
 
 from ..engine.conftest import seqs
 from .harness import T0, Node, flush, open_node

@@ -1,7 +1,7 @@
 """The durable side of the engine: everything that lives in ``TOPICS_DATA_DIR``.
 
 ``directory.DataDirectory`` is the lifecycle (lock, recover, open, checkpoint, close);
-``persistence.WalPersistence`` persists engine mutations through the write-ahead log;
+``walpersistence.WalPersistence`` persists engine mutations through the write-ahead log;
 ``sealing`` moves hot records into segments; ``checkpoint`` snapshots and trims the WAL;
 ``recovery`` rebuilds the engine from a snapshot, its segments and the WAL tail. Byte formats
 live one layer down, in ``topics_engine.storage``.

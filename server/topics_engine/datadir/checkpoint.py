@@ -30,8 +30,8 @@ from ..routers import Routers
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.segments import SegmentStore
 from ..storage.snapshot import write_snapshot
-from .persistence import WalPersistence
 from .sealing import Sealer, segment_groups
+from .walpersistence import WalPersistence
 
 
 @dataclass(slots=True)

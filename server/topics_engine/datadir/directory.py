@@ -23,9 +23,9 @@ from ..storage.fs import FileSystem
 from ..storage.segments import SegmentStore
 from ..storage.wal import SYNC_DELAY_S, Wal
 from .checkpoint import Checkpointer, take_cut, write_cut
-from .persistence import WalPersistence, read_only_error
 from .recovery import ReplayReport, load_snapshot, replay_wal
 from .sealing import Sealer, SegmentPolicy
+from .walpersistence import WalPersistence, read_only_error
 from .walview import WalView
 
 log = logging.getLogger("topics.datadir")

@@ -55,7 +55,7 @@ from typing import Any
 
 import topics_engine
 from topics_engine import ManualClock, TopicsError
-from topics_engine.datadir import persistence as wal_persistence
+from topics_engine.datadir import walpersistence
 from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.storage import formats, segments, snapshot
 from topics_engine.storage.frames import FrameType, scan
@@ -438,7 +438,7 @@ forwarding pass (the router lag), an expired key (appends), appends continuing e
 async def write_datadir(datadir: Path) -> tuple[int, dict[str, Any]]:
     """Build the data directory; returns the final clock and what the live engine showed just
     before the simulated crash."""
-    wal_persistence.time = types.SimpleNamespace(monotonic=_SteppingMonotonic().monotonic)  # type: ignore[attr-defined]
+    walpersistence.time = types.SimpleNamespace(monotonic=_SteppingMonotonic().monotonic)  # type: ignore[attr-defined]
     clock = ManualClock(T0)
     n = await open_node(datadir, clock, lease_prefix="lease_aaaaaaaa", **STORE_KW)
     await phase_a1(n, clock)
