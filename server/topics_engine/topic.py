@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import builtins
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +39,7 @@ from .priority import effective_priority
 from .recordlog import Gone, RecordLog
 from .records import NO_LIMITS, NewRecords, Record, RecordLimits, encode
 from .results import Diff, Tombstone
-from .storage.formats import RecordBatch, TopicImage
+from .storage.formats import RecordBatch
 from .tags import TagIndex
 
 _MAX_LOSS_RUNS = 64
@@ -337,30 +337,6 @@ class Topic:
         self.hot_bytes = 0
         self.hot_since_ms = None
 
-    def image(self, segments: list[str], final: bool = False) -> TopicImage:
-        """The topic's snapshot entry: everything but its records, which are in ``segments``.
-        ``final`` (clean shutdown): the seq reservation collapses to the head, so the next
-        start resumes exactly here."""
-        return TopicImage(
-            id=self.id,
-            name=self.name,
-            config=self.config.to_wire(),
-            created_ms=self.created_ms,
-            previous_head=self.previous_head,
-            head_seq=self.head_seq,
-            reserved_seq=self.reserved_seq,
-            seq_reserved_durable=self.reserved_seq if final else self.seq_reserved_submitted,
-            evict_floor=self.evict_floor,
-            losses=[[run.reason, run.last, run.count] for run in self._losses],
-            last_write_ts=self.last_write_ts,
-            last_read_ts=self.last_read_ts,
-            last_ts=self._last_ts,
-            idempotency=self.idempotency.entries(),
-            queue=self.queue.image(self.config.leases_durable) if self.queue is not None else None,
-            segments=segments,
-            holes=[[seq, missed] for seq, missed in self.holes if seq >= self.evict_floor],
-        )
-
     def advance_head(self, seq: int) -> None:
         """Recovery: the head moves to ``seq`` though the seqs above the last live record hold
         nothing (deleted before sealing, an ephemeral topic's lost records, or seqs skipped
@@ -369,21 +345,43 @@ class Topic:
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
         self.version += 1
 
-    def restore(self, image: TopicImage) -> None:
-        """Recovery: reinstate a snapshot entry after its segments' records are loaded."""
-        self.advance_head(image.head_seq)
-        self.reserved_seq = max(self.reserved_seq, image.reserved_seq, self.head_seq)
-        self.seq_reserved_durable = self.seq_reserved_submitted = image.seq_reserved_durable
-        self.evict_floor = image.evict_floor
-        self._losses = [LossRun(reason, last, count) for reason, last, count in image.losses]
-        self.last_write_ts, self.last_read_ts = image.last_write_ts, image.last_read_ts
-        self._last_ts = max(self._last_ts, image.last_ts)
-        self.idempotency.restore(image.idempotency)
-        self.holes = [(seq, missed) for seq, missed in image.holes]
-        if self.queue is not None and image.queue is not None:
-            self.queue.restore(image.queue)
-        self.sealed_upto = self.head_seq
-        self.hot_bytes = 0
+    def reinstate(
+        self,
+        *,
+        head_seq: int,
+        reserved_seq: int,
+        evict_floor: int,
+        losses: Iterable[Sequence[Any]],
+        holes: Iterable[Sequence[int]],
+        last_write_ts: int | None,
+        last_read_ts: int | None,
+        last_ts: int,
+    ) -> None:
+        """Recovery: reinstate the watermarks a snapshot recorded, once the records of its
+        segments are loaded. ``losses`` are ``(reason, last_seq, count)`` runs, ``holes``
+        ``(seq, missed)`` markers, as :attr:`losses` and :meth:`reachable_holes` give them."""
+        self.advance_head(head_seq)
+        self.reserved_seq = max(self.reserved_seq, reserved_seq, self.head_seq)
+        self.evict_floor = evict_floor
+        self._losses = [LossRun(reason, last, count) for reason, last, count in losses]
+        self.last_write_ts, self.last_read_ts = last_write_ts, last_read_ts
+        self._last_ts = max(self._last_ts, last_ts)
+        self.holes = [(seq, missed) for seq, missed in holes]
+
+    @property
+    def last_ts(self) -> int:
+        """The newest ``$ts`` given to a record: the next write's ``$ts`` is at least this."""
+        return self._last_ts
+
+    @property
+    def losses(self) -> tuple[LossRun, ...]:
+        """The runs of involuntary losses (cap, TTL) tombstones report, oldest first."""
+        return tuple(self._losses)
+
+    def reachable_holes(self) -> list[tuple[int, int]]:
+        """The ``source_trim`` markers a reader can still meet: those at or above
+        ``evict_floor`` (a lost prefix's tombstone covers the rest)."""
+        return [(seq, missed) for seq, missed in self.holes if seq >= self.evict_floor]
 
     # -- retention ----------------------------------------------------------------------------
 

@@ -13,6 +13,9 @@ The snapshot LSN is below the first fsync-class frame still waiting to be applie
 frame is replayed after the snapshot; replay is idempotent, so frames the snapshot already
 covers are harmless. Ephemeral topics contribute metadata only.
 
+The snapshot's record of a topic (its ``TopicImage``) is assembled here, by :func:`topic_image`,
+from what ``Topic`` exposes; ``recovery.restore_topic`` reads it back.
+
 Recovery writes a checkpoint too when a crash raised heads above the replayed records
 (``DataDirectory._record_raised_heads``): the same cut and file work, run synchronously on the
 recovery thread at the last replayed LSN before the WAL opens; its WAL files are trimmed by the
@@ -30,6 +33,7 @@ from ..routers import Routers
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.segments import SegmentStore
 from ..storage.snapshot import write_snapshot
+from ..topic import Topic
 from .sealing import Sealer, segment_groups
 from .walpersistence import WalPersistence
 
@@ -63,7 +67,7 @@ def take_cut(
                 seals.append((topic.id, batches, flags))
         topic.mark_sealed()
         earliest[topic.id] = topic.earliest_seq
-        topics.append(topic.image([], final))
+        topics.append(topic_image(topic, final))
     image = SnapshotImage(
         lsn,
         engine.next_topic_id,
@@ -73,6 +77,32 @@ def take_cut(
         routers.next_id,
     )
     return Cut(image, seals, flips, earliest)
+
+
+def topic_image(topic: Topic, final: bool = False) -> TopicImage:
+    """What ``topic`` contributes to a snapshot: everything but its records, whose segments
+    :func:`write_cut` lists once they are sealed. ``final`` (clean shutdown): the seq
+    reservation collapses to the head, so the next start resumes exactly here. Read back by
+    ``recovery.restore_topic``."""
+    return TopicImage(
+        id=topic.id,
+        name=topic.name,
+        config=topic.config.to_wire(),
+        created_ms=topic.created_ms,
+        previous_head=topic.previous_head,
+        head_seq=topic.head_seq,
+        reserved_seq=topic.reserved_seq,
+        seq_reserved_durable=topic.reserved_seq if final else topic.seq_reserved_submitted,
+        evict_floor=topic.evict_floor,
+        losses=[[run.reason, run.last, run.count] for run in topic.losses],
+        last_write_ts=topic.last_write_ts,
+        last_read_ts=topic.last_read_ts,
+        last_ts=topic.last_ts,
+        idempotency=topic.idempotency.entries(),
+        queue=topic.queue.image(topic.config.leases_durable) if topic.queue is not None else None,
+        segments=[],
+        holes=[[seq, missed] for seq, missed in topic.reachable_holes()],
+    )
 
 
 def write_cut(cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: Path) -> None:

@@ -33,6 +33,7 @@ from ..engine import Engine
 from ..leases import LeaseEvent, LeaseEventKind
 from ..routers import Routers
 from ..storage import formats
+from ..storage.formats import TopicImage
 from ..storage.frames import Frame, FrameType, scan
 from ..storage.fs import FileSystem
 from ..storage.segments import CorruptSegment, SegmentStore, decode_segment
@@ -215,11 +216,32 @@ def load_snapshot(
             path = segments.topic_dir(topic.id) / name
             _load_segment(topic, segments, path, t.evict_floor, fs, report)
             yield 0.0
-        topic.restore(t)
+        restore_topic(topic, t)
         engine.register(topic)
     routers.next_id = max(routers.next_id, image.next_router_id)
     for r in image.routers:
         routers.apply_put(r)
+
+
+def restore_topic(topic: Topic, image: TopicImage) -> None:
+    """Reinstate what a snapshot recorded of ``topic`` (``checkpoint.topic_image``) once the
+    records of its segments are loaded: watermarks, tombstone history, idempotency keys, the
+    queue projection and the seq reservation. Everything loaded is sealed."""
+    topic.reinstate(
+        head_seq=image.head_seq,
+        reserved_seq=image.reserved_seq,
+        evict_floor=image.evict_floor,
+        losses=image.losses,
+        holes=image.holes,
+        last_write_ts=image.last_write_ts,
+        last_read_ts=image.last_read_ts,
+        last_ts=image.last_ts,
+    )
+    topic.seq_reserved_durable = topic.seq_reserved_submitted = image.seq_reserved_durable
+    topic.idempotency.restore(image.idempotency)
+    if topic.queue is not None and image.queue is not None:
+        topic.queue.restore(image.queue)
+    topic.mark_sealed()
 
 
 def _load_segment(
