@@ -137,14 +137,6 @@ class Topic:
     fsync, or after an ephemeral restart skipped seqs that may have been handed out."""
     pending_count: int = 0
     pending_bytes: int = 0
-    seq_reserved_durable: int = 0
-    """Seqs up to here are covered by a durable SEQ_RESERVE frame (classes acked before
-    durability: a restart after a crash resumes above it)."""
-    seq_reserved_submitted: int = 0
-    reservation: Any = None
-    """Durability future of the newest SEQ_RESERVE frame."""
-    creation_durable: bool = True
-    """False while the create frame of a topic created lazily by a write is not yet durable."""
     sealed_upto: int = 0
     """Records with seq <= this are in sealed segments (or gone); the rest are only in the WAL."""
     hot_bytes: int = 0

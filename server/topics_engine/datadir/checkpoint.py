@@ -14,7 +14,8 @@ frame is replayed after the snapshot; replay is idempotent, so frames the snapsh
 covers are harmless. Ephemeral topics contribute metadata only.
 
 The snapshot's record of a topic (its ``TopicImage``) is assembled here, by :func:`topic_image`,
-from what ``Topic`` exposes; ``recovery.restore_topic`` reads it back.
+from what ``Topic`` exposes and the seq reservation ``WalPersistence`` keeps;
+``recovery.restore_topic`` reads it back.
 
 Recovery writes a checkpoint too when a crash raised heads above the replayed records
 (``DataDirectory._record_raised_heads``): the same cut and file work, run synchronously on the
@@ -52,11 +53,17 @@ class Cut:
 
 
 def take_cut(
-    engine: Engine, routers: Routers, lsn: int, flips: dict[int, list[int]], final: bool = False
+    engine: Engine,
+    routers: Routers,
+    lsn: int,
+    flips: dict[int, list[int]],
+    reserved: dict[int, int],
+    final: bool = False,
 ) -> Cut:
     """Capture the state a snapshot at ``lsn`` holds; ``flips`` are the sealed deletes whose
-    witnesses (WAL ``DELETE`` frames) are at or below ``lsn``. ``final``: seq reservations
-    collapse to the heads (clean shutdown)."""
+    witnesses (WAL ``DELETE`` frames) are at or below ``lsn``, ``reserved`` the topics' seq
+    reservations (topic id -> highest seq covered, frames at or below ``lsn``). ``final``: seq
+    reservations collapse to the heads (clean shutdown)."""
     seals: list[tuple[int, list[RecordBatch], bytes]] = []
     topics: list[TopicImage] = []
     earliest: dict[int, int] = {}
@@ -67,7 +74,7 @@ def take_cut(
                 seals.append((topic.id, batches, flags))
         topic.mark_sealed()
         earliest[topic.id] = topic.earliest_seq
-        topics.append(topic_image(topic, final))
+        topics.append(topic_image(topic, reserved.get(topic.id, 0), final))
     image = SnapshotImage(
         lsn,
         engine.next_topic_id,
@@ -79,11 +86,11 @@ def take_cut(
     return Cut(image, seals, flips, earliest)
 
 
-def topic_image(topic: Topic, final: bool = False) -> TopicImage:
+def topic_image(topic: Topic, reserved: int, final: bool = False) -> TopicImage:
     """What ``topic`` contributes to a snapshot: everything but its records, whose segments
-    :func:`write_cut` lists once they are sealed. ``final`` (clean shutdown): the seq
-    reservation collapses to the head, so the next start resumes exactly here. Read back by
-    ``recovery.restore_topic``."""
+    :func:`write_cut` lists once they are sealed; ``reserved`` is its seq reservation (the WAL
+    persistence's). ``final`` (clean shutdown): the reservation collapses to the head, so the
+    next start resumes exactly here. Read back by ``recovery.restore_topic``."""
     return TopicImage(
         id=topic.id,
         name=topic.name,
@@ -92,7 +99,7 @@ def topic_image(topic: Topic, final: bool = False) -> TopicImage:
         previous_head=topic.previous_head,
         head_seq=topic.head_seq,
         reserved_seq=topic.reserved_seq,
-        seq_reserved_durable=topic.reserved_seq if final else topic.seq_reserved_submitted,
+        seq_reserved_durable=topic.reserved_seq if final else reserved,
         evict_floor=topic.evict_floor,
         losses=[[run.reason, run.last, run.count] for run in topic.losses],
         last_write_ts=topic.last_write_ts,
@@ -155,7 +162,10 @@ class Checkpointer:
         the heads, so the next start resumes exactly where this one stopped."""
         lsn = self.persistence.checkpoint_lsn()
         self.last_checkpoint_bytes = self.wal.stats.bytes_written_total
-        cut = take_cut(self.engine, self.routers, lsn, self.persistence.take_flips(), final)
+        persistence = self.persistence
+        cut = take_cut(
+            self.engine, self.routers, lsn, persistence.take_flips(), persistence.reserved_seqs(), final
+        )
         segments, snapshot_dir = self.sealer.segments, self.snapshot_dir
         max_events = self.sealer.policy.max_events
         wal = self.wal

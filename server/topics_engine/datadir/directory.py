@@ -116,7 +116,7 @@ class DataDirectory:
         snapshot in force (the WAL still holds everything) and the WAL opens read-only, as after
         any failed segment or snapshot write."""
         report = self.report
-        cut = take_cut(engine, routers, report.next_lsn - 1, report.flips)
+        cut = take_cut(engine, routers, report.next_lsn - 1, report.flips, report.reserved)
         report.flips = {}
         try:
             write_cut(cut, self.segments, self.segment_policy.max_events, self.snapshot_dir)
@@ -128,7 +128,8 @@ class DataDirectory:
 
     def open(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
         """After recovery: open the WAL (with its sync thread) and start the segment thread, and
-        make the engine persist through them. Sealed deletes that replay re-applied and no
+        make the engine persist through them. The seq reservations replay found go to the WAL
+        persistence, which owns them from now on; sealed deletes that replay re-applied and no
         checkpoint flipped yet are handed on to the next checkpoint, as live deletes are."""
         self.engine = engine
         self.wal = Wal(
@@ -141,7 +142,10 @@ class DataDirectory:
             error_for=read_only_error,
         )
         self.sealer = Sealer(self.wal, self.segments, self.segment_policy)
-        self.persistence = WalPersistence(self.wal, seal=self.sealer.maybe_seal)
+        self.persistence = WalPersistence(
+            self.wal, seal=self.sealer.maybe_seal, reserved=self.report.reserved
+        )
+        self.report.reserved = {}
         if self.recovery_failed is not None:
             self.wal.fail(self.recovery_failed)
         for topic_id, seqs in self.report.flips.items():

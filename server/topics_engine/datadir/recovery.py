@@ -60,14 +60,20 @@ class ReplayReport:
     raised: int = 0
     """How many non-ephemeral topics a crash made resume above their replayed records (their seq
     reservations); only a checkpoint records such a head."""
+    reserved: dict[int, int] = field(default_factory=dict)
+    """Topic id -> how far its seqs are covered by durable ``SEQ_RESERVE`` frames (the snapshot's
+    value, raised by replayed frames; absent: nothing reserved). The WAL persistence, which owns
+    reservations, starts from these (``WalPersistence.reservation``)."""
 
 
 class Replayer:
     """Applies WAL frames to an engine."""
 
-    def __init__(self, engine: Engine, routers: Routers) -> None:
+    def __init__(self, engine: Engine, routers: Routers, reserved: dict[int, int]) -> None:
         self.engine = engine
         self.routers = routers
+        self.reserved = reserved
+        """See :attr:`ReplayReport.reserved` (updated in place)."""
         self.records = 0
         self.flips: dict[int, list[int]] = {}
         """Sealed records deleted by replayed frames (see :attr:`ReplayReport.flips`)."""
@@ -109,6 +115,7 @@ class Replayer:
         if topic is not None:
             topic.reserved_seq = max(topic.reserved_seq, head)
             self.engine.unregister(topic)
+            self.reserved.pop(topic_id, None)
 
     def _append(self, frame: Frame) -> None:
         a = formats.decode_append(frame.payload)
@@ -158,8 +165,7 @@ class Replayer:
         topic_id, reserved = formats.decode_seq_reserve(frame.payload)
         topic = self.engine.topic_by_id(topic_id)
         if topic is not None:
-            topic.seq_reserved_durable = max(topic.seq_reserved_durable, reserved)
-            topic.seq_reserved_submitted = topic.seq_reserved_durable
+            self.reserved[topic_id] = max(self.reserved.get(topic_id, 0), reserved)
 
     def finish(self) -> None:
         """After a crash, topics acked before durability resume above every seq they may have
@@ -175,13 +181,14 @@ class Replayer:
             durability = topic.config.durability
             if durability is Durability.FSYNC:
                 continue
+            reserved = self.reserved.get(topic.id, 0)
             if self.clean_stop is None:
                 head = topic.head_seq
-                topic.advance_head(max(topic.seq_reserved_durable, topic.reserved_seq))
+                topic.advance_head(max(reserved, topic.reserved_seq))
                 if topic.head_seq > head and durability is not Durability.EPHEMERAL:
                     self.raised += 1
             elif durability is Durability.EPHEMERAL:
-                topic.advance_head(self.clean_stop.get(topic.id, topic.seq_reserved_durable))
+                topic.advance_head(self.clean_stop.get(topic.id, reserved))
         live = self.engine.topic_by_id
         self.flips = {tid: seqs for tid, seqs in self.flips.items() if live(tid) is not None}
 
@@ -217,6 +224,7 @@ def load_snapshot(
             _load_segment(topic, segments, path, t.evict_floor, fs, report)
             yield 0.0
         restore_topic(topic, t)
+        report.reserved[topic.id] = t.seq_reserved_durable
         engine.register(topic)
     routers.next_id = max(routers.next_id, image.next_router_id)
     for r in image.routers:
@@ -225,8 +233,9 @@ def load_snapshot(
 
 def restore_topic(topic: Topic, image: TopicImage) -> None:
     """Reinstate what a snapshot recorded of ``topic`` (``checkpoint.topic_image``) once the
-    records of its segments are loaded: watermarks, tombstone history, idempotency keys, the
-    queue projection and the seq reservation. Everything loaded is sealed."""
+    records of its segments are loaded: watermarks, tombstone history, idempotency keys and the
+    queue projection (the seq reservation goes to ``ReplayReport.reserved``). Everything loaded
+    is sealed."""
     topic.reinstate(
         head_seq=image.head_seq,
         reserved_seq=image.reserved_seq,
@@ -237,7 +246,6 @@ def restore_topic(topic: Topic, image: TopicImage) -> None:
         last_read_ts=image.last_read_ts,
         last_ts=image.last_ts,
     )
-    topic.seq_reserved_durable = topic.seq_reserved_submitted = image.seq_reserved_durable
     topic.idempotency.restore(image.idempotency)
     if topic.queue is not None and image.queue is not None:
         topic.queue.restore(image.queue)
@@ -272,7 +280,7 @@ def replay_wal(
     files = wal_files(fs, wal_dir)
     total = sum(fs.size(path) for _, path in files) or 1
     done = 0
-    replayer = Replayer(engine, routers)
+    replayer = Replayer(engine, routers, report.reserved)
     expected_lsn: int | None = None
     for index, (first_lsn, path) in enumerate(files):
         buf = fs.read_bytes(path)

@@ -10,7 +10,9 @@ kept as small as the ack path allows — enough for what the topic hands out in
 :data:`RESERVE_MAX` seqs — so a quiet topic jumps by about a thousand seqs after a crash, a busy
 one by what it writes in a tenth of a second. A topic created lazily by a write is an exception
 (docs/DECISIONS.md, "Control-plane durability"): until its create frame is durable the topic
-itself would not survive a crash, so its first writes do not wait for a reservation.
+itself would not survive a crash, so its first writes do not wait for a reservation. Each
+topic's reservation is a :class:`SeqReservation` kept here, by topic id, and changed nowhere else
+(recovery's replayed values are handed over at construction; a checkpoint reads them).
 
 Topic create/configure/delete frames are written for every class, and an explicit ``PUT`` or
 ``DELETE`` waits for its frame's fsync. Seq assignment and frame submission happen in the same
@@ -51,6 +53,32 @@ class _ReserveRate:
     since_s: float = 0.0
 
 
+@dataclass(slots=True)
+class SeqReservation:
+    """How far one topic's seqs are covered by ``SEQ_RESERVE`` frames (the classes acked before
+    durability reserve; ``fsync`` topics keep what an earlier class reserved).
+
+    Owned by :class:`WalPersistence`: only it changes a reservation (``_reserve``, and
+    ``topic_put`` for a lazily created topic). Recovery does not touch one: it replays the
+    frames into ``ReplayReport.reserved``, the values the persistence starts from.
+
+    Invariants: ``durable <= submitted``; ``future`` is the durability of the frame that
+    reserved ``submitted``."""
+
+    submitted: int = 0
+    """The highest seq a submitted ``SEQ_RESERVE`` frame covers (what a snapshot records: a
+    checkpoint writes it only once the frames before its cut are durable)."""
+    durable: int = 0
+    """Seqs up to here are covered by a durable frame: a restart after a crash resumes above."""
+    future: AckWait = None
+    """Durability of the newest frame: what a write beyond ``durable`` waits for."""
+    creation_durable: bool = True
+    """False while the create frame of a topic created lazily by a write is not yet durable
+    (docs/DECISIONS.md, "Control-plane durability"): its writes wait for no reservation then."""
+    rate: _ReserveRate | None = None
+    """How the next reservation is sized; from the topic's first reservation on."""
+
+
 Seal = Callable[[Topic, int], None]
 """Called after records became visible on a topic, at a time: seals a segment if one is due."""
 
@@ -66,11 +94,12 @@ def read_only_error(error: BaseException | None) -> NotReady:
 
 
 class WalPersistence:
-    def __init__(self, wal: Wal, seal: Seal) -> None:
+    def __init__(self, wal: Wal, seal: Seal, reserved: dict[int, int] | None = None) -> None:
+        """``reserved``: topic id -> the durable seq reservation recovery replayed."""
         self.wal = wal
         self._seal = seal
         self._flips: dict[int, list[int]] = {}
-        self._rates: dict[int, _ReserveRate] = {}
+        self._reservations = {tid: SeqReservation(seq, seq) for tid, seq in (reserved or {}).items()}
         self._unapplied: dict[int, None] = {}
         """LSNs of fsync-class frames submitted but not yet applied, in submission order."""
 
@@ -79,6 +108,18 @@ class WalPersistence:
         for lsn in self._unapplied:
             return lsn - 1
         return self.wal.next_lsn - 1
+
+    def reservation(self, topic: Topic) -> SeqReservation:
+        """``topic``'s seq reservation (made, reserving nothing, on first use)."""
+        reservation = self._reservations.get(topic.id)
+        if reservation is None:
+            reservation = self._reservations[topic.id] = SeqReservation()
+        return reservation
+
+    def reserved_seqs(self) -> dict[int, int]:
+        """Topic id -> the highest seq its submitted ``SEQ_RESERVE`` frames cover (for a
+        snapshot; a topic absent reserved nothing)."""
+        return {tid: reservation.submitted for tid, reservation in self._reservations.items()}
 
     def check_writable(self) -> None:
         if self.wal.read_only:
@@ -115,10 +156,11 @@ class WalPersistence:
             )
         )
         if lazy:
-            topic.creation_durable = False
+            reservation = self.reservation(topic)
+            reservation.creation_durable = False
 
             def created() -> None:
-                topic.creation_durable = True
+                reservation.creation_durable = True
 
             wait = self._submit(FrameType.TOPIC_PUT, payload, on_durable=created)
         else:
@@ -128,7 +170,7 @@ class WalPersistence:
         return None if lazy else wait
 
     def topic_delete(self, topic: Topic) -> AckWait:
-        self._rates.pop(topic.id, None)
+        self._reservations.pop(topic.id, None)
         payload = formats.encode_topic_delete(topic.id, topic.name, topic.reserved_seq)
         return self._submit(FrameType.TOPIC_DELETE, payload, wait=True)
 
@@ -221,22 +263,21 @@ class WalPersistence:
         out — even when the un-fsynced tail was lost. The next reservation is submitted when a
         quarter of the current one is used, so it is durable long before it is needed; only a
         batch that outruns it waits for the new reservation's fsync before it is acked."""
-        rate = self._rates.get(topic.id)
+        r = self.reservation(topic)
+        rate = r.rate
         if rate is None:
-            rate = self._rates[topic.id] = _ReserveRate(since_seq=last_seq, since_s=time.monotonic())
-        if last_seq + rate.block * 3 // 4 >= topic.seq_reserved_submitted:
+            rate = r.rate = _ReserveRate(since_seq=last_seq, since_s=time.monotonic())
+        if last_seq + rate.block * 3 // 4 >= r.submitted:
             rate.block = self._next_block(rate, last_seq)
-            reserved = last_seq + rate.block
-            topic.seq_reserved_submitted = reserved
+            reserved = r.submitted = last_seq + rate.block
 
             def durable() -> None:
-                topic.seq_reserved_durable = max(topic.seq_reserved_durable, reserved)
+                r.durable = max(r.durable, reserved)
 
             payload = formats.encode_seq_reserve(topic.id, reserved)
-            topic.reservation = self._submit(FrameType.SEQ_RESERVE, payload, on_durable=durable)
-        if last_seq > topic.seq_reserved_durable and topic.creation_durable:
-            reservation: AckWait = topic.reservation
-            return reservation
+            r.future = self._submit(FrameType.SEQ_RESERVE, payload, on_durable=durable)
+        if last_seq > r.durable and r.creation_durable:
+            return r.future
         return None
 
     @staticmethod
