@@ -224,6 +224,7 @@ def test_every_spec_operation_has_exactly_one_operation() -> None:
 
 ENGINE_API = {
     "topics_engine",  # Engine, Queues, Limits, SystemClock, the config enums
+    "topics_engine.batch",  # a write's checks (check_batch_node), before the engine call
     "topics_engine.clock",
     "topics_engine.config",
     "topics_engine.errors",

@@ -82,14 +82,28 @@ def check_batch_size(count: int, limits: Limits) -> None:
         )
 
 
+def check_batch_node(node: str | None, limits: Limits) -> None:
+    """A write's batch-level ``node``: a string of at most ``max_node_bytes`` characters,
+    checked once even when every record names its own (the codec checks each record's
+    effective node)."""
+    if node is None:
+        return
+    if type(node) is not str:
+        raise InvalidRequest("node must be a string", {"field": "node"})
+    if len(node) > limits.max_node_bytes:
+        raise InvalidRequest(
+            f"node is {len(node)} characters long; at most {limits.max_node_bytes} are allowed",
+            {"field": "node", "max_length": limits.max_node_bytes},
+        )
+
+
 def prepare_batch(records: list[RecordInput], batch_node: str | None, limits: Limits) -> NewRecords:
     """JSON-value records (``{"data": ..., "tag": ...}`` dicts) -> validated columns. The types
     say what is valid; everything is still checked (the values may come from anywhere)."""
     if not isinstance(records, list) or not records:
         raise InvalidRequest("records must be a non-empty array", {"field": "records"})
     check_batch_size(len(records), limits)
-    if batch_node is not None and type(batch_node) is not str:
-        raise InvalidRequest("node must be a string", {"field": "node"})
+    check_batch_node(batch_node, limits)
     prepared = [_prepare_one(i, raw, limits) for i, raw in enumerate(records)]
     tags = [p[1] for p in prepared]
     nodes = [batch_node if p[2] is None else p[2] for p in prepared]

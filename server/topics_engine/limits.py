@@ -32,5 +32,5 @@ class Limits:
 
     @property
     def record_limits(self) -> tuple[int, int, int, int]:
-        """What the record codec checks: data+meta, meta, tag and node bytes."""
+        """What the record codec checks: data+meta and meta bytes, tag and node characters."""
         return (self.max_record_bytes, self.max_meta_bytes, self.max_tag_bytes, self.max_node_bytes)

@@ -54,10 +54,10 @@ SESSION_TTL_MS = 300_000
 MAX_INLINE_CURSORS = 64
 MAX_TOKEN_JSON_BYTES = 4 << 20
 """A deflated resume token never inflates past this (a token is client input)."""
-WID_RE = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
+WID_RE = re.compile(r"[A-Za-z0-9_-]{1,256}")
 """What can be a wid at all (a URL-safe segment); whether one names a session is a 404 question
 (docs/DECISIONS.md, "Watch ids"): ids are opaque to clients, so they exist or not."""
-CURSOR_RE = re.compile(r"^~?[A-Za-z0-9_-]+$")
+CURSOR_RE = re.compile(r"~?[A-Za-z0-9_-]+")
 """What can be a stream id at all: unpadded base64url, ``~`` first for a deflated map."""
 
 
@@ -579,7 +579,7 @@ class Watches:
         """The cursor map a ``POST /v0/watch`` ``cursor`` names: 400 outside the stream-id
         alphabet, 404 ``not_found`` for a string of it that names no position (a stream id is
         opaque to clients, like a wid: it names a position or not)."""
-        if not CURSOR_RE.match(cursor):
+        if not CURSOR_RE.fullmatch(cursor):
             raise InvalidRequest(
                 "cursor must be a stream id: A-Z, a-z, 0-9, _ and -, optionally after one ~",
                 {"field": "cursor"},
@@ -597,7 +597,7 @@ class Watches:
         """The live session ``wid``: 400 if it cannot be a wid at all (outside the URL-safe
         alphabet, or over 256 characters), 404 ``not_found`` if it names no live session
         (unknown, reclaimed or never issued: the client creates a new one)."""
-        if not WID_RE.match(wid):
+        if not WID_RE.fullmatch(wid):
             raise InvalidRequest(
                 "malformed watch id: at most 256 characters of A-Z, a-z, 0-9, _ and -", {"field": "wid"}
             )

@@ -36,6 +36,7 @@ import msgspec
 from topics_engine.errors import InvalidRequest
 
 from .errors import PayloadTooLarge
+from .spec import RUNTIME_LIMITS
 
 Check = Callable[[Any, str], Any]
 """A post-check: ``(value, where) -> value`` (possibly converted); raises InvalidRequest."""
@@ -68,14 +69,10 @@ _HANDLED = {
 }
 
 
-RUNTIME_LIMITS = "x-topics-limits"
-"""A schema's runtime limits: ``{keyword: "TOPICS_MAX_..."}`` — the keyword's value in the file is
-the default; the served document states the configured one (``served``). The engine enforces
-these with the contract's own codes (``batch_too_large``, ...), so the compiler skips them."""
-
-
 def static_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` without vendor extensions and without the keywords its runtime limits name."""
+    """``schema`` without vendor extensions and without the keywords its runtime limits name
+    (``x-topics-limits``, stated as configured by ``spec.served_document``): the engine enforces
+    those with the contract's own codes (``batch_too_large``, ...), so the compiler skips them."""
     if not any(key.startswith("x-") for key in schema):
         return schema
     limited = schema.get(RUNTIME_LIMITS, {})
@@ -111,7 +108,7 @@ class BodyCompiler:
         if "$ref" in schema:
             compiled: Compiled = self._ref(schema["$ref"])
             return compiled
-        if "if" in schema:
+        if "if" in schema or "then" in schema:
             return self._conditional(schema, name)
         if "oneOf" in schema or "anyOf" in schema:
             return self._union(schema.get("oneOf") or schema["anyOf"], name)
@@ -140,7 +137,10 @@ class BodyCompiler:
 
     def _conditional(self, schema: dict[str, Any], name: str) -> Compiled:
         """``if``/``then`` on top of the rest of ``schema``: decoded by the rest, then the
-        decoded value is validated against the condition (``then`` without ``if`` is refused)."""
+        decoded value is validated against the condition. Only on an array (a rule between its
+        items) — its items decode to plain values — and never ``then`` without ``if``."""
+        if "if" not in schema or schema.get("type") != "array":
+            raise UnsupportedSchema(f"{name}: if/then only together, and only on an array")
         rest = {k: v for k, v in schema.items() if k not in ("if", "then")}
         inner = self.compile(rest, name)
         then = schema.get("then", True)
@@ -181,7 +181,7 @@ class BodyCompiler:
         if "maxLength" in schema:
             meta["max_length"] = schema["maxLength"]
         if "pattern" in schema:
-            meta["pattern"] = schema["pattern"]
+            meta["pattern"] = python_pattern(schema["pattern"])
         return Compiled(Annotated[str, msgspec.Meta(**meta)] if meta else str)
 
     def _integer(self, schema: dict[str, Any], name: str) -> Compiled:
@@ -260,6 +260,10 @@ class BodyCompiler:
             rename=renames or None,
         )
         least = schema.get("minProperties", 0)
+        if (least and schema.get("additionalProperties") is not False) or "maxProperties" in schema:
+            raise UnsupportedSchema(
+                f"{name}: minProperties only on a closed object with properties, maxProperties never"
+            )
         if not checks and not least:
             return Compiled(struct)
         attrs = [_identifier(p) for p in properties]
@@ -316,6 +320,28 @@ class BodyCompiler:
         if meta:
             typ = Annotated[typ, msgspec.Meta(**meta)]
         return Compiled(typ)
+
+
+def python_pattern(ecma: str) -> str:
+    """A JSON Schema (ECMA-262) pattern for Python's ``re``: each ``$`` outside a character class
+    becomes ``\\Z`` — in ECMA-262 ``$`` is the end of the input, in Python it also matches
+    before a final newline (so ``"wid\\n"`` would pass ``^[A-Za-z0-9_-]+$``)."""
+    out: list[str] = []
+    escaped = in_class = False
+    for char in ecma:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        elif char == "$" and not in_class:
+            out.append("\\Z")
+            continue
+        out.append(char)
+    return "".join(out)
 
 
 def _all_ints_within(values: list[Any], low: int | None, high: int | None) -> bool:

@@ -83,24 +83,30 @@ class WebSocketReply:
         return WebSocketSession(self.ctx, sink, self.principal, self.slot)
 
 
+_OWS = " \t"
+"""HTTP's optional whitespace around header values and list items (RFC 9110 §5.6.3)."""
+
+
 def check_upgrade(header: Callable[[str], str | None]) -> None:
     """400 unless the request is a WebSocket version-13 upgrade (a plain ``GET /v0/ws``, or
-    one with a malformed key, is not)."""
+    one with a malformed key, is not): exactly the header patterns of the document's
+    ``components.pathItems.WebSocket``."""
     upgrade = (header("upgrade") or "").lower()
-    connection = {t.strip() for t in (header("connection") or "").lower().split(",")}
+    connection = {t.strip(_OWS) for t in (header("connection") or "").lower().split(",")}
     if "websocket" not in upgrade or "upgrade" not in connection:
         raise InvalidRequest(
             "GET /v0/ws opens a WebSocket: send Upgrade: websocket and Connection: Upgrade "
             "(with Sec-WebSocket-Key and Sec-WebSocket-Version: 13)",
             {"field": "upgrade"},
         )
-    if (header("sec-websocket-version") or "").strip() != "13":
+    if (header("sec-websocket-version") or "").strip(_OWS) != "13":
         raise InvalidRequest("Sec-WebSocket-Version must be 13", {"field": "sec-websocket-version"})
+    sent = (header("sec-websocket-key") or "").strip(_OWS)
     try:
-        key = base64.b64decode((header("sec-websocket-key") or "").strip(), validate=True)
+        key = base64.b64decode(sent, validate=True)
     except binascii.Error:
         key = b""
-    if len(key) != 16:
+    if len(key) != 16 or base64.b64encode(key).decode() != sent:  # canonical, as the pattern says
         raise InvalidRequest(
             "Sec-WebSocket-Key must be 16 random bytes in base64", {"field": "sec-websocket-key"}
         )

@@ -318,7 +318,7 @@ def test_create_needs_a_topic(watches: Watches) -> None:
         watches.create({}, opts())
 
 
-@pytest.mark.parametrize("cursor", ["!!!", "not base64 at all", "~", "a=", ""])
+@pytest.mark.parametrize("cursor", ["!!!", "not base64 at all", "~", "a=", "", "eyJhIjoxfQ\n"])
 def test_create_cursor_outside_the_stream_id_alphabet_is_400(
     engine: Engine, watches: Watches, cursor: str
 ) -> None:
@@ -793,7 +793,7 @@ def test_a_deflated_token_cannot_inflate_past_the_bound() -> None:
 # -- sessions ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("wid", ["", "wid_" + "!" * 22, "wid/x", "a" * 257])
+@pytest.mark.parametrize("wid", ["", "wid_" + "!" * 22, "wid/x", "a" * 257, "wid_abc\n"])
 def test_a_segment_that_cannot_be_a_wid_is_400(watches: Watches, wid: str) -> None:
     with raises_topics(InvalidRequest, "invalid_request"):
         watches.session(wid)

@@ -17,7 +17,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SseFrame", "SseStream", "parse_frame"]
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+from topics_server.spec import load_document
+
+__all__ = ["SseFrame", "SseStream", "assert_event_conforms", "parse_frame"]
 
 
 @dataclass
@@ -182,3 +187,24 @@ class SseStream:
 
     def close(self) -> None:
         self.writer.close()
+
+
+def _validate(schema: str, value: Any) -> None:
+    registry = Registry().with_resource("urn:v0", Resource.from_contents(load_document(), DRAFT202012))
+    Draft202012Validator({"$ref": f"urn:v0#/components/schemas/{schema}"}, registry=registry).validate(value)
+
+
+def assert_event_conforms(frame: SseFrame, union: str) -> None:
+    """``frame`` is one event of ``union`` (``WatchEvent``/``WorkEvent``) of the document, and its
+    ``data`` matches the ``contentSchema`` its kind names (an annotation in JSON Schema, so a
+    validator never looks into it: checked here explicitly)."""
+    event = {"event": frame.event, "data": frame.data, **({"id": frame.id} if frame.id else {})}
+    _validate(union, event)
+    schemas = load_document()["components"]["schemas"]
+    (kind,) = [
+        branch["then"]["$ref"].rsplit("/", 1)[-1]
+        for branch in schemas[union]["allOf"]
+        if branch["if"]["properties"]["event"]["const"] == frame.event
+    ]
+    payload = schemas[kind]["properties"]["data"]["contentSchema"]["$ref"]
+    _validate(payload.rsplit("/", 1)[-1], frame.json())

@@ -276,3 +276,12 @@ def test_the_docs_page_renders_every_operation_in_headless_chromium(tmp_path: Pa
     assert rendered == expected, (sorted(expected - rendered), sorted(rendered - expected))
     assert 'data-path="/v0/topics/{topic}/diff"' in dom  # the example the issue names
     assert elapsed < 30, f"the browser took {elapsed:.1f}s"
+
+
+async def test_patterns_end_at_the_end_of_the_value(client: httpx.AsyncClient) -> None:
+    """JSON Schema's ``$`` is the end of the input (Python's also matches before a final
+    newline): a name, wid or stream id with a trailing newline is outside its pattern, 400."""
+    assert_error(await client.post("/v0/topics/a%0A/diff", json={}), 400, "invalid_request")
+    assert_error(await client.get("/v0/watch/wid_abc%0A"), 400, "invalid_request")
+    r = await client.post("/v0/watch", json={"topics": {"a": {}}, "cursor": "eyJhIjoxfQ\n"})
+    assert_error(r, 400, "invalid_request")

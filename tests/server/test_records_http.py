@@ -349,3 +349,13 @@ async def test_delete_records_by_seq_and_tag(client: httpx.AsyncClient) -> None:
     assert_error(
         await client.post("/v0/topics/absent/delete", json={"before_seq": 1}), 404, "topic_not_found"
     )
+
+
+async def test_a_batch_node_over_its_limit_is_400_even_when_every_record_names_its_own(
+    client: httpx.AsyncClient,
+) -> None:
+    """The served schema says AppendRequest.node has maxLength TOPICS_MAX_NODE_BYTES: the batch
+    node is checked once, under its own name, whether or not a record uses it."""
+    body = {"records": [{"data": 1, "node": "x"}], "node": "n" * 129}
+    error = assert_error(await client.post("/v0/topics/t", json=body), 400, "invalid_request")
+    assert error["detail"] == {"field": "node", "max_length": 128}

@@ -45,7 +45,7 @@ from topics_server.context import ServerContext
 from topics_server.http import HttpServer
 from topics_server.settings import load_settings
 
-from .sse_client import SseFrame, SseStream
+from .sse_client import SseFrame, SseStream, assert_event_conforms
 
 WID = re.compile(r"^wid_[A-Za-z0-9_-]{22,}$")
 QUIET_S = 0.3  # "no frame" windows: the server pushes within milliseconds
@@ -1014,3 +1014,31 @@ async def test_a_client_gone_while_blocked_releases_the_session_and_last_event_i
     frames = await until_caught_up(stream, {"a"})
     assert seqs_of(frames) == list(range(1, stalled + 1))
     stream.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# the frames against the served document's event schemas
+# ---------------------------------------------------------------------------------------------
+
+
+async def test_every_watch_frame_kind_matches_the_served_event_schemas(srv: Srv) -> None:
+    await srv.put("capped", {"cap_records": 2})
+    await srv.fill("capped", 5)
+    wid, stream = await srv.stream({"topics": {"capped": {"from_seq": 0}}, "include_tags": True})
+    seen = set()
+    for _ in range(3):  # tombstone, record, caught-up
+        frame = await stream.next()
+        assert frame is not None
+        assert_event_conforms(frame, "WatchEvent")
+        seen.add(frame.event)
+    assert (await srv.http.delete("/v0/topics/capped")).status_code == 200
+    frame = await stream.next()
+    assert frame is not None
+    assert_event_conforms(frame, "WatchEvent")
+    seen.add(frame.event)
+    await srv.open(wid)  # takes the session over: the first stream ends with an error event
+    frame = await stream.next()
+    assert frame is not None
+    assert_event_conforms(frame, "WatchEvent")
+    seen.add(frame.event)
+    assert seen == {"tombstone", "record", "caught-up", "topic-deleted", "error"}

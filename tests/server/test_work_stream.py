@@ -25,6 +25,7 @@ import pytest
 from bench.crash_harness import ServerProcess
 from tests.server.processes import NO_THROTTLE
 from tests.server.sse_client import SseFrame as Frame
+from tests.server.sse_client import assert_event_conforms
 from tests.server.sse_client import parse_frame as _parse
 
 SSE = {"accept": "text/event-stream"}
@@ -214,6 +215,7 @@ async def test_job_frame_is_a_claimed_job_plus_topic(server: str, http: httpx.As
         t0 = time.time_ns() // 1_000_000
         frame = await frames.job()
         assert frame.event == "job" and frame.id == str(seq)
+        assert_event_conforms(frame, "WorkEvent")
         job = frame.json()
         assert job["topic"] == q and job["$seq"] == seq
         assert job["data"] == {"type": "resize"} and job["$tag"] == "job-1" and job["meta"] == {"trace": "z9"}

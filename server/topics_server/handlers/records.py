@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 from topics_engine import Engine
+from topics_engine.batch import check_batch_node
 from topics_engine.records import NewRecords
 from topics_engine.results import Appended, Diff
 
@@ -30,9 +31,11 @@ def append(engine: Engine, topic: str, body: Any, idempotency_key: str | None = 
     """The write of a decoded ``AppendRequest`` (HTTP, or a WebSocket ``publish``); the body's
     ``idempotency_key`` wins over the one given (the header)."""
     config = opt(body.config)
+    node = opt(body.node)
+    check_batch_node(node, engine.limits)
     return engine.append(
         topic,
-        new_records(body.records, opt(body.node)),
+        new_records(body.records, node),
         idempotency_key=opt(body.idempotency_key, idempotency_key),
         create=opt(body.create),
         config=fields_set(config) if config is not None else None,
