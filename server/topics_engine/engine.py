@@ -529,13 +529,11 @@ class Engine:
 
         def apply() -> None:
             if self.is_current(topic):
-                # report the sealed records (persistence flags them on disk) this delete
-                # removes, not those another one planned before it applied removed first
-                upto = topic.sealed_upto
-                sealed = [seq for seq in seqs if seq <= upto and topic.is_live(seq)]
-                topic.apply_delete(seqs)
-                if sealed:
-                    self.persistence.deleted(topic, sealed)
+                # report the records this delete removed (persistence flags the sealed ones on
+                # disk), not those another one planned before it applied removed first
+                deleted = topic.apply_delete(seqs)
+                if deleted:
+                    self.persistence.deleted(topic, deleted)
             refresh()
 
         result.wait = self.persistence.delete(topic, seqs, apply)

@@ -104,6 +104,38 @@ class ReadBudget:
         return ReadBudget(min(asked, max_limit), min(size, MAX_BATCH_BYTES))
 
 
+@dataclass(slots=True)
+class HotState:
+    """What of a topic's records is so far only in the WAL: not yet sealed into a segment.
+
+    Owned by ``datadir.sealing``: only it marks records sealed (``sealing.mark_sealed``, at a
+    seal, a checkpoint's cut or a snapshot's restore) and decides from this when to seal. The
+    topic's apply path only feeds it (:meth:`added`), whatever the persistence (without a data
+    directory nothing is ever sealed).
+
+    Invariants: ``sealed_upto <= head_seq``; ``since_ms`` is ``None`` (and ``bytes`` 0) exactly
+    while no record was applied since the mark."""
+
+    sealed_upto: int = 0
+    """Records with seq <= this are in sealed segments (or gone); the rest are only in the WAL."""
+    bytes: int = 0
+    """Bytes of the records applied since the mark (deletes and evictions do not lower it)."""
+    since_ms: int | None = None
+    """``$ts`` of the first record applied since the mark."""
+
+    def added(self, first_ts: int, size: int) -> None:
+        """Records of ``size`` bytes, the first stamped ``first_ts``, were applied."""
+        if self.since_ms is None:
+            self.since_ms = first_ts
+        self.bytes += size
+
+    def mark(self, head_seq: int) -> None:
+        """Every record up to ``head_seq`` is sealed (``datadir.sealing`` only)."""
+        self.sealed_upto = head_seq
+        self.bytes = 0
+        self.since_ms = None
+
+
 class Usage:
     """Live records and their bytes summed over topics: every change to a topic's ``count`` and
     ``bytes`` is added here too, so the totals cost nothing to read (§11 total-bytes quota,
@@ -137,10 +169,6 @@ class Topic:
     fsync, or after an ephemeral restart skipped seqs that may have been handed out."""
     pending_count: int = 0
     pending_bytes: int = 0
-    sealed_upto: int = 0
-    """Records with seq <= this are in sealed segments (or gone); the rest are only in the WAL."""
-    hot_bytes: int = 0
-    hot_since_ms: int | None = None
     count: int = 0
     bytes: int = 0
     evict_floor: int = 1
@@ -163,6 +191,8 @@ class Topic:
     ``disk``/``memory`` topics, see ``Engine.watch_strong`` and ``Persistence.when_durable``)."""
     strong_watchers: int = 0
     """Watchers with ``consistency: "strong"``: while any, appends report their durability."""
+    hot: HotState = field(default_factory=HotState)
+    """What is not sealed yet: owned by ``datadir.sealing`` (see :class:`HotState`)."""
     usage: Usage = field(default_factory=Usage)
     """The engine's totals this topic's ``count`` and ``bytes`` are part of (shared by every
     registered topic; a topic of its own until registered)."""
@@ -297,9 +327,7 @@ class Topic:
                 tag = batch.tags[i]
                 if tag is not None:
                     tags.add(tag, first + i)
-        if self.hot_since_ms is None:
-            self.hot_since_ms = batch.ts_runs[0][1]
-        self.hot_bytes += size
+        self.hot.added(batch.ts_runs[0][1], size)
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
         self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
 
@@ -318,16 +346,6 @@ class Topic:
                     self.tags.add(tag, batch.first_seq + i)
         self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
-
-    def hot_batches(self) -> tuple[list[RecordBatch], builtins.bytes]:
-        """The stored batches not yet sealed into a segment (``seq > sealed_upto``) and their
-        gone-flags."""
-        return self.log.export(self.sealed_upto)
-
-    def mark_sealed(self) -> None:
-        self.sealed_upto = self.head_seq
-        self.hot_bytes = 0
-        self.hot_since_ms = None
 
     def advance_head(self, seq: int) -> None:
         """Recovery: the head moves to ``seq`` though the seqs above the last live record hold
@@ -469,9 +487,9 @@ class Topic:
             candidates = sorted(self.tags.prefix(match.prefix or "", bound))
         return [seq for seq in candidates if self.log.is_live(seq)]
 
-    def apply_delete(self, seqs: Iterable[int]) -> int:
-        """Delete these seqs where still live; return how many were. Silent and permanent:
-        never a tombstone, ``evict_floor`` untouched."""
+    def apply_delete(self, seqs: Iterable[int]) -> list[int]:
+        """Delete these seqs where still live; return those that were, in the order given.
+        Silent and permanent: never a tombstone, ``evict_floor`` untouched."""
         deleted, size, tagged = self.log.delete_many(seqs)
         if deleted:
             self.version += 1
@@ -484,7 +502,7 @@ class Topic:
                 discard(seq)
         if tagged:
             self.tags.note_removed(tagged, self.is_live)
-        return len(deleted)
+        return deleted
 
     # -- reads --------------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.segments import SegmentStore
 from ..storage.snapshot import write_snapshot
 from ..topic import Topic
-from .sealing import Sealer, segment_groups
+from .sealing import Sealer, hot_batches, mark_sealed, segment_groups
 from .walpersistence import WalPersistence
 
 
@@ -69,10 +69,10 @@ def take_cut(
     earliest: dict[int, int] = {}
     for topic in engine.topics():
         if topic.config.durability is not Durability.EPHEMERAL:
-            batches, flags = topic.hot_batches()
+            batches, flags = hot_batches(topic)
             if batches:
                 seals.append((topic.id, batches, flags))
-        topic.mark_sealed()
+        mark_sealed(topic)
         earliest[topic.id] = topic.earliest_seq
         topics.append(topic_image(topic, reserved.get(topic.id, 0), final))
     image = SnapshotImage(

@@ -40,6 +40,7 @@ from ..storage.segments import CorruptSegment, SegmentStore, decode_segment
 from ..storage.snapshot import read_latest_snapshot
 from ..storage.wal import wal_files
 from ..topic import Topic
+from .sealing import mark_sealed
 
 log = logging.getLogger("topics.recovery")
 
@@ -136,8 +137,9 @@ class Replayer:
         topic = self.engine.topic_by_id(topic_id)
         if topic is None:
             return
-        sealed = _sealed_live(topic, ranges)
-        topic.apply_delete(chain.from_iterable(range(a, b + 1) for a, b in ranges))
+        deleted = topic.apply_delete(chain.from_iterable(range(a, b + 1) for a, b in ranges))
+        upto = topic.hot.sealed_upto
+        sealed = [seq for seq in deleted if seq <= upto]
         if sealed:
             self.flips.setdefault(topic.id, []).extend(sealed)
 
@@ -193,13 +195,6 @@ class Replayer:
         self.flips = {tid: seqs for tid, seqs in self.flips.items() if live(tid) is not None}
 
 
-def _sealed_live(topic: Topic, ranges: list[tuple[int, int]]) -> list[int]:
-    """The live records among the seq ``ranges`` (inclusive pairs) that are in sealed segments
-    (``seq <= sealed_upto``): the ones a delete of ``ranges`` must flip on disk."""
-    upto = topic.sealed_upto
-    return [seq for a, b in ranges for seq in range(a, min(b, upto) + 1) if topic.is_live(seq)]
-
-
 def load_snapshot(
     engine: Engine,
     routers: Routers,
@@ -249,7 +244,7 @@ def restore_topic(topic: Topic, image: TopicImage) -> None:
     topic.idempotency.restore(image.idempotency)
     if topic.queue is not None and image.queue is not None:
         topic.queue.restore(image.queue)
-    topic.mark_sealed()
+    mark_sealed(topic)
 
 
 def _load_segment(

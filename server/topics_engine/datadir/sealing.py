@@ -2,6 +2,11 @@
 into a new immutable segment, when the hot part reaches the :class:`SegmentPolicy` limits
 (events, bytes, age) and at every checkpoint.
 
+A topic's hot state (``Topic.hot``, a ``topic.HotState``) is this module's: only
+:func:`mark_sealed` marks records sealed — called by :meth:`Sealer.seal`, by a checkpoint's cut
+and by a snapshot's restore — and only :meth:`Sealer.maybe_seal` decides from it. The topic's
+apply path feeds it.
+
 Segment and snapshot file work runs on one dedicated thread (:meth:`Sealer.run`) — never on the
 WAL's sync thread, so sealing 100k records or writing a snapshot does not delay a group commit;
 work runs there in submission order. An I/O error on that thread turns the WAL read-only (storage
@@ -56,19 +61,21 @@ class Sealer:
 
     def maybe_seal(self, topic: Topic, now_ms: int) -> None:
         """Seal ``topic``'s hot records if they reached a segment limit."""
-        if topic.config.durability is Durability.EPHEMERAL or topic.hot_since_ms is None:
+        hot = topic.hot
+        if topic.config.durability is Durability.EPHEMERAL or hot.since_ms is None:
             return
         p = self.policy
         if (
-            topic.head_seq - topic.sealed_upto >= p.max_events
-            or topic.hot_bytes >= p.max_bytes
-            or now_ms - topic.hot_since_ms >= p.max_age_ms
+            topic.head_seq - hot.sealed_upto >= p.max_events
+            or hot.bytes >= p.max_bytes
+            or now_ms - hot.since_ms >= p.max_age_ms
         ):
             self.seal(topic)
 
     def seal(self, topic: Topic) -> asyncio.Future[None] | None:
-        batches, flags = topic.hot_batches()
-        topic.mark_sealed()
+        """Seal ``topic``'s hot records now (the file work runs on the segment thread)."""
+        batches, flags = hot_batches(topic)
+        mark_sealed(topic)
         if not batches:
             return None
         segments, topic_id, max_events = self.segments, topic.id, self.policy.max_events
@@ -78,6 +85,17 @@ class Sealer:
                 segments.seal(topic_id, group, group_flags)
 
         return self.run(task)
+
+
+def hot_batches(topic: Topic) -> tuple[list[RecordBatch], bytes]:
+    """``topic``'s stored batches not yet sealed (``seq > sealed_upto``) and their gone-flags."""
+    return topic.log.export(topic.hot.sealed_upto)
+
+
+def mark_sealed(topic: Topic) -> None:
+    """Every record of ``topic`` up to its head is sealed, or about to be (the caller writes
+    the batches :func:`hot_batches` gave it)."""
+    topic.hot.mark(topic.head_seq)
 
 
 def segment_groups(

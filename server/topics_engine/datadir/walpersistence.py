@@ -244,7 +244,8 @@ class WalPersistence:
         self._seal(topic, now_ms)
 
     def deleted(self, topic: Topic, seqs: list[int]) -> None:
-        sealed = [seq for seq in seqs if seq <= topic.sealed_upto]
+        upto = topic.hot.sealed_upto
+        sealed = [seq for seq in seqs if seq <= upto]
         if sealed and topic.config.durability is not Durability.EPHEMERAL:
             self._flips.setdefault(topic.id, []).extend(sealed)
 
