@@ -157,7 +157,7 @@ class Engine:
 
     def _total_after(self, topic: Topic, planned: RecordBatch) -> int:
         usage = self.usage
-        current = topic.bytes + topic.pending_bytes if self.is_current(topic) else 0
+        current = topic.bytes + topic.pending.bytes if self.is_current(topic) else 0
         return usage.bytes + usage.pending - current + topic.bytes_after(planned)
 
     def deleted_heads(self) -> dict[str, int]:
@@ -359,7 +359,7 @@ class Engine:
                 # it is encoded only to run the codec's limit checks
                 encode(batch, 1, now, self.limits.record_limits)
                 # a retry of a write still awaiting its fsync is acked only when that one is
-                pending = topic.pending_keys.get(idempotency_key)
+                pending = topic.pending.keys.get(idempotency_key)
                 return Appended(name, seen[0], seen[1], topic.head_seq, False, True, pending)
         planned = topic.plan_append(batch, now, self.limits.record_limits)
         self._check_bytes_room(topic, planned)
@@ -373,7 +373,7 @@ class Engine:
         wait = self.persistence.append(topic, planned, idempotency_key, apply)
         self._track_durable(topic, last)
         if wait is not None and idempotency_key is not None:
-            topic.pending_keys[idempotency_key] = wait
+            topic.pending.keys[idempotency_key] = wait
             wait.add_done_callback(_release_key(topic, idempotency_key))
         return Appended(name, first, last, max(topic.head_seq, last), created, False, wait)
 
@@ -439,14 +439,12 @@ class Engine:
 
     def _applier(self, topic: Topic, planned: RecordBatch, now: int) -> Callable[[], None]:
         """The apply step of an append: run at once, or once durable (fsync class)."""
-        count, size, usage = planned.count, len(planned.blob) + 1, topic.usage
-        topic.pending_count += count
-        topic.pending_bytes += size
+        count, size, usage, pending = planned.count, len(planned.blob) + 1, topic.usage, topic.pending
+        pending.add(count, size)
         usage.pending += size
 
         def apply() -> None:
-            topic.pending_count -= count
-            topic.pending_bytes -= size
+            pending.add(-count, -size)
             usage.pending -= size
             if self.is_current(topic):
                 topic.apply_append(planned, now)
@@ -547,8 +545,9 @@ def _release_key(topic: Topic, key: str) -> Callable[[asyncio.Future[float]], No
     the write failed (so a retry appends rather than being deduped to nothing)."""
 
     def release(future: asyncio.Future[float]) -> None:
-        if topic.pending_keys.get(key) is future:
-            del topic.pending_keys[key]
+        keys = topic.pending.keys
+        if keys.get(key) is future:
+            del keys[key]
         if future.cancelled() or future.exception() is not None:
             topic.idempotency.forget(key)
 

@@ -22,6 +22,7 @@ nothing).
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import builtins
 import itertools
@@ -105,6 +106,29 @@ class ReadBudget:
 
 
 @dataclass(slots=True)
+class PendingWrites:
+    """Writes planned on a topic and not applied yet (``fsync`` class: awaiting their fsync).
+
+    Owned by the engine's commit path (``Engine._applier``, ``Engine.append_prepared``): only it
+    changes these. The topic reads ``count`` and ``bytes``: a full ``discard:"reject"`` topic
+    counts them against its caps, and :meth:`Topic.bytes_after` includes them.
+
+    Invariant: ``count`` and ``bytes`` sum the planned batches whose apply step has not run
+    (both 0 when none)."""
+
+    count: int = 0
+    bytes: int = 0
+    keys: dict[str, asyncio.Future[float]] = field(default_factory=dict)
+    """Idempotency key -> durability of a keyed write still awaiting its fsync (a retry of it
+    waits for the same future); a key leaves once its fsync settles."""
+
+    def add(self, count: int, size: int) -> None:
+        """``count`` records of ``size`` bytes were planned (negative: their apply step ran)."""
+        self.count += count
+        self.bytes += size
+
+
+@dataclass(slots=True)
 class HotState:
     """What of a topic's records is so far only in the WAL: not yet sealed into a segment.
 
@@ -167,8 +191,6 @@ class Topic:
     reserved_seq: int = 0
     """Highest seq handed out: ``>= head_seq``; above it while fsync-class writes await their
     fsync, or after an ephemeral restart skipped seqs that may have been handed out."""
-    pending_count: int = 0
-    pending_bytes: int = 0
     count: int = 0
     bytes: int = 0
     evict_floor: int = 1
@@ -179,8 +201,8 @@ class Topic:
     _losses: list[LossRun] = field(default_factory=list)
     tags: TagIndex = field(default_factory=TagIndex)
     idempotency: IdempotencyWindow = field(default_factory=IdempotencyWindow)
-    pending_keys: dict[str, Any] = field(default_factory=dict)
-    """Idempotency key -> durability future of a keyed write still awaiting its fsync."""
+    pending: PendingWrites = field(default_factory=PendingWrites)
+    """Writes planned, not yet applied: owned by the engine (see :class:`PendingWrites`)."""
     queue: QueueState | None = None
     """The lease projection when ``type`` is ``queue``."""
     version: int = 0
@@ -257,7 +279,8 @@ class Topic:
         ts = max(now_ms, self._last_ts)
         batch = encode(new, self.reserved_seq + 1, ts, limits)
         if self.config.discard is Discard.REJECT:
-            self._check_room(batch.count + self.pending_count, len(batch.blob) + 1 + self.pending_bytes)
+            pending = self.pending
+            self._check_room(batch.count + pending.count, len(batch.blob) + 1 + pending.bytes)
         self.reserved_seq = batch.last_seq
         self._last_ts = ts
         return batch
@@ -267,7 +290,7 @@ class Topic:
         evictions it causes are done (``discard:"old"``), computed from the sizes of the
         records the eviction would take, oldest first; pending writes are not evictable here
         (they are applied first, so this errs high). Changes nothing."""
-        after = self.bytes + self.pending_bytes + len(batch.blob) + 1
+        after = self.bytes + self.pending.bytes + len(batch.blob) + 1
         cfg = self.config
         if cfg.discard is not Discard.OLD or not (cfg.cap_records or cfg.cap_bytes):
             return after
