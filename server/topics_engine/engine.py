@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import listing
@@ -56,6 +57,22 @@ NodeFilter = str | list[str] | None
 none (:func:`node_set`)."""
 
 
+@dataclass(slots=True)
+class StrongWatch:
+    """A live topic's ``consistency: "strong"`` bookkeeping (docs/DECISIONS.md, "Strong
+    watches"), kept by the engine from the topic's first strong watcher until it is
+    unregistered. Only the engine's strong-watch code (:meth:`Engine.watch_strong`,
+    ``_track_durable``, ``_made_durable``) changes it.
+
+    Invariants: ``watchers >= 0``; ``durable_seq`` only grows, and every record with a seq at or
+    below it is durable."""
+
+    watchers: int = 0
+    """Strong watchers reading the topic: while any, appends report their durability."""
+    durable_seq: int = 0
+    """How far the topic is known durable (``Persistence.when_durable`` reports it)."""
+
+
 class Engine:
     def __init__(
         self, clock: Clock, limits: Limits | None = None, persistence: Persistence | None = None
@@ -74,6 +91,8 @@ class Engine:
         self.queue_topics: dict[int, Topic] = {}
         """Live queue topics by id."""
         self._deleted_heads: dict[str, int] = {}
+        self._strong: dict[int, StrongWatch] = {}
+        """Strong-watch state by topic id (see :class:`StrongWatch`)."""
         self.next_topic_id = 1
         self._quota_swept_ms = -QUOTA_SWEEP_MS
 
@@ -114,6 +133,7 @@ class Engine:
         del self._by_id[topic.id]
         self.by_class[topic.config.durability] -= 1
         self.queue_topics.pop(topic.id, None)
+        self._strong.pop(topic.id, None)
         self.usage.add(-topic.count, -topic.bytes)
         topic.usage = Usage()
         del self._names[bisect.bisect_left(self._names, topic.name)]
@@ -415,25 +435,38 @@ class Engine:
     def _track_durable(self, topic: Topic, last: int) -> None:
         """While ``strong`` watchers read ``topic``, learn when its seqs up to ``last`` are
         durable (every write path: direct appends and router copies alike)."""
-        if topic.strong_watchers:
-            self.persistence.when_durable(topic, lambda: self._made_durable(topic, last))
+        strong = self._strong.get(topic.id)
+        if strong is not None and strong.watchers:
+            self.persistence.when_durable(topic, lambda: self._made_durable(topic, strong, last))
 
     def watch_strong(self, topic: Topic, delta: int) -> None:
         """A ``strong`` watcher starts (+1) or stops (-1) reading ``topic``. While any does,
         appends report when they are durable; the first one also learns how far the records
-        already there are durable (a barrier on the group commit)."""
-        topic.strong_watchers += delta
-        if delta > 0 and topic.strong_watchers == delta:
+        already there are durable (a barrier on the group commit). A topic no longer live is
+        not tracked: nobody reads it strongly again."""
+        if not self.is_current(topic):
+            return
+        strong = self._strong.get(topic.id)
+        if strong is None:
+            strong = self._strong[topic.id] = StrongWatch()
+        strong.watchers += delta
+        if delta > 0 and strong.watchers == delta:
             head = topic.head_seq
-            self.persistence.when_durable(topic, lambda: self._made_durable(topic, head))
+            self.persistence.when_durable(topic, lambda: self._made_durable(topic, strong, head))
+
+    def strong_watchers(self, topic: Topic) -> int:
+        """How many ``strong`` watchers read ``topic`` now."""
+        strong = self._strong.get(topic.id)
+        return 0 if strong is None else strong.watchers
 
     def strong_head(self, topic: Topic) -> int:
         """The highest seq a ``strong`` reader may see now (docs/DECISIONS.md, "Strong watches")."""
-        return self.persistence.strong_head(topic)
+        strong = self._strong.get(topic.id)
+        return self.persistence.strong_head(topic, 0 if strong is None else strong.durable_seq)
 
-    def _made_durable(self, topic: Topic, seq: int) -> None:
-        if seq > topic.durable_seq:
-            topic.durable_seq = seq
+    def _made_durable(self, topic: Topic, strong: StrongWatch, seq: int) -> None:
+        if seq > strong.durable_seq:
+            strong.durable_seq = seq
             if self.is_current(topic):
                 self.hub.notify(topic.name)
 

@@ -75,8 +75,9 @@ class Persistence(Protocol):
         the group commit, never hastening it. At once for classes whose visible records are
         all there is (``fsync``: visible only once durable; ``ephemeral``: never durable)."""
 
-    def strong_head(self, topic: Topic) -> int:
-        """The highest seq a ``consistency: "strong"`` reader may see: the durable prefix for
+    def strong_head(self, topic: Topic, durable_seq: int) -> int:
+        """The highest seq a ``consistency: "strong"`` reader may see, every seq up to
+        ``durable_seq`` being known durable (the engine tracks it): the durable prefix for
         ``disk``/``memory``, the head for the other classes (docs/DECISIONS.md, "Strong watches")."""
 
     def applied(self, topic: Topic, now_ms: int) -> None:
@@ -118,7 +119,7 @@ class InMemory:
     def when_durable(self, topic: Topic, callback: Callable[[], None]) -> None:
         callback()
 
-    def strong_head(self, topic: Topic) -> int:
+    def strong_head(self, topic: Topic, durable_seq: int) -> int:
         return topic.head_seq
 
     def lease_events(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:

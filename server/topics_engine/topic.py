@@ -208,11 +208,6 @@ class Topic:
     version: int = 0
     """Bumped by every change a read could see (append, delete, eviction, expiry, config):
     equal versions mean equal reads, so a watch frame can be shared."""
-    durable_seq: int = 0
-    """Every record with a seq at or below this is durable (tracked for ``strong`` watchers of
-    ``disk``/``memory`` topics, see ``Engine.watch_strong`` and ``Persistence.when_durable``)."""
-    strong_watchers: int = 0
-    """Watchers with ``consistency: "strong"``: while any, appends report their durability."""
     hot: HotState = field(default_factory=HotState)
     """What is not sealed yet: owned by ``datadir.sealing`` (see :class:`HotState`)."""
     usage: Usage = field(default_factory=Usage)

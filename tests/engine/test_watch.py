@@ -914,7 +914,7 @@ def test_strong_reads_only_fsynced_disk_records(engine: Engine, watches: Watches
     settle(engine)
     strong, strong_wake = attached(watches, {"t": TopicStart()}, opts(consistency="strong"))
     eventual, _ = attached(watches, {"t": TopicStart()}, opts())
-    assert engine.topic("t").strong_watchers == 1
+    assert engine.strong_watchers(engine.topic("t")) == 1
     drain(strong.sub)
     drain(eventual.sub)
     engine.append("t", data(3))
@@ -952,17 +952,17 @@ def test_strong_watcher_count_follows_attach_and_detach(engine: Engine, watches:
     topic = engine.topic("t")
     assert topic is not None
     session = watches.create({"t": TopicStart()}, opts(consistency="strong"))
-    assert topic.strong_watchers == 0  # not streaming yet
+    assert engine.strong_watchers(topic) == 0  # not streaming yet
     owner = Owner()
     watches.open(session, owner, Waker())
-    assert topic.strong_watchers == 1
+    assert engine.strong_watchers(topic) == 1
     watches.open(session, Owner(), Waker())  # takeover: still one watcher
-    assert topic.strong_watchers == 1
+    assert engine.strong_watchers(topic) == 1
     watches.close(session, session.owner)
-    assert topic.strong_watchers == 0
+    assert engine.strong_watchers(topic) == 0
     eventual = watches.create({"t": TopicStart()}, opts())
     watches.open(eventual, Owner(), Waker())
-    assert topic.strong_watchers == 0
+    assert engine.strong_watchers(topic) == 0
 
 
 def test_strong_on_fsync_topic_reads_what_is_visible(engine: Engine, watches: Watches) -> None:
@@ -1085,4 +1085,4 @@ def test_resubscribing_a_topic_does_not_leak_strong_watchers(engine: Engine, wat
     sub.attach(Waker())
     sub.add("t", topic, topic.head_seq)  # watched again: the old position is unfollowed
     sub.detach()
-    assert topic.strong_watchers == 0
+    assert engine.strong_watchers(topic) == 0

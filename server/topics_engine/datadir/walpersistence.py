@@ -235,9 +235,9 @@ class WalPersistence:
         else:
             callback()
 
-    def strong_head(self, topic: Topic) -> int:
+    def strong_head(self, topic: Topic, durable_seq: int) -> int:
         if topic.config.durability in (Durability.DISK, Durability.MEMORY):
-            return min(topic.head_seq, topic.durable_seq)
+            return min(topic.head_seq, durable_seq)
         return topic.head_seq
 
     def applied(self, topic: Topic, now_ms: int) -> None:
