@@ -180,6 +180,29 @@ class Usage:
 
 @dataclass
 class Topic:
+    """One topic's state. Who may change which field:
+
+    - ``name``, ``created_ms``, ``previous_head``: fixed at construction; ``id``: set once, by
+      whoever creates the topic (the engine, recovery), before it is registered.
+    - ``config``: ``Engine.apply_config`` (which bumps ``version`` with it).
+    - The records and what they mean — ``log``, ``count``, ``bytes``, ``tags``, ``evict_floor``,
+      the loss runs, ``holes``, the last ``$ts``, ``last_write_ts``, ``version`` and
+      ``reserved_seq`` (the seq allocator): only this class's methods. Recovery sets them
+      through :meth:`reinstate`, :meth:`advance_head` and :meth:`reserve_upto`.
+    - ``last_read_ts``: the readers (engine reads, watch streams) — auto-priority's input.
+    - ``idempotency``: the engine's append path and replay remember keys, a failed fsync forgets
+      one; the window's own rules expire them.
+    - ``queue``: the queue feature and lease replay drive the projection; this class only drops
+      the jobs its deletes and evictions remove.
+    - ``usage``: ``Engine.register`` / ``unregister`` attach and detach the engine's totals;
+      this class adds every change of ``count`` and ``bytes`` to them.
+    - ``pending``: the engine's commit path (:class:`PendingWrites`).
+    - ``hot``: ``datadir.sealing`` marks it; the apply path here feeds it (:class:`HotState`).
+
+    Kept by their owners, not here: the seq reservation
+    (``datadir.walpersistence.SeqReservation``), the strong-watch state (``engine.StrongWatch``);
+    the snapshot record is assembled by ``datadir.checkpoint.topic_image``."""
+
     name: str
     config: TopicConfig
     created_ms: int
@@ -373,6 +396,11 @@ class Topic:
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
         self.version += 1
 
+    def reserve_upto(self, seq: int) -> None:
+        """Recovery: seqs up to ``seq`` count as handed out (a snapshot's reservation, the head
+        a replayed topic delete recorded), so none is handed out again."""
+        self.reserved_seq = max(self.reserved_seq, seq, self.head_seq)
+
     def reinstate(
         self,
         *,
@@ -389,7 +417,7 @@ class Topic:
         segments are loaded. ``losses`` are ``(reason, last_seq, count)`` runs, ``holes``
         ``(seq, missed)`` markers, as :attr:`losses` and :meth:`reachable_holes` give them."""
         self.advance_head(head_seq)
-        self.reserved_seq = max(self.reserved_seq, reserved_seq, self.head_seq)
+        self.reserve_upto(reserved_seq)
         self.evict_floor = evict_floor
         self._losses = [LossRun(reason, last, count) for reason, last, count in losses]
         self.last_write_ts, self.last_read_ts = last_write_ts, last_read_ts

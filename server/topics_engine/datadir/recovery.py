@@ -114,7 +114,7 @@ class Replayer:
         topic_id, head = formats.decode_topic_delete(frame.payload)
         topic = self.engine.topic_by_id(topic_id)
         if topic is not None:
-            topic.reserved_seq = max(topic.reserved_seq, head)
+            topic.reserve_upto(head)
             self.engine.unregister(topic)
             self.reserved.pop(topic_id, None)
 
