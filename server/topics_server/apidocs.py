@@ -170,12 +170,13 @@ _PAGE = Resource(b"text/html; charset=utf-8", _NO_CACHE, lambda: _PAGE_HTML)
 
 def _yaml(document: dict[str, Any]) -> bytes:
     """The document as YAML (built on the first request: ~30 ms, which most apps never pay)."""
-    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True).encode()
+    text: str = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+    return text.encode()
 
 
 def contract_resources(document: dict[str, Any]) -> dict[str, Resource]:
-    """Every path served here: the contract (``document``, serialized now), the page and the
-    package files."""
+    """Every path served here: the contract (``document``: JSON serialized now, YAML on first
+    use), the page and the package files."""
     as_json = orjson.dumps(document)
     return {
         CONTRACT_JSON: Resource(b"application/json", _NO_CACHE, lambda: as_json),
