@@ -273,7 +273,7 @@ class BodyCompiler:
                 current = getattr(value, attr)
                 if current is not msgspec.UNSET:
                     setattr(value, attr, field_check(current, _join(where, renames.get(attr, attr))))
-            if sum(getattr(value, a) is not msgspec.UNSET for a in attrs) < least:
+            if least and sum(getattr(value, a) is not msgspec.UNSET for a in attrs) < least:
                 names = ", ".join(f"`{p}`" for p in properties)
                 raise InvalidRequest(
                     f"{where or 'body'} needs at least {least} of {names}", {"field": where or "body"}
