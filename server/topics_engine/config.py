@@ -8,18 +8,31 @@ Update semantics (a documented decision): a ``PUT`` on an existing topic merges 
 fields over the topic's *current* config, so omitted fields keep their values and ``PUT {}`` is an
 identical (no-op) update. ``type`` is immutable. When ``durability`` is absent but ``durable`` is
 given, the class is derived from ``durable`` (true -> fsync, false -> disk).
+
+Two ways in, on purpose:
+
+- :func:`resolve_config` — a request (``PUT`` of a topic): every rule of today is enforced.
+- :func:`stored_config` — a stored config record (a ``TOPIC_PUT`` frame's or a snapshot's
+  ``config``), possibly written by an older or newer server: tolerant, so that tightening a
+  request rule never makes an existing data directory fail recovery. Missing keys take their
+  defaults, unknown keys are kept (:attr:`TopicConfig.extra`, written back by
+  :meth:`TopicConfig.to_stored`), values are taken as stored.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from .errors import InvalidRequest, TopicExistsIncompatible
 from .jsonvalues import U64_MAX, to_int
 from .names import TOPIC_NAME_RE
+
+log = logging.getLogger("topics.config")
 
 
 class TopicType(StrEnum):
@@ -62,6 +75,9 @@ class TopicConfig:
     max_deliveries: int = 0
     dead_letter: str | None = None
     leases_durable: bool = False
+    extra: dict[str, Any] = field(default_factory=dict, hash=False)
+    """Keys of the stored config record this server does not know (written by a newer one):
+    carried through reconfigurations and written back by :meth:`to_stored`, never served."""
 
     @property
     def durable(self) -> bool:
@@ -88,6 +104,12 @@ class TopicConfig:
             "dead_letter": self.dead_letter,
             "leases_durable": self.leases_durable,
         }
+
+    def to_stored(self) -> dict[str, Any]:
+        """The stored config record (``TOPIC_PUT`` frames, snapshots): :meth:`to_wire` followed
+        by the unknown keys a stored record brought (:attr:`extra`). Read back by
+        :func:`stored_config`."""
+        return {**self.to_wire(), **self.extra}
 
 
 DEFAULT_CONFIG = TopicConfig()
@@ -177,3 +199,52 @@ def resolve_config(topic: str, fields: dict[str, Any], current: TopicConfig | No
     if resolved.dead_letter == topic:
         raise _bad("dead_letter", "must name a different topic than the queue itself", topic)
     return resolved
+
+
+_STORED_INTS = (*_U64_FIELDS, "priority")
+_STORED_BOOLS = ("auto_priority", "auto_create", "dedupe_node", "leases_durable")
+
+
+def _stored_value(name: str, value: Any) -> Any:
+    """A known field of a stored record as the config holds it: enums by value, the rest as
+    stored if its type fits (no range, clamp or name rule). Raises ``ValueError`` when it
+    cannot be used (the caller keeps the default)."""
+    if name in _ENUM_FIELDS:
+        return _ENUM_FIELDS[name](value)
+    if name in _STORED_INTS:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if name == "priority" and value is None:
+            return None
+    elif name in _STORED_BOOLS:
+        if isinstance(value, bool):
+            return value
+    elif name == "dead_letter" and (value is None or isinstance(value, str)):
+        return value
+    raise ValueError(f"not a {name} value")
+
+
+def stored_config(stored: Mapping[str, Any], topic: str = "") -> TopicConfig:
+    """A stored config record -> a :class:`TopicConfig`, tolerantly (recovery, never requests).
+
+    - a missing key takes its default; ``durability`` missing but ``durable`` given derives it
+      as a request would;
+    - an unknown key is kept in :attr:`TopicConfig.extra` (and written back by ``to_stored``);
+    - a value is taken as stored: no range, clamp or name rule of :func:`resolve_config`
+      applies (a ``lease_ms`` below today's minimum, a ``dead_letter`` today's names refuse,
+      recover as they were);
+    - only a value the config cannot hold (a wrong type, an enum value this server does not
+      know) falls back to the default, with a warning naming ``topic`` and the field.
+    """
+    changes: dict[str, Any] = {}
+    for name, value in stored.items():
+        if name == "durable" or name not in _KNOWN_FIELDS:
+            continue
+        try:
+            changes[name] = _stored_value(name, value)
+        except ValueError:
+            log.warning("topic %r: stored config.%s = %r is unusable; using the default", topic, name, value)
+    if "durability" not in stored and isinstance(stored.get("durable"), bool):
+        changes["durability"] = Durability.FSYNC if stored["durable"] else Durability.DISK
+    extra = {k: v for k, v in stored.items() if k not in _KNOWN_FIELDS}
+    return dataclasses.replace(DEFAULT_CONFIG, **changes, extra=extra)

@@ -94,7 +94,7 @@ def topic_image(topic: Topic, reserved: int, final: bool = False) -> TopicImage:
     return TopicImage(
         id=topic.id,
         name=topic.name,
-        config=topic.config.to_wire(),
+        config=topic.config.to_stored(),
         created_ms=topic.created_ms,
         previous_head=topic.previous_head,
         head_seq=topic.head_seq,

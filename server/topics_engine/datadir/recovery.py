@@ -14,6 +14,10 @@ logged. Frames must carry consecutive LSNs; a gap is treated the same way.
 Ephemeral topics come back empty with ``head_seq`` at their durable seq reservation, so no seq
 that may have been handed out before the crash is ever handed out again.
 
+Stored topic and router configs are read tolerantly (``config.stored_config``,
+``routers.stored_router_config``), never through the request rules, so a request rule tightened
+since they were written cannot fail a recovery.
+
 What replay leaves for later, in :class:`ReplayReport`: the sealed records its ``DELETE`` frames
 deleted (``flips``: their segment flags must be set before a checkpoint trims the frames, as the
 live path's deletes are), and how many heads a crash made it raise above the replayed records
@@ -28,7 +32,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
 
-from ..config import Durability, resolve_config
+from ..config import Durability, stored_config
 from ..engine import Engine
 from ..leases import LeaseEvent, LeaseEventKind
 from ..routers import Routers
@@ -101,7 +105,7 @@ class Replayer:
     def _topic_put(self, frame: Frame) -> None:
         p = formats.decode_topic_put(frame.payload)
         engine = self.engine
-        config = resolve_config(p.name, p.config)
+        config = stored_config(p.config, p.name)
         topic = engine.topic_by_id(p.id)
         if topic is None:
             topic = Topic(p.name, config, p.created_ms, previous_head=p.previous_head)
@@ -212,7 +216,8 @@ def load_snapshot(
     engine.next_topic_id = max(engine.next_topic_id, image.next_topic_id)
     engine.restore_deleted_heads(image.deleted_heads)
     for t in image.topics:
-        topic = Topic(t.name, resolve_config(t.name, t.config), t.created_ms, previous_head=t.previous_head)
+        config = stored_config(t.config, t.name)
+        topic = Topic(t.name, config, t.created_ms, previous_head=t.previous_head)
         topic.id = t.id
         for name in t.segments:
             path = segments.topic_dir(topic.id) / name

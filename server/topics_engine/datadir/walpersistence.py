@@ -152,7 +152,7 @@ class WalPersistence:
     def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:
         payload = formats.encode_topic_put(
             formats.TopicPutPayload(
-                now_ms, topic.id, topic.name, topic.config.to_wire(), topic.created_ms, topic.previous_head
+                now_ms, topic.id, topic.name, topic.config.to_stored(), topic.created_ms, topic.previous_head
             )
         )
         if lazy:

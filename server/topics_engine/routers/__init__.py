@@ -3,7 +3,8 @@ topic into a ``dest`` topic.
 
 One concept per module, lowest first:
 
-- ``config`` — a ``PUT`` body parsed into a :class:`RouterConfig`; router names.
+- ``config`` — a ``PUT`` body parsed into a :class:`RouterConfig`, a stored record read back
+  tolerantly (:func:`stored_router_config`); router names.
 - ``router`` — :class:`Router`: one router's config, durable progress (its cursor) and
   forwarding state.
 - ``copies`` — what a copy is: :func:`derive` (deterministic, so replay re-derives the copies
@@ -20,7 +21,7 @@ One concept per module, lowest first:
 The names other modules use are re-exported here: import them from ``topics_engine.routers``.
 """
 
-from .config import GUARANTEES, RouterConfig, check_router_name, parse_router_config
+from .config import GUARANTEES, RouterConfig, check_router_name, parse_router_config, stored_router_config
 from .copies import HOP_CAP, KEY_LOOKBACK, STAMP, derive, hops_of, newest_key
 from .forwarding import FORWARD_BATCH, RETRY_MS, Forwarder
 from .registry import RouterDeleted, RouterPage, RouterPut, Routers, RouterState
@@ -46,4 +47,5 @@ __all__ = [
     "hops_of",
     "newest_key",
     "parse_router_config",
+    "stored_router_config",
 ]

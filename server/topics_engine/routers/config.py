@@ -4,16 +4,25 @@ Invariants of a parsed config: ``source`` and ``dest`` are valid topic names and
 ``guarantee`` is one of :data:`GUARANTEES`, and ``filter`` parsed as a §5 match. The config keeps
 the filter as the client wrote it (what ``GET`` returns and what the WAL and snapshots store);
 its parsed :class:`TagMatch` travels beside it.
+
+A stored config (a ``ROUTER_PUT`` frame's or a snapshot's) is read back by
+:func:`stored_router_config`, not by the request parser: tolerantly, so that tightening a request
+rule never makes an existing data directory fail recovery (see ``config.stored_config``, the
+same rule for topics).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidRequest
 from ..matching import TagMatch, parse_match
 from ..names import ROUTER_NAME_RE, check_topic_name
+
+log = logging.getLogger("topics.routers")
 
 GUARANTEES = ("at_least_once", "exactly_once")
 
@@ -29,10 +38,13 @@ class RouterConfig:
     filter: Any = None
     allow_cycle: bool = False
     guarantee: str = "at_least_once"
+    extra: dict[str, Any] = field(default_factory=dict, hash=False)
+    """Keys of the stored record this server does not know (written by a newer one): carried
+    through a ``PUT`` of the router and written back by :meth:`to_stored`, never served."""
 
     def to_wire(self) -> dict[str, Any]:
-        """The stored fields, in a fixed order: this dict is what ``ROUTER_PUT`` frames and
-        snapshots hold (its key order is part of their bytes)."""
+        """The defined fields, in a fixed order, as ``GET`` serves them; :meth:`to_stored`
+        (what ``ROUTER_PUT`` frames and snapshots hold) starts with them."""
         return {
             "source": self.source,
             "dest": self.dest,
@@ -42,6 +54,11 @@ class RouterConfig:
             "allow_cycle": self.allow_cycle,
             "guarantee": self.guarantee,
         }
+
+    def to_stored(self) -> dict[str, Any]:
+        """The stored record: :meth:`to_wire` then the unknown keys (:attr:`extra`); its key
+        order is part of the frames' and snapshots' bytes. Read by :func:`stored_router_config`."""
+        return {**self.to_wire(), **self.extra}
 
 
 def parse_router_config(fields: dict[str, Any]) -> tuple[RouterConfig, TagMatch | None, bool]:
@@ -67,6 +84,72 @@ def parse_router_config(fields: dict[str, Any]) -> tuple[RouterConfig, TagMatch 
         guarantee=guarantee,
     )
     return config, match, _bool(fields, "create_dest", True)
+
+
+_STORED_BOOLS = {"preserve_node": True, "preserve_tag": True, "allow_cycle": False}
+_STORED_KEYS = frozenset(["source", "dest", "filter", "guarantee", *_STORED_BOOLS])
+
+
+def stored_router_config(stored: Mapping[str, Any], router: str = "") -> tuple[RouterConfig, TagMatch | None]:
+    """A stored router record -> ``(config, filter)``, tolerantly (recovery, never requests).
+
+    ``source`` and ``dest`` are required (a router is nothing without them; ``ValueError``
+    naming ``router`` otherwise) and taken as stored — no topic-name rule, no "must differ". A
+    missing key takes its default; an unknown key is kept in :attr:`RouterConfig.extra`; a
+    value of the wrong type, or a ``guarantee`` this server does not know, falls back to the
+    default with a warning. A ``filter`` today's §5 parser refuses is read leniently
+    (:func:`_stored_match`)."""
+    for key in ("source", "dest"):
+        if not isinstance(stored.get(key), str):
+            raise ValueError(f"stored router {router!r} has no {key} topic name: {stored.get(key)!r}")
+    flags = {
+        key: _stored_choice(router, stored, key, default, lambda v: isinstance(v, bool))
+        for key, default in _STORED_BOOLS.items()
+    }
+    guarantee = _stored_choice(router, stored, "guarantee", GUARANTEES[0], lambda v: v in GUARANTEES)
+    raw_filter = stored.get("filter")
+    config = RouterConfig(
+        source=stored["source"],
+        dest=stored["dest"],
+        preserve_node=flags["preserve_node"],
+        preserve_tag=flags["preserve_tag"],
+        filter=raw_filter,
+        allow_cycle=flags["allow_cycle"],
+        guarantee=guarantee,
+        extra={k: v for k, v in stored.items() if k not in _STORED_KEYS},
+    )
+    return config, _stored_match(router, raw_filter)
+
+
+def _stored_choice(
+    router: str, stored: Mapping[str, Any], key: str, default: Any, fits: Callable[[Any], bool]
+) -> Any:
+    """``stored[key]`` if present and ``fits`` it, else ``default`` (warned when present)."""
+    if key not in stored:
+        return default
+    value = stored[key]
+    if fits(value):
+        return value
+    log.warning("router %r: stored %s = %r is unusable; using the default %r", router, key, value, default)
+    return default
+
+
+def _stored_match(router: str, raw: Any) -> TagMatch | None:
+    """The parsed stored ``filter``: as a request would parse it, or — if today's rules refuse
+    it — leniently: ``[_, "Glob", s]`` matches the prefix of ``s`` before its first ``*``, any
+    other ``[_, _, s]`` the tag ``s``. A filter that is not even that raises ``ValueError``."""
+    if raw is None:
+        return None
+    try:
+        return parse_match(raw, "filter")
+    except InvalidRequest:
+        pass
+    if isinstance(raw, list | tuple) and len(raw) == 3 and isinstance(raw[2], str):
+        log.warning("router %r: stored filter %r is read leniently", router, raw)
+        if raw[1] == "Glob":
+            return TagMatch(exact=None, prefix=raw[2].split("*", 1)[0])
+        return TagMatch(exact=raw[2], prefix=None)
+    raise ValueError(f"stored router {router!r} has an unreadable filter: {raw!r}")
 
 
 def check_router_name(name: str) -> str:

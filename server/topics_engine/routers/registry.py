@@ -16,6 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ from ..matching import TagMatch
 from ..results import AckWait, TopicDeleted
 from ..storage import formats
 from ..storage.formats import ForwardPayload, RouterPayload
-from .config import RouterConfig, check_router_name, parse_router_config
+from .config import RouterConfig, check_router_name, parse_router_config, stored_router_config
 from .copies import newest_key
 from .forwarding import Forwarder, replay_step
 from .graph import RouteGraph, check_cycle, check_fan_in, mark_cycles
@@ -126,6 +127,8 @@ class Routers:
         check_router_name(name)
         config, match, create_dest = parse_router_config(fields)
         current = self._by_name.get(name)
+        if current is not None and current.config.extra:  # a newer server's keys stay
+            config = dataclasses.replace(config, extra=current.config.extra)
         if current is not None and current.config == config:
             return RouterPut(current, False)
         if not create_dest and self.engine.topic(config.dest) is None:
@@ -215,8 +218,9 @@ class Routers:
     # -- replay and snapshots -----------------------------------------------------------------
 
     def apply_put(self, p: RouterPayload) -> None:
-        """Replay a ``ROUTER_PUT`` frame or a snapshot entry."""
-        config, match, _ = parse_router_config(p.config)
+        """Replay a ``ROUTER_PUT`` frame or a snapshot entry (its stored config is read
+        tolerantly: ``stored_router_config``)."""
+        config, match = stored_router_config(p.config, p.name)
         router = self._by_id.get(p.id)
         if router is None:
             router = Router(p.id, p.name, config, p.cursor, p.forwarded_total, p.source_trimmed, match)

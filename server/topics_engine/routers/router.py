@@ -44,5 +44,10 @@ class Router:
     def payload(self) -> RouterPayload:
         """The durable part: definition and progress (a ``ROUTER_PUT`` frame, a snapshot entry)."""
         return RouterPayload(
-            self.id, self.name, self.config.to_wire(), self.cursor, self.forwarded_total, self.source_trimmed
+            self.id,
+            self.name,
+            self.config.to_stored(),
+            self.cursor,
+            self.forwarded_total,
+            self.source_trimmed,
         )

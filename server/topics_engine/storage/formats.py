@@ -25,6 +25,11 @@ Payloads by frame type (``<`` struct formats; ``NONE16`` marks an absent field):
   which source seqs were copied to which dest seqs; the copies' bytes are *not* logged, they
   are re-derived from the source records on replay).
 
+Stored configs (``TOPIC_PUT``'s and a snapshot topic's ``config``, ``ROUTER_PUT``'s and a
+snapshot router's ``config``) are JSON objects read back tolerantly — missing keys default,
+unknown keys are kept and written back — by ``config.stored_config`` and
+``routers.stored_router_config``, never by the request validators.
+
 Integer columns are read with ``array.frombytes`` (C speed).
 """
 
@@ -244,7 +249,7 @@ class TopicPutPayload:
     id: int
     name: str
     config: dict[str, Any]
-    """The resolved config as its wire object."""
+    """The stored config record (``TopicConfig.to_stored``; read by ``config.stored_config``)."""
     created_ms: int
     previous_head: int | None
 
@@ -415,6 +420,7 @@ class TopicImage:
     id: int
     name: str
     config: dict[str, Any]
+    """The stored config record (``TopicConfig.to_stored``; read by ``config.stored_config``)."""
     created_ms: int
     previous_head: int | None
     head_seq: int
