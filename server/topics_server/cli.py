@@ -4,7 +4,9 @@
 Configuration comes only from the environment (see :mod:`topics_server.settings`); bad
 configuration prints how to fix it and exits with status 2 without binding anything.
 SIGINT/SIGTERM: readiness turns ``shutting_down``, the server stops accepting connections, lets
-requests in flight finish (at most :data:`DRAIN_S`), checkpoints and exits 0.
+requests in flight finish (at most :data:`DRAIN_S`), checkpoints and exits 0. A data directory
+recovery refuses (a file of a newer format version: ``UnsupportedFormat``) or fails on stops the
+server with status 1, the data directory as it was.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import signal
 import sys
 
 import uvloop
-from topics_engine.datadir import DataDirLocked
+from topics_engine.datadir import DataDirLocked, UnsupportedFormat
 
 from .app import build
-from .context import VERSION
+from .context import VERSION, ServerContext
 from .http import HttpServer
 from .settings import ConfigError, Settings, load_settings
 
@@ -63,6 +65,10 @@ async def run(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stopping.set)
+    if not await _recovered_unless_stopped(ctx, stopping):
+        await server.shutdown(0)
+        await ctx.stop()
+        return 1
     await stopping.wait()
     ctx.shutting_down = True
     log.info("shutting down: draining requests in flight")
@@ -70,6 +76,22 @@ async def run(settings: Settings) -> int:
     await ctx.stop()
     log.info("stopped")
     return 0
+
+
+async def _recovered_unless_stopped(ctx: ServerContext, stopping: asyncio.Event) -> bool:
+    """Wait until recovery finished or a stop signal came; ``False`` if recovery failed (logged)."""
+    recovery = asyncio.ensure_future(ctx.wait_ready())
+    stop = asyncio.ensure_future(stopping.wait())
+    await asyncio.wait({recovery, stop}, return_when=asyncio.FIRST_COMPLETED)
+    stop.cancel()
+    if not recovery.done() or recovery.cancelled() or recovery.exception() is None:
+        return True
+    error = recovery.exception()
+    if isinstance(error, UnsupportedFormat):
+        log.error("cannot open the data directory: %s", error)
+    else:
+        log.error("recovery failed; the data directory is left as it is", exc_info=error)
+    return False
 
 
 M_MMAP_THRESHOLD = -3

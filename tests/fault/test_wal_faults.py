@@ -19,9 +19,9 @@ from topics_engine import ManualClock
 from topics_engine.errors import NotReady
 from topics_engine.records import NewRecords, encode
 from topics_engine.storage.formats import encode_append
-from topics_engine.storage.frames import BODY_HEADER, FRAME_HEADER, FrameType, scan
+from topics_engine.storage.frames import BODY_HEADER, FRAME_HEADER, FrameType
 from topics_engine.storage.fs import FileSystem
-from topics_engine.storage.wal import WalFailed, wal_files
+from topics_engine.storage.wal import WalFailed, wal_files, wal_frames
 
 from ..storage.harness import T0, Node, app_client, diff_data, diff_seqs, flush, open_node
 from .faulty_fs import FaultyFileSystem
@@ -428,7 +428,7 @@ async def test_corrupt_byte_mid_last_wal_file_truncates_there_and_the_server_sta
         node.engine.append("log", [{"data": i}])
     node.close()
     ((_, wal_path),) = wal_files(FileSystem(), tmp_path / "wal")
-    frames = list(scan(wal_path.read_bytes()))
+    frames = list(wal_frames(wal_path.read_bytes()))
     appends = [f for f in frames if f.type is FrameType.APPEND]
     assert len(appends) == 10
     victim = frames.index(appends[6])
@@ -462,7 +462,7 @@ async def test_corrupt_frame_in_an_earlier_wal_file_sets_later_files_aside(tmp_p
     files = wal_files(node.store.fs, tmp_path / "wal")
     assert len(files) >= 4
     victim_first, victim = files[1]
-    frames = list(scan(victim.read_bytes()))
+    frames = list(wal_frames(victim.read_bytes()))
     victim_size = victim.stat().st_size
     _flip(victim, frames[1].end - 2)  # inside the second frame of file 2
 

@@ -36,3 +36,20 @@ def test_serve_refuses_bad_configuration() -> None:
     done = subprocess.run([str(TOPICS), "serve"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "TOPICS_PORT" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_serve_refuses_a_data_directory_of_a_newer_format_and_leaves_it_untouched(tmp_path: Path) -> None:
+    """A WAL file a newer server wrote (format version 9): the server says which file, which
+    version and to upgrade, exits 1 and changes nothing."""
+    data = tmp_path / "data"
+    wal = data / "wal" / f"{1:020d}.wal"
+    wal.parent.mkdir(parents=True)
+    written = b"TWAL" + bytes((9,)) + b"frames a newer server understands"
+    wal.write_bytes(written)
+    env = {**os.environ, "TOPICS_PORT": str(free_port()), "TOPICS_DATA_DIR": str(data), **NO_THROTTLE}
+    done = subprocess.run([str(TOPICS), "serve"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert str(wal) in done.stderr and "version 9" in done.stderr and "upgrade topics" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert wal.read_bytes() == written
+    assert sorted(p.name for p in (data / "wal").iterdir()) == [wal.name]

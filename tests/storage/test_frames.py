@@ -28,7 +28,7 @@ from topics_engine.storage.formats import (
 from topics_engine.storage.frames import FRAME_HEADER, FrameType, encode_frame, scan
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.segments import decode_segment, encode_segment
-from topics_engine.storage.wal import Wal, wal_file_name, wal_files
+from topics_engine.storage.wal import Wal, wal_file_name, wal_files, wal_frames
 
 U64 = st.integers(0, 2**64 - 1)
 texts = st.text(max_size=40)  # unicode, including astral-plane characters
@@ -266,7 +266,7 @@ async def test_wal_lsns_are_continuous_across_rotated_files(tmp_path: Path) -> N
     expected = 1
     for first, path in files:
         assert path.name == wal_file_name(first)
-        frames = list(scan(path.read_bytes()))
+        frames = list(wal_frames(path.read_bytes()))
         if not frames:  # a freshly rotated, still empty last file
             assert (first, path) == files[-1] and path.stat().st_size == 0
             assert first == expected
@@ -289,7 +289,7 @@ async def test_wal_reopen_continues_the_last_file_at_next_lsn(tmp_path: Path) ->
     wal.close()
     (files,) = [wal_files(fs, tmp_path)]
     assert len(files) == 1
-    assert [(f.lsn, bytes(f.payload)) for f in scan(files[0][1].read_bytes())] == [(1, b"a"), (2, b"b")]
+    assert [(f.lsn, bytes(f.payload)) for f in wal_frames(files[0][1].read_bytes())] == [(1, b"a"), (2, b"b")]
 
 
 async def test_wal_syncs_an_unwaited_frame_within_its_sync_window(tmp_path: Path) -> None:

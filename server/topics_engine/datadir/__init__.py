@@ -7,12 +7,14 @@
 live one layer down, in ``topics_engine.storage``.
 
 The public face — what the server imports — is re-exported here: the lifecycle
-(:class:`DataDirectory`, :class:`DataDirLocked`), its segment setting (:class:`SegmentPolicy`)
-and the read-only view of the WAL (:class:`WalView`).
+(:class:`DataDirectory`, :class:`DataDirLocked`), its segment setting (:class:`SegmentPolicy`),
+the read-only view of the WAL (:class:`WalView`) and the refusal of a file in a format version
+this server does not read (:class:`UnsupportedFormat`).
 """
 
+from ..storage.versions import UnsupportedFormat
 from .directory import DataDirectory, DataDirLocked
 from .sealing import SegmentPolicy
 from .walview import WalView
 
-__all__ = ["DataDirLocked", "DataDirectory", "SegmentPolicy", "WalView"]
+__all__ = ["DataDirLocked", "DataDirectory", "SegmentPolicy", "UnsupportedFormat", "WalView"]

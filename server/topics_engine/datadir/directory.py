@@ -23,7 +23,7 @@ from ..storage.fs import FileSystem
 from ..storage.segments import SegmentStore
 from ..storage.wal import SYNC_DELAY_S, Wal
 from .checkpoint import Checkpointer, take_cut, write_cut
-from .recovery import ReplayReport, load_snapshot, replay_wal
+from .recovery import ReplayReport, check_versions, load_snapshot, replay_wal
 from .sealing import Sealer, SegmentPolicy
 from .walpersistence import WalPersistence, read_only_error
 from .walview import WalView
@@ -84,10 +84,15 @@ class DataDirectory:
     def recover(self, engine: Engine, routers: Routers | None = None) -> Iterator[float]:
         """Load the snapshot and segments, replay the WAL tail (yielding progress), and record
         the heads a crash raised (:meth:`_record_raised_heads`). Routers (their definitions,
-        progress and derived copies) are recovered into ``routers``."""
+        progress and derived copies) are recovered into ``routers``.
+
+        Raises ``storage.versions.UnsupportedFormat``, having changed nothing, when a file is of
+        a format version this server does not read (a newer server wrote it): the server must
+        not start (``check_versions``)."""
         self.routers = routers = routers if routers is not None else Routers(engine, autorun=False)
         for directory in (self.wal_dir, self.segments.directory, self.snapshot_dir):
             self.fs.makedirs(directory)
+        check_versions(self.fs, self.wal_dir, self.segments.directory, self.snapshot_dir)
         yield from load_snapshot(engine, routers, self.fs, self.snapshot_dir, self.segments, self.report)
         orphans = self.segments.remove_unlisted()
         if orphans:

@@ -14,9 +14,12 @@ logged. Frames must carry consecutive LSNs; a gap is treated the same way.
 Ephemeral topics come back empty with ``head_seq`` at their durable seq reservation, so no seq
 that may have been handed out before the crash is ever handed out again.
 
-Stored topic and router configs are read tolerantly (``config.stored_config``,
-``routers.stored_router_config``), never through the request rules, so a request rule tightened
-since they were written cannot fail a recovery.
+Before anything is read or changed, :func:`check_versions` reads the format version of every WAL,
+segment and snapshot file: one this server does not read (a newer server wrote it) raises
+``UnsupportedFormat`` and the data directory is left exactly as it was. Older versions are read
+as they are (``storage.versions``). Stored topic and router configs are read tolerantly
+(``config.stored_config``, ``routers.stored_router_config``), never through the request rules,
+so a request rule tightened since they were written cannot fail a recovery.
 
 What replay leaves for later, in :class:`ReplayReport`: the sealed records its ``DELETE`` frames
 deleted (``flips``: their segment flags must be set before a checkpoint trims the frames, as the
@@ -27,7 +30,7 @@ live path's deletes are), and how many heads a crash made it raise above the rep
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -37,12 +40,15 @@ from ..engine import Engine
 from ..leases import LeaseEvent, LeaseEventKind
 from ..routers import Routers
 from ..storage import formats
+from ..storage import segments as segment_files
+from ..storage import snapshot as snapshot_files
 from ..storage.formats import TopicImage
-from ..storage.frames import Frame, FrameType, scan
+from ..storage.frames import Frame, FrameType
 from ..storage.fs import FileSystem
 from ..storage.segments import CorruptSegment, SegmentStore, decode_segment
 from ..storage.snapshot import read_latest_snapshot
-from ..storage.wal import wal_files
+from ..storage.versions import SEGMENT, SNAPSHOT, WAL, FileFormat
+from ..storage.wal import WAL_HEADER, wal_files, wal_frames, wal_layout
 from ..topic import Topic
 from .sealing import mark_sealed
 
@@ -256,7 +262,7 @@ def _load_segment(
     topic: Topic, segments: SegmentStore, path: Path, evict_floor: int, fs: FileSystem, report: ReplayReport
 ) -> None:
     try:
-        loaded = decode_segment(fs.read_bytes(path))
+        loaded = decode_segment(fs.read_bytes(path), path)
     except (OSError, CorruptSegment) as err:
         log.error("segment %s of topic %r is unreadable (%s); its records are lost", path, topic.name, err)
         report.corrupt_segments += 1
@@ -273,6 +279,40 @@ def _load_segment(
         report.records += gone.count(0)
 
 
+def check_versions(fs: FileSystem, wal_dir: Path, segment_dir: Path, snapshot_dir: Path) -> None:
+    """Refuse a data directory holding a file this server cannot read, before recovery changes
+    anything: raises ``UnsupportedFormat`` for the first WAL, segment or snapshot file whose
+    header names a version ``storage.versions`` does not list as readable (reading only each
+    file's first bytes). Files without a recognisable header are left to the readers (a
+    headerless WAL file is version 1; a segment or snapshot without its magic is corrupt)."""
+    for _, path in wal_files(fs, wal_dir):
+        version = wal_layout(fs.read_head(path, len(WAL_HEADER))).version
+        if version is not None:
+            WAL.check(path, version)
+    for name in fs.listdir(snapshot_dir):
+        if name.endswith(snapshot_files.SUFFIX):
+            _check(
+                fs,
+                snapshot_dir / name,
+                snapshot_files.VERSION_HEAD,
+                snapshot_files.snapshot_version,
+                SNAPSHOT,
+            )
+    for topic_dir in fs.listdir(segment_dir):
+        for name in fs.listdir(segment_dir / topic_dir):
+            if name.endswith(".seg"):
+                path = segment_dir / topic_dir / name
+                _check(fs, path, segment_files.VERSION_HEAD, segment_files.segment_version, SEGMENT)
+
+
+def _check(
+    fs: FileSystem, path: Path, head: int, version_of: Callable[[bytes], int | None], kind: FileFormat
+) -> None:
+    version = version_of(fs.read_head(path, head))
+    if version is not None:
+        kind.check(path, version)
+
+
 def replay_wal(
     engine: Engine, routers: Routers, fs: FileSystem, wal_dir: Path, report: ReplayReport
 ) -> Iterator[float]:
@@ -284,8 +324,8 @@ def replay_wal(
     expected_lsn: int | None = None
     for index, (first_lsn, path) in enumerate(files):
         buf = fs.read_bytes(path)
-        valid_end = 0
-        for frame in scan(buf):
+        valid_end = wal_layout(buf[: len(WAL_HEADER)]).frames_at
+        for frame in wal_frames(buf, path):
             if expected_lsn is not None and frame.lsn != expected_lsn:
                 break
             if frame.lsn > report.snapshot_lsn:

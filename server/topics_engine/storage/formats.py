@@ -30,6 +30,9 @@ snapshot router's ``config``) are JSON objects read back tolerantly — missing 
 unknown keys are kept and written back — by ``config.stored_config`` and
 ``routers.stored_router_config``, never by the request validators.
 
+The snapshot schema is versioned with its file (``versions.SNAPSHOT``): :func:`decode_snapshot`
+reads every version this server reads.
+
 Integer columns are read with ``array.frombytes`` (C speed).
 """
 
@@ -45,6 +48,7 @@ from typing import Any
 import orjson
 
 from .. import _codec
+from .versions import SNAPSHOT
 
 NONE16 = 0xFFFF
 _LITTLE = sys.byteorder == "little"
@@ -396,7 +400,8 @@ def decode_forward(payload: bytes | memoryview) -> ForwardPayload:
 
 # -- the snapshot schema -----------------------------------------------------------------------
 
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = SNAPSHOT.current
+"""The schema version this server writes (the file header's version; see ``versions``)."""
 
 
 @dataclass(slots=True)
@@ -472,10 +477,12 @@ def encode_snapshot(image: SnapshotImage) -> bytes:
     )
 
 
-def decode_snapshot(body: bytes) -> SnapshotImage:
+def decode_snapshot(body: bytes, version: int = SNAPSHOT_VERSION) -> SnapshotImage:
+    """The snapshot of schema ``version`` (its file header's): any version ``versions.SNAPSHOT``
+    reads. Raises ``ValueError`` when the body names another version than its header."""
     d = orjson.loads(body)
-    if d.get("version") != SNAPSHOT_VERSION:
-        raise ValueError(f"unknown snapshot version {d.get('version')}")
+    if d.get("version") != version:
+        raise ValueError(f"snapshot body version {d.get('version')} differs from its header's {version}")
     topics = []
     for t in d["topics"]:
         q = t.pop("queue")

@@ -84,6 +84,11 @@ class FileSystem:
     def read_bytes(self, path: Path) -> bytes:
         return path.read_bytes()
 
+    def read_head(self, path: Path, n: int) -> bytes:
+        """The first ``n`` bytes of ``path`` (fewer if it is shorter): a file's format header."""
+        with path.open("rb") as f:
+            return f.read(n)
+
     def truncate(self, path: Path, size: int) -> None:
         os.truncate(path, size)
 

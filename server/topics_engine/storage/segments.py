@@ -2,7 +2,7 @@
 
 File ``segments/<topic-id>/<first-seq:020d>.seg``::
 
-    header  b"TSEG" | u8 version | u64 topic_id | u64 first_seq | u64 last_seq | u32 count
+    header  b"TSEG" | u8 version (3) | u64 topic_id | u64 first_seq | u64 last_seq | u32 count
             | u32 chunk_count | u32 crc32(body)
     flags   u8[count]         1 = deleted (records in seq order across the chunks)
     body    chunk_count × record batch (``formats.encode_batch``)
@@ -15,6 +15,10 @@ one byte, so a crash mid-flip leaves the old or the new value, never torn framin
 covers the body only, so either flag value reads back cleanly. The flag is an independent
 witness of the delete that survives WAL trimming. A segment whose records are all gone is
 dropped whole at the next checkpoint (after the snapshot that stops listing it is durable).
+
+Versions (``versions.SEGMENT``): this server writes and reads version 3 only. A file of another
+version raises ``versions.UnsupportedFormat`` (the server does not start), never
+:class:`CorruptSegment` (whose records recovery would give up as lost).
 
 :class:`SegmentStore` is owned by the segment thread: the event loop reaches it only through
 ordered tasks, so a flip always follows the durable WAL ``DELETE`` frame it witnesses.
@@ -31,10 +35,13 @@ from pathlib import Path
 
 from .formats import RecordBatch, decode_batch, encode_batch
 from .fs import FileSystem
+from .versions import SEGMENT
 
 MAGIC = b"TSEG"
-VERSION = 3
+VERSION = SEGMENT.current
 HEADER = struct.Struct("<4sBQQQIII")
+VERSION_HEAD = 5
+"""Bytes that name a segment's format: the magic and the version byte."""
 
 
 class CorruptSegment(Exception):
@@ -112,13 +119,25 @@ class LoadedSegment:
     """One flag per record, in seq order across the batches (1 = deleted)."""
 
 
-def decode_segment(buf: bytes) -> LoadedSegment:
-    """Parse a segment file; raises :class:`CorruptSegment`."""
+def segment_version(head: bytes) -> int | None:
+    """The format version named by a segment file's first :data:`VERSION_HEAD` bytes (``None``:
+    no segment magic — a corrupt file, for the loader to report)."""
+    if len(head) < VERSION_HEAD or head[:4] != MAGIC:
+        return None
+    return head[4]
+
+
+def decode_segment(buf: bytes, path: Path | None = None) -> LoadedSegment:
+    """Parse a segment file; raises :class:`CorruptSegment`, or ``UnsupportedFormat`` for a
+    version this server does not read (``path`` names the file in that message)."""
+    version = segment_version(buf[:VERSION_HEAD])
+    if version is not None:
+        SEGMENT.check(path or Path("segment"), version)
     if len(buf) < HEADER.size:
         raise CorruptSegment("truncated header")
-    magic, version, topic_id, _first, _last, count, n_chunks, crc = HEADER.unpack_from(buf)
-    if magic != MAGIC or version != VERSION:
-        raise CorruptSegment("bad magic or version")
+    magic, _version, topic_id, _first, _last, count, n_chunks, crc = HEADER.unpack_from(buf)
+    if magic != MAGIC:
+        raise CorruptSegment("bad magic")
     body_start = HEADER.size + count
     dead = buf[HEADER.size : body_start]
     if len(dead) != count or zlib.crc32(memoryview(buf)[body_start:]) != crc:

@@ -2,13 +2,19 @@
 
 File ``snapshots/<lsn:020d>.snap``::
 
-    b"TSNP" | u8 version | u32 crc32(body) | body
+    b"TSNP" | u8 version (1) | u32 crc32(body) | body
 
-The body is the snapshot schema of ``formats`` (:class:`formats.SnapshotImage`): every topic's
-config and watermarks and the sealed segments that hold its records. Recovery loads the newest
-snapshot whose CRC checks, its segments, and then replays WAL frames with a greater LSN.
-Writing is temp file -> fsync -> rename -> fsync of the directory, so a crash leaves either the
-previous snapshot or the new one; older snapshots are removed only after the new one is durable.
+The body is the snapshot schema of ``formats`` (:class:`formats.SnapshotImage`, JSON, naming
+its version too): every topic's config and watermarks and the sealed segments that hold its
+records. Versions (``versions.SNAPSHOT``): this server writes and reads version 1. A snapshot
+of a version it does not read raises
+``versions.UnsupportedFormat`` — it is never skipped as corrupt, for an older snapshot would
+then silently stand in for it.
+
+Recovery loads the newest snapshot whose CRC checks, its segments, and then replays WAL frames
+with a greater LSN. Writing is temp file -> fsync -> rename -> fsync of the directory, so a crash
+leaves either the previous snapshot or the new one; older snapshots are removed only after the
+new one is durable.
 """
 
 from __future__ import annotations
@@ -20,13 +26,24 @@ from pathlib import Path
 
 from .formats import SnapshotImage, decode_snapshot, encode_snapshot
 from .fs import FileSystem
+from .versions import SNAPSHOT
 
 log = logging.getLogger("topics.storage")
 
 MAGIC = b"TSNP"
-VERSION = 1
+VERSION = SNAPSHOT.current
 HEADER = struct.Struct("<4sBI")
 SUFFIX = ".snap"
+VERSION_HEAD = 5
+"""Bytes that name a snapshot's format: the magic and the version byte."""
+
+
+def snapshot_version(head: bytes) -> int | None:
+    """The format version named by a snapshot file's first :data:`VERSION_HEAD` bytes
+    (``None``: no snapshot magic — a corrupt file)."""
+    if len(head) < VERSION_HEAD or head[:4] != MAGIC:
+        return None
+    return head[4]
 
 
 def snapshot_name(lsn: int) -> str:
@@ -44,14 +61,18 @@ def write_snapshot(fs: FileSystem, directory: Path, image: SnapshotImage) -> Pat
 
 
 def read_latest_snapshot(fs: FileSystem, directory: Path) -> SnapshotImage | None:
-    """The newest valid snapshot's state, or ``None``; corrupt ones are skipped (and logged)."""
+    """The newest valid snapshot's state, or ``None``; corrupt ones are skipped (and logged).
+    Raises ``versions.UnsupportedFormat`` for a snapshot of a version this server does not read."""
     names = sorted((n for n in fs.listdir(directory) if n.endswith(SUFFIX)), reverse=True)
     for name in names:
         buf = fs.read_bytes(directory / name)
-        if len(buf) >= HEADER.size:
-            magic, version, crc = HEADER.unpack_from(buf)
+        version = snapshot_version(buf[:VERSION_HEAD])
+        if version is not None:
+            SNAPSHOT.check(directory / name, version)
+        if version is not None and len(buf) >= HEADER.size:
+            _, _, crc = HEADER.unpack_from(buf)
             body = buf[HEADER.size :]
-            if magic == MAGIC and version == VERSION and zlib.crc32(body) == crc:
-                return decode_snapshot(body)
+            if zlib.crc32(body) == crc:
+                return decode_snapshot(body, version)
         log.error("snapshot %s is corrupt; trying an older one", name)
     return None

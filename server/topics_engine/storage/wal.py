@@ -27,6 +27,17 @@ Files: ``wal/<first-lsn:020d>.wal``, rotated after ``rotate_bytes`` (the new fil
 entry is fsynced before any frame in it counts as durable); :meth:`trim` removes files whose
 frames all precede a checkpoint. :meth:`run_task` runs file work on the sync thread once every
 frame submitted before it is durable.
+
+A file's layout (versions: ``versions.WAL``)::
+
+    version 2:  b"TWAL" | u8 2 | frames...
+    version 1:  frames...            (no header: files written by servers before version 2)
+
+Frames (``frames``) are the same in both. The header is written with a file's first frames, in
+the same write, so a file is empty, or starts with its header: a file shorter than the header
+holds no frame (a torn header, truncated by recovery like any torn tail). A version 1 file is
+read as is and never appended to: the WAL continues in a new version 2 file. A file naming a
+newer version refuses recovery (``versions.UnsupportedFormat``) before anything is changed.
 """
 
 from __future__ import annotations
@@ -37,17 +48,22 @@ import contextlib
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import _codec
 from .formats import RecordBatch
-from .frames import FrameType, frame_parts
+from .frames import Frame, FrameType, frame_parts, scan
 from .fs import FileSystem
+from .versions import WAL
 
 WAL_SUFFIX = ".wal"
+WAL_MAGIC = b"TWAL"
+WAL_VERSION = WAL.current
+WAL_HEADER = WAL_MAGIC + bytes((WAL_VERSION,))
+"""What a version 2 file starts with (5 bytes)."""
 SYNC_DELAY_S = 0.01
 """Default longest time a written but unwaited-for frame (disk/memory class) stays un-fsynced
 (``TOPICS_WAL_SYNC_MS``). 10 ms: a 1-connection stream of single appends pays a fsync per ~30
@@ -61,6 +77,41 @@ class WalFailed(Exception):
 
 def wal_file_name(first_lsn: int) -> str:
     return f"{first_lsn:020d}{WAL_SUFFIX}"
+
+
+@dataclass(frozen=True, slots=True)
+class WalLayout:
+    """How a WAL file's bytes are laid out, from its first :data:`WAL_HEADER` bytes."""
+
+    version: int | None
+    """Its format version; ``None``: shorter than a header and holding no frame."""
+    frames_at: int
+    """Where its first frame starts (0 for version 1 and for a file holding no frame)."""
+
+
+def wal_layout(head: bytes) -> WalLayout:
+    """The layout a file starting with ``head`` (its first ``len(WAL_HEADER)`` bytes) has:
+
+    - starts with the magic and a version byte: that version, frames after the header;
+    - shorter than a header (empty, or a torn header or first frame): no version, no frame;
+    - anything else: version 1 (headerless), frames from byte 0. A version 1 frame could start
+      with the magic only with a first frame of ~1.28 GB (its ``u32`` length), which no server
+      wrote."""
+    if len(head) >= len(WAL_HEADER) and head[: len(WAL_MAGIC)] == WAL_MAGIC:
+        return WalLayout(head[len(WAL_MAGIC)], len(WAL_HEADER))
+    if len(head) < len(WAL_HEADER):
+        return WalLayout(None, 0)
+    return WalLayout(1, 0)
+
+
+def wal_frames(buf: bytes, path: Path | None = None) -> Iterator[Frame]:
+    """The valid frames of a WAL file's bytes ``buf``, whatever its (readable) version; raises
+    ``versions.UnsupportedFormat`` (naming ``path``) for a version this server does not read."""
+    layout = wal_layout(buf[: len(WAL_HEADER)])
+    if layout.version is None:
+        return iter(())
+    WAL.check(path or Path("WAL file"), layout.version)
+    return scan(buf, layout.frames_at)
 
 
 def wal_files(fs: FileSystem, directory: Path) -> list[tuple[int, Path]]:
@@ -184,12 +235,14 @@ class Wal:
         no per-write future has to be wrapped)."""
         self.stats = WalStats()
         fs.makedirs(directory)
-        existing = wal_files(fs, directory)
-        self._file_first_lsn = existing[-1][0] if existing else next_lsn
-        path = existing[-1][1] if existing else directory / wal_file_name(next_lsn)
+        self._file_first_lsn, path, self._file_size, self._header_due = self._continue_in(
+            wal_files(fs, directory)
+        )
+        """``_file_size``: bytes of frames in the current file (its header not counted);
+        ``_header_due``: the file is empty, its header goes with its first frames (one write)."""
+        created = not fs.exists(path)
         self._fd = fs.open_append(path)
-        self._file_size = fs.size(path)
-        if not existing:
+        if created:
             fs.fsync_dir(directory)
         # loop-thread state
         self._frames: list[bytes] = []
@@ -219,6 +272,24 @@ class Wal:
         self._stop = False
         self._thread = threading.Thread(target=self._sync_loop, name="topics-wal-sync", daemon=True)
         self._thread.start()
+
+    def _continue_in(self, existing: list[tuple[int, Path]]) -> tuple[int, Path, int, bool]:
+        """``(first lsn, path, frame bytes, header due)`` of the file to append to: the last file
+        if it is of the current version, or holds no frame (emptied; its header is due), else a
+        new file at ``next_lsn`` (the last one is of an older version, never appended to)."""
+        fresh = (self.next_lsn, self.directory / wal_file_name(self.next_lsn), 0, True)
+        if not existing:
+            return fresh
+        first, path = existing[-1]
+        layout = wal_layout(self.fs.read_head(path, len(WAL_HEADER)))
+        if layout.version is None:
+            if self.fs.size(path):
+                self.fs.truncate(path, 0)
+            return first, path, 0, True
+        if layout.version != WAL_VERSION:
+            assert first < self.next_lsn, f"{path.name} holds frames at or above LSN {self.next_lsn}"
+            return fresh
+        return first, path, self.fs.size(path) - layout.frames_at, False
 
     # -- loop thread ------------------------------------------------------------------------------
 
@@ -327,8 +398,12 @@ class Wal:
         if self.failed is not None:
             self._fail_waiters(self.failed, after_lsn=upto - count)
             return
+        header = self._header_due
+        if header:
+            parts.insert(0, WAL_HEADER)
         try:
             self.fs.writev(self._fd, parts)
+            self._header_due = False
         except OSError as err:
             # frames written before this one may still be synced (and acked) by a sync already
             # asked for; these and every later one fail
@@ -337,7 +412,7 @@ class Wal:
         stats = self.stats
         stats.frames_total += count
         stats.batches_total += 1
-        stats.bytes_written_total += size
+        stats.bytes_written_total += size + (len(WAL_HEADER) if header else 0)
         self._file_size += size
         self._written_lsn = upto  # read by the sync thread when asked to sync (GIL-atomic)
         if self._file_size >= self.rotate_bytes:
@@ -369,6 +444,7 @@ class Wal:
             self._dir_dirty = True
         self._file_first_lsn = first_lsn
         self._file_size = 0
+        self._header_due = True
         self.stats.rotations_total += 1
 
     def _fail(self, error: BaseException, after_lsn: int | None = None) -> None:
