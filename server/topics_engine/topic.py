@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config import Discard, TopicConfig, TopicType
+from .config import Discard, Durability, TopicConfig, TopicType
 from .errors import TopicFull
 from .idempotency import IdempotencyWindow
 from .jsonvalues import to_int
@@ -186,9 +186,10 @@ class Topic:
       whoever creates the topic (the engine, recovery), before it is registered.
     - ``config``: ``Engine.apply_config`` (which bumps ``version`` with it).
     - The records and what they mean — ``log``, ``count``, ``bytes``, ``tags``, ``evict_floor``,
-      the loss runs, ``holes``, the last ``$ts``, ``last_write_ts``, ``version`` and
-      ``reserved_seq`` (the seq allocator): only this class's methods. Recovery sets them
-      through :meth:`reinstate`, :meth:`advance_head` and :meth:`reserve_upto`.
+      the loss runs, ``holes``, ``skipped``, the last ``$ts``, ``last_write_ts``, ``version``
+      and ``reserved_seq`` (the seq allocator): only this class's methods. Recovery sets them
+      through :meth:`reinstate`, :meth:`advance_head`, :meth:`resume_after_crash` and
+      :meth:`reserve_upto`.
     - ``last_read_ts``: the readers (engine reads, watch streams) — auto-priority's input.
     - ``idempotency``: the engine's append path and replay remember keys, a failed fsync forgets
       one; the window's own rules expire them.
@@ -240,6 +241,14 @@ class Topic:
     """``(seq, missed)`` ascending: seqs a router reserved to mark source records it could not
     copy (the source evicted them first). A reader crossing one gets a ``source_trim``
     tombstone; they hold no record."""
+    skipped: list[tuple[int, int]] = field(default_factory=list)
+    """``(low, high)`` ascending, only for a recreated, non-ephemeral topic: a crash recovery
+    raised the head from ``low`` past cursors the previous incarnation's readers may hold
+    (:meth:`resume_after_crash`); ``high`` is the raised head or ``previous_head + 1``,
+    whichever is lower. A cursor strictly between ``low`` and ``high`` was never this
+    incarnation's to hand out (its readers hold ``<= low`` or ``>=`` the raised head) and is at
+    most ``previous_head``, so it is an old reader's: :meth:`tombstone_for` answers
+    ``recreated``. Persisted by snapshots (``TopicImage.skipped``)."""
 
     def __post_init__(self) -> None:
         if self.config.type is TopicType.QUEUE:
@@ -396,6 +405,26 @@ class Topic:
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
         self.version += 1
 
+    def resume_after_crash(self, seq: int) -> bool:
+        """Recovery after a crash: the head moves up to ``seq`` (the seq reservation), skipping
+        seqs that may have been handed out before the crash. For a recreated topic whose skip
+        starts below the previous incarnation's head, the skipped range is remembered
+        (:attr:`skipped`) so a reader at an old cursor inside it still learns of the
+        recreation. Not for an ``ephemeral`` topic: it keeps no record below the raised head,
+        so an old cursor misses nothing. Returns whether the head moved."""
+        low = self.head_seq
+        if seq <= low:
+            return False
+        self.advance_head(seq)
+        old = self.previous_head
+        if old is not None and low < old and self.config.durability is not Durability.EPHEMERAL:
+            self.skipped.append((low, min(self.head_seq, old + 1)))
+        return True
+
+    def _in_skipped(self, cursor: int) -> bool:
+        """``cursor`` lies strictly inside a range :meth:`resume_after_crash` skipped."""
+        return any(low < cursor < high for low, high in self.skipped)
+
     def reserve_upto(self, seq: int) -> None:
         """Recovery: seqs up to ``seq`` count as handed out (a snapshot's reservation, the head
         a replayed topic delete recorded), so none is handed out again."""
@@ -412,10 +441,12 @@ class Topic:
         last_write_ts: int | None,
         last_read_ts: int | None,
         last_ts: int,
+        skipped: Iterable[Sequence[int]] = (),
     ) -> None:
         """Recovery: reinstate the watermarks a snapshot recorded, once the records of its
         segments are loaded. ``losses`` are ``(reason, last_seq, count)`` runs, ``holes``
-        ``(seq, missed)`` markers, as :attr:`losses` and :meth:`reachable_holes` give them."""
+        ``(seq, missed)`` markers, ``skipped`` ``(low, high)`` ranges, as :attr:`losses`,
+        :meth:`reachable_holes` and :attr:`skipped` give them."""
         self.advance_head(head_seq)
         self.reserve_upto(reserved_seq)
         self.evict_floor = evict_floor
@@ -423,6 +454,7 @@ class Topic:
         self.last_write_ts, self.last_read_ts = last_write_ts, last_read_ts
         self._last_ts = max(self._last_ts, last_ts)
         self.holes = [(seq, missed) for seq, missed in holes]
+        self.skipped = [(low, high) for low, high in skipped]
 
     @property
     def last_ts(self) -> int:
@@ -555,8 +587,10 @@ class Topic:
     def tombstone_for(self, from_seq: int) -> Tombstone | None:
         """The gap marker for a reader at ``from_seq`` (exclusive cursor), if it lost records:
         iff ``from_seq + 1 < evict_floor`` — for every cursor, 0 ("from earliest") included
-        (docs/DECISIONS.md, "Tombstones") — or the topic was recreated below the reader's cursor."""
-        if self.previous_head is not None and from_seq > self.head_seq:
+        (docs/DECISIONS.md, "Tombstones") — or the topic was recreated below the reader's cursor:
+        the cursor is beyond this incarnation's head, or inside a range a crash recovery skipped
+        (:attr:`skipped`), so it can only be a cursor of the previous incarnation."""
+        if self.previous_head is not None and (from_seq > self.head_seq or self._in_skipped(from_seq)):
             return Tombstone(
                 from_seq + 1,
                 max(from_seq + 1, self.previous_head),

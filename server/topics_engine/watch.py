@@ -163,9 +163,10 @@ class RecordsEvent:
 @dataclass(slots=True)
 class TombstoneEvent:
     """``tombstone``: records the reader had not read were lost; its cursor moves to
-    ``gap_to`` — or to 0 for ``recreated`` (the cursor was past the new incarnation's head:
-    the reader starts it over). The first cap/TTL loss after a connect has reason
-    ``from_seq_too_old`` (docs/DECISIONS.md, "Watch tombstones and budget")."""
+    ``gap_to`` — or to 0 for ``recreated`` (the cursor was past the new incarnation's head, or
+    in seqs a crash made it skip: ``Topic.tombstone_for``; the reader starts it over). The
+    first cap/TTL loss after a connect has reason ``from_seq_too_old`` (docs/DECISIONS.md,
+    "Watch tombstones and budget")."""
 
     topic: str
     tombstone: Tombstone

@@ -6,9 +6,9 @@
 - The heads a crash recovery raises above the replayed records (docs/DECISIONS.md, "Seqs are
   never reused") must stay raised whatever ends the next run — a crash, a checkpoint, or a clean
   stop without a final checkpoint.
-- Pinned (strict xfail): a reader still at a cursor of a deleted topic learns that the topic was
-  recreated only while the new topic's head is below its cursor; a crash raising the new head
-  past that cursor hides the recreation (the skipped seqs are not persisted).
+- A reader still at a cursor of a deleted topic learns that the topic was recreated also after
+  a crash raised the new topic's head past that cursor: the skipped range is kept
+  (``Topic.skipped``, snapshot version 2) across every later restart.
 
 Each case stops the first run either as ``kill -9`` does (``crash``) or cleanly without a final
 checkpoint (``clean_stop``: the WAL ends with ``CLEAN_STOP``), so both replay paths are covered.
@@ -198,13 +198,6 @@ async def test_heads_a_crash_raised_that_cannot_be_recorded_leave_the_wal_read_o
         node.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine limit: Topic.tombstone_for calls a topic recreated only for a cursor beyond its "
-    "head; a crash raises a recreated topic's head past the old incarnation's cursors without any "
-    "record, and which seqs were skipped is not persisted (that would take a snapshot field), so a "
-    "reader of the old topic silently misses the new topic's records below its cursor",
-)
 async def test_a_reader_of_the_old_topic_learns_of_a_recreation_after_a_crash(tmp_path: Path) -> None:
     clock = ManualClock(T0)
     node = await open_node(tmp_path, clock)
@@ -224,5 +217,34 @@ async def test_a_reader_of_the_old_topic_learns_of_a_recreation_after_a_crash(tm
         page = e.diff("r", from_seq=5, limit=10)
         assert page.tombstone is not None and page.tombstone.reason == "recreated"
         assert page.count == 1  # record 1 of the new topic
+    finally:
+        node.close()
+
+
+@pytest.mark.parametrize("how", STOPS)
+async def test_the_recreation_stays_known_across_later_restarts(tmp_path: Path, how: str) -> None:
+    """The skipped range the first recovery recorded (in the checkpoint of the raised heads)
+    survives whatever ends the next runs, and a second raise adds to it."""
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock)
+    e = node.engine
+    e.append("r", [{"data": i} for i in range(10)])
+    await e.delete_topic("r").wait
+    e.append("r", [{"data": "new"}])
+    await stop(node, "crash")
+    node = await open_node(tmp_path, clock)
+    raised = node.engine.topic_state("r").head_seq
+    node.engine.append("r", [{"data": "newer"}])
+    await stop(node, how)
+
+    node = await open_node(tmp_path, clock)
+    try:
+        e = node.engine
+        assert e.topic_state("r").head_seq >= raised + 1
+        page = e.diff("r", from_seq=5, limit=10)
+        assert page.tombstone is not None and page.tombstone.reason == "recreated"
+        assert page.count == 2  # both records of the new topic
+        current = e.diff("r", from_seq=raised, limit=10)  # a reader of the new topic
+        assert current.tombstone is None and current.count == 1
     finally:
         node.close()

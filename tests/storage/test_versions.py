@@ -4,14 +4,17 @@
   of a newer version than this server reads refuses the data directory with a message naming
   the file, the version found, the versions read and "upgrade topics" — before anything in the
   directory changes (never read as corrupt, skipped, truncated or set aside).
-- Older versions are read as they are: a headerless (version 1) WAL file (the golden set,
-  ``test_golden.py``, covers a whole directory of that time).
+- Older versions are read as they are: a headerless (version 1) WAL file, a version 1 snapshot
+  (the golden set, ``test_golden.py``, covers a whole version 1 directory).
 """
 
 from __future__ import annotations
 
+import struct
+import zlib
 from pathlib import Path
 
+import orjson
 import pytest
 from topics_engine import Engine, Limits, ManualClock
 from topics_engine.datadir import DataDirectory, UnsupportedFormat
@@ -137,5 +140,25 @@ async def test_a_torn_wal_header_is_a_torn_tail(tmp_path: Path) -> None:
     node = await open_node(tmp_path, clock)
     try:
         assert diff_data(node.engine, "log") == [1, 2]
+    finally:
+        node.close()
+
+
+async def test_a_version_1_snapshot_loads_without_skipped_ranges(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    await written(tmp_path, clock)
+    path = victim(tmp_path, "snapshot")
+    raw = path.read_bytes()
+    body = orjson.loads(raw[9:])
+    body["version"] = 1
+    for topic in body["topics"]:
+        del topic["skipped"]  # the field version 2 added
+    v1_body = orjson.dumps(body)
+    path.write_bytes(struct.pack("<4sBI", b"TSNP", 1, zlib.crc32(v1_body)) + v1_body)
+
+    node = await open_node(tmp_path, clock)
+    try:
+        assert diff_data(node.engine, "log") == list(range(7))
+        assert node.engine._topics["log"].skipped == []
     finally:
         node.close()

@@ -109,6 +109,7 @@ def topic_image(topic: Topic, reserved: int, final: bool = False) -> TopicImage:
         queue=topic.queue.image(topic.config.leases_durable) if topic.queue is not None else None,
         segments=[],
         holes=[[seq, missed] for seq, missed in topic.reachable_holes()],
+        skipped=[[low, high] for low, high in topic.skipped],
     )
 
 

@@ -184,8 +184,9 @@ class Replayer:
         handed out (their un-fsynced tail may be lost; its seqs are never handed out again);
         :attr:`raised` counts the non-ephemeral ones that moved. After a clean stop nothing was
         lost: heads stay where they were, ephemeral ones (whose records are not logged) at the
-        exact head the stop recorded. Flips of topics deleted since are dropped (their segments
-        go with them)."""
+        exact head the stop recorded. A recreated topic remembers the range a raise skipped
+        (``Topic.resume_after_crash``), which the checkpoint recording the raised heads persists.
+        Flips of topics deleted since are dropped (their segments go with them)."""
         self.routers.finish_replay()
         for topic in self.engine.topics():
             if topic.queue is not None:
@@ -195,9 +196,8 @@ class Replayer:
                 continue
             reserved = self.reserved.get(topic.id, 0)
             if self.clean_stop is None:
-                head = topic.head_seq
-                topic.advance_head(max(reserved, topic.reserved_seq))
-                if topic.head_seq > head and durability is not Durability.EPHEMERAL:
+                moved = topic.resume_after_crash(max(reserved, topic.reserved_seq))
+                if moved and durability is not Durability.EPHEMERAL:
                     self.raised += 1
             elif durability is Durability.EPHEMERAL:
                 topic.advance_head(self.clean_stop.get(topic.id, reserved))
@@ -251,6 +251,7 @@ def restore_topic(topic: Topic, image: TopicImage) -> None:
         last_write_ts=image.last_write_ts,
         last_read_ts=image.last_read_ts,
         last_ts=image.last_ts,
+        skipped=image.skipped,
     )
     topic.idempotency.restore(image.idempotency)
     if topic.queue is not None and image.queue is not None:

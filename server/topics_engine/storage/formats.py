@@ -31,7 +31,7 @@ unknown keys are kept and written back — by ``config.stored_config`` and
 ``routers.stored_router_config``, never by the request validators.
 
 The snapshot schema is versioned with its file (``versions.SNAPSHOT``): :func:`decode_snapshot`
-reads every version this server reads.
+reads every version this server reads (see :class:`TopicImage` for what each added).
 
 Integer columns are read with ``array.frombytes`` (C speed).
 """
@@ -420,7 +420,10 @@ class QueueImage:
 
 @dataclass(slots=True)
 class TopicImage:
-    """One topic in a snapshot: identity, config, watermarks and its sealed segments."""
+    """One topic in a snapshot: identity, config, watermarks and its sealed segments.
+
+    Schema versions: 1 — every field but ``skipped``; 2 — ``skipped`` added (absent in a
+    version 1 snapshot: no skipped range)."""
 
     id: int
     name: str
@@ -444,6 +447,9 @@ class TopicImage:
     """File names of the sealed segments holding the topic's records."""
     holes: list[list[int]] = field(default_factory=list)
     """``[seq, missed]``: dest seqs marking records a router could not copy (``source_trim``)."""
+    skipped: list[list[int]] = field(default_factory=list)
+    """``[low, high]``: cursors strictly between are the previous incarnation's, inside seqs a
+    crash recovery skipped in a recreated topic (``Topic.skipped``). Since schema version 2."""
 
 
 @dataclass(slots=True)
@@ -479,7 +485,8 @@ def encode_snapshot(image: SnapshotImage) -> bytes:
 
 def decode_snapshot(body: bytes, version: int = SNAPSHOT_VERSION) -> SnapshotImage:
     """The snapshot of schema ``version`` (its file header's): any version ``versions.SNAPSHOT``
-    reads. Raises ``ValueError`` when the body names another version than its header."""
+    reads; a field a version lacks takes its default (:class:`TopicImage`). Raises
+    ``ValueError`` when the body names another version than its header."""
     d = orjson.loads(body)
     if d.get("version") != version:
         raise ValueError(f"snapshot body version {d.get('version')} differs from its header's {version}")

@@ -9,7 +9,7 @@ kind       header             writes  reads      older versions
 WAL file   ``b"TWAL"`` u8     2       1, 2       1: no header — frames from byte 0 (read as is;
                                                  never appended to: the next frame opens a v2 file)
 segment    ``b"TSEG"`` u8 ..  3       3          (1 and 2 predate every released data directory)
-snapshot   ``b"TSNP"`` u8 ..  1       1
+snapshot   ``b"TSNP"`` u8 ..  2       1, 2       1: no ``skipped`` per topic (read as none)
 ========== ================== ======= ========== =================================================
 
 The rule for a version found in a file (:meth:`FileFormat.check`): a readable one is read as
@@ -65,4 +65,4 @@ class FileFormat:
 
 WAL = FileFormat("WAL file", current=2, readable=frozenset({1, 2}))
 SEGMENT = FileFormat("segment", current=3, readable=frozenset({3}))
-SNAPSHOT = FileFormat("snapshot", current=1, readable=frozenset({1}))
+SNAPSHOT = FileFormat("snapshot", current=2, readable=frozenset({1, 2}))
