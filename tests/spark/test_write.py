@@ -96,7 +96,7 @@ def test_bad_rows_and_frames_fail_naming_what_is_wrong(
     with pytest.raises(Exception, match=r"row 1 of partition 0: data is not JSON text"):
         _write(bad_json, server, topic=t)
     long_tag = spark.createDataFrame([("1", "x"), ("2", "t" * 300)], "data string, tag string").coalesce(1)
-    with pytest.raises(Exception, match=r"row 1 of partition 0 cannot be written .*tag is 300 bytes"):
+    with pytest.raises(Exception, match=r"row 1 of partition 0 cannot be written .*tag is 300 characters"):
         _write(long_tag, server, topic=t)
     with pytest.raises(Exception, match="exactly one of the columns data or value"):
         _write(spark.createDataFrame([(1,)], "x int"), server, topic=t)
