@@ -16,7 +16,9 @@ Two ways in, on purpose:
   ``config``), possibly written by an older or newer server: tolerant, so that tightening a
   request rule never makes an existing data directory fail recovery. Missing keys take their
   defaults, unknown keys are kept (:attr:`TopicConfig.extra`, written back by
-  :meth:`TopicConfig.to_stored`), values are taken as stored.
+  :meth:`TopicConfig.to_stored`), values are taken as stored — except a value whose meaning
+  this server does not know (an unknown ``type``/``durability``/``discard``, a u64 field out of
+  range), which is refused with ``UnsupportedFormat`` like a newer file version.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from typing import Any
 from .errors import InvalidRequest, TopicExistsIncompatible
 from .jsonvalues import U64_MAX, to_int
 from .names import TOPIC_NAME_RE
+from .storage.versions import UnsupportedFormat
 
 log = logging.getLogger("topics.config")
 
@@ -205,14 +208,31 @@ _STORED_INTS = (*_U64_FIELDS, "priority")
 _STORED_BOOLS = ("auto_priority", "auto_create", "dedupe_node", "leases_durable")
 
 
-def _stored_value(name: str, value: Any) -> Any:
+def unknown_stored_value(owner: str, field: str, value: Any) -> UnsupportedFormat:
+    """The refusal of a stored config value this server cannot hold without changing its
+    meaning (an enum value it does not know, an out-of-range integer): as for a newer file
+    version, the data directory is refused rather than read with a default."""
+    return UnsupportedFormat(
+        f"{owner}: stored config.{field} = {value!r} is not a value this server knows; it was "
+        "written by a newer topics server (or the file is damaged) — upgrade topics to open this "
+        "data directory"
+    )
+
+
+def _stored_value(topic: str, name: str, value: Any) -> Any:
     """A known field of a stored record as the config holds it: enums by value, the rest as
     stored if its type fits (no range, clamp or name rule). Raises ``ValueError`` when it
-    cannot be used (the caller keeps the default)."""
+    cannot be used (the caller keeps the default) and :class:`UnsupportedFormat` for an enum
+    value this server does not know or a u64 field outside ``[0, 2**64)``."""
     if name in _ENUM_FIELDS:
-        return _ENUM_FIELDS[name](value)
+        try:
+            return _ENUM_FIELDS[name](value)
+        except ValueError:
+            raise unknown_stored_value(f"topic {topic!r}", name, value) from None
     if name in _STORED_INTS:
         if isinstance(value, int) and not isinstance(value, bool):
+            if name in _U64_FIELDS and not 0 <= value <= U64_MAX:
+                raise unknown_stored_value(f"topic {topic!r}", name, value)
             return value
         if name == "priority" and value is None:
             return None
@@ -233,15 +253,19 @@ def stored_config(stored: Mapping[str, Any], topic: str = "") -> TopicConfig:
     - a value is taken as stored: no range, clamp or name rule of :func:`resolve_config`
       applies (a ``lease_ms`` below today's minimum, a ``dead_letter`` today's names refuse,
       recover as they were);
-    - only a value the config cannot hold (a wrong type, an enum value this server does not
-      know) falls back to the default, with a warning naming ``topic`` and the field.
+    - a value of the wrong type for a non-enum field falls back to the default, with a warning
+      naming ``topic`` and the field;
+    - a ``type``, ``durability`` or ``discard`` this server does not know, or a u64 field below
+      0 or above 2**64 - 1, raises :class:`UnsupportedFormat` (naming ``topic``, the field and
+      the value): a default would change what the topic keeps or evicts, and would be written
+      back.
     """
     changes: dict[str, Any] = {}
     for name, value in stored.items():
         if name == "durable" or name not in _KNOWN_FIELDS:
             continue
         try:
-            changes[name] = _stored_value(name, value)
+            changes[name] = _stored_value(topic, name, value)
         except ValueError:
             log.warning("topic %r: stored config.%s = %r is unusable; using the default", topic, name, value)
     if "durability" not in stored and isinstance(stored.get("durable"), bool):

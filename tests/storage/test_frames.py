@@ -7,6 +7,7 @@ import zlib
 from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from topics_engine import _codec
@@ -28,6 +29,7 @@ from topics_engine.storage.formats import (
 from topics_engine.storage.frames import FRAME_HEADER, FrameType, encode_frame, scan
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.segments import decode_segment, encode_segment
+from topics_engine.storage.versions import UnsupportedFormat
 from topics_engine.storage.wal import Wal, wal_file_name, wal_files, wal_frames
 
 U64 = st.integers(0, 2**64 - 1)
@@ -223,11 +225,23 @@ def test_scan_stops_at_a_corrupt_byte_anywhere_in_a_frame() -> None:
         assert [f.lsn for f in out] == [7 + i for i in range(hit)], pos
 
 
-def test_scan_rejects_an_unknown_frame_type_even_with_a_valid_crc() -> None:
+def test_scan_refuses_a_crc_valid_frame_of_an_unknown_type() -> None:
+    """A newer server wrote it: not a torn tail (which recovery would truncate)."""
     body = bytes([99]) + (5).to_bytes(8, "little") + b"x"
     bogus = FRAME_HEADER.pack(len(body), zlib.crc32(body)) + body
     good = encode_frame(FrameType.APPEND, 4, b"ok")
-    assert [f.lsn for f in scan(good + bogus + encode_frame(FrameType.APPEND, 6, b""))] == [4]
+    seen = []
+    with pytest.raises(UnsupportedFormat, match="frame type 99 .*upgrade topics"):
+        for f in scan(good + bogus + encode_frame(FrameType.APPEND, 6, b"")):
+            seen.append(f.lsn)
+    assert seen == [4]
+
+
+def test_scan_still_stops_at_an_unknown_type_whose_crc_fails() -> None:
+    body = bytes([99]) + (5).to_bytes(8, "little") + b"x"
+    bogus = FRAME_HEADER.pack(len(body), zlib.crc32(body) ^ 1) + body
+    good = encode_frame(FrameType.APPEND, 4, b"ok")
+    assert [f.lsn for f in scan(good + bogus)] == [4]
 
 
 def test_scan_treats_zero_fill_as_the_end() -> None:

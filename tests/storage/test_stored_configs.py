@@ -10,8 +10,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from topics_engine import ManualClock
+import pytest
+from topics_engine import Engine, Limits, ManualClock
 from topics_engine.config import DEFAULT_CONFIG, Durability, TopicType
+from topics_engine.datadir import DataDirectory, UnsupportedFormat
 from topics_engine.matching import TagMatch
 from topics_engine.routers import Routers
 from topics_engine.storage import formats
@@ -20,6 +22,7 @@ from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.snapshot import read_latest_snapshot, write_snapshot
 
 from .harness import T0, Node, crash, flush, open_node
+from .test_versions import files_of
 
 
 def routers_of(node: Node) -> Routers:
@@ -127,7 +130,7 @@ async def test_a_stored_config_that_todays_request_rules_refuse_still_recovers(t
         "dead_letter": "no such name!",  # a name today's rules refuse
         "durable": "maybe",  # derived, and not a boolean: ignored
     }
-    refused_router = {**router, "filter": ["tag", "Glob", "a"], "guarantee": "someday"}
+    refused_router = {**router, "filter": ["tag", "Glob", "a"]}  # a malformed Glob: lenient
     patch_snapshot(tmp_path, topic=refused_topic, router=refused_router)
     node = await open_node(tmp_path, clock)
     try:
@@ -136,7 +139,6 @@ async def test_a_stored_config_that_todays_request_rules_refuse_still_recovers(t
         assert config.durability is Durability.DISK
         r = routers_of(node).get("q->t")
         assert r.config.filter == ["tag", "Glob", "a"] and r.match == TagMatch(exact=None, prefix="a")
-        assert r.config.guarantee == "at_least_once"  # unknown: the default
     finally:
         node.close()
 
@@ -172,3 +174,106 @@ async def test_replayed_config_frames_are_read_tolerantly_too(tmp_path: Path) ->
         assert r.match == TagMatch(exact=None, prefix="x") and r.config.extra == {"hops": 3}
     finally:
         node.close()
+
+
+def refused(path: Path, clock: ManualClock) -> str:
+    """Recover ``path``, expecting a refusal; every file is left byte-identical. The message."""
+    before = files_of(path)
+    store = DataDirectory(path)
+    store.lock()
+    try:
+        with pytest.raises(UnsupportedFormat) as err:
+            for _ in store.recover(Engine(clock, Limits())):
+                pass
+    finally:
+        store.close()
+    assert files_of(path) == before  # nothing truncated, pruned, set aside or rewritten
+    return str(err.value)
+
+
+UNKNOWN_TOPIC_VALUES = [
+    ("durability", "quorum"),
+    ("type", "stream"),
+    ("discard", "block"),
+    ("cap_records", -5),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), UNKNOWN_TOPIC_VALUES)
+async def test_a_snapshot_config_value_this_server_does_not_know_is_refused(
+    tmp_path: Path, field: str, value: Any
+) -> None:
+    """Not read as the default (and written back): a newer server wrote it."""
+    clock = ManualClock(T0)
+    await configured(tmp_path, clock)
+    topic, _ = stored_records(tmp_path)
+    patch_snapshot(tmp_path, topic={**topic, field: value})
+    message = refused(tmp_path, clock)
+    assert "topic 'q'" in message and f"config.{field} = {value!r}" in message
+    assert "upgrade topics" in message
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("guarantee", "exactly_once_v2"), ("filter", ["tag", "Ne", "a"]), ("filter", ["node", "Eq", "x"])],
+)
+async def test_a_snapshot_router_value_this_server_does_not_know_is_refused(
+    tmp_path: Path, field: str, value: Any
+) -> None:
+    clock = ManualClock(T0)
+    await configured(tmp_path, clock)
+    _, router = stored_records(tmp_path)
+    patch_snapshot(tmp_path, router={**router, field: value})
+    message = refused(tmp_path, clock)
+    assert "router 'q->t'" in message and f"{field} = {value!r}" in message
+    assert "upgrade topics" in message
+
+
+async def crashed_with(path: Path, clock: ManualClock, frame_type: int, payload: bytes) -> None:
+    """A data directory whose WAL ends with a frame of ``frame_type`` (logged as a newer
+    server could have), left as a crash leaves it."""
+    node = await open_node(path, clock)
+    await node.engine.put_topic("src", {}).wait
+    wal = node.store.wal
+    assert wal is not None
+    wal.submit(frame_type, payload)  # type: ignore[arg-type]
+    await flush(node)
+    crash(node)
+
+
+async def test_a_wal_topic_put_with_an_unknown_durability_is_refused(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    put = formats.TopicPutPayload(T0, 99, "odd", {"durability": "quorum"}, T0, None)
+    await crashed_with(tmp_path, clock, FrameType.TOPIC_PUT, formats.encode_topic_put(put))
+    message = refused(tmp_path, clock)
+    assert "topic 'odd'" in message and "config.durability = 'quorum'" in message
+
+
+async def test_a_wal_topic_put_with_a_negative_cap_is_refused(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    put = formats.TopicPutPayload(T0, 99, "odd", {"cap_records": -5}, T0, None)
+    await crashed_with(tmp_path, clock, FrameType.TOPIC_PUT, formats.encode_topic_put(put))
+    assert "config.cap_records = -5" in refused(tmp_path, clock)
+
+
+async def test_a_wal_router_put_with_an_unknown_filter_operator_is_refused(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    route = {"source": "src", "dest": "t", "filter": ["tag", "Ne", "a"]}
+    router = formats.RouterPayload(1, "src->t", route, 0)
+    await crashed_with(tmp_path, clock, FrameType.ROUTER, formats.encode_router_put(router))
+    message = refused(tmp_path, clock)
+    assert "router 'src->t'" in message and "['tag', 'Ne', 'a']" in message
+
+
+async def test_a_wal_frame_of_an_unknown_type_is_refused_not_truncated(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    await crashed_with(tmp_path, clock, 99, b"from the future")
+    message = refused(tmp_path, clock)
+    assert "frame type 99" in message and "upgrade topics" in message
+
+
+async def test_a_router_frame_of_an_unknown_kind_is_refused(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    await crashed_with(tmp_path, clock, FrameType.ROUTER, bytes([42]) + b"{}")
+    message = refused(tmp_path, clock)
+    assert "ROUTER frame kind 42" in message and "upgrade topics" in message

@@ -19,7 +19,11 @@ segment and snapshot file: one this server does not read (a newer server wrote i
 ``UnsupportedFormat`` and the data directory is left exactly as it was. Older versions are read
 as they are (``storage.versions``). Stored topic and router configs are read tolerantly
 (``config.stored_config``, ``routers.stored_router_config``), never through the request rules,
-so a request rule tightened since they were written cannot fail a recovery.
+so a request rule tightened since they were written cannot fail a recovery; but a value whose
+meaning this server does not know (an enum value, an unknown filter operator, an out-of-range
+u64), a CRC-valid frame of an unknown type or a ``ROUTER`` frame of an unknown kind raises
+``UnsupportedFormat`` — from the snapshot while :func:`load_snapshot` runs, before segments are
+pruned; from the WAL during replay, before any tail is cut.
 
 What replay leaves for later, in :class:`ReplayReport`: the sealed records its ``DELETE`` frames
 deleted (``flips``: their segment flags must be set before a checkpoint trims the frames, as the
@@ -47,7 +51,7 @@ from ..storage.frames import Frame, FrameType
 from ..storage.fs import FileSystem
 from ..storage.segments import CorruptSegment, SegmentStore, decode_segment
 from ..storage.snapshot import read_latest_snapshot
-from ..storage.versions import SEGMENT, SNAPSHOT, WAL, FileFormat
+from ..storage.versions import SEGMENT, SNAPSHOT, WAL, FileFormat, UnsupportedFormat
 from ..storage.wal import WAL_HEADER, wal_files, wal_frames, wal_layout
 from ..topic import Topic
 from .sealing import mark_sealed
@@ -172,6 +176,12 @@ class Replayer:
             self.routers.apply_delete(formats.decode_router_delete(payload))
         elif kind == formats.ROUTER_FORWARD:
             self.routers.apply_forward(formats.decode_forward(payload))
+        else:
+            raise UnsupportedFormat(
+                f"WAL frame LSN {frame.lsn}: ROUTER frame kind {kind} is not one this server "
+                "knows; it was written by a newer topics server (or the file is damaged) — "
+                "upgrade topics to open this data directory"
+            )
 
     def _seq_reserve(self, frame: Frame) -> None:
         topic_id, reserved = formats.decode_seq_reserve(frame.payload)

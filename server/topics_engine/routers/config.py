@@ -8,7 +8,8 @@ its parsed :class:`TagMatch` travels beside it.
 A stored config (a ``ROUTER_PUT`` frame's or a snapshot's) is read back by
 :func:`stored_router_config`, not by the request parser: tolerantly, so that tightening a request
 rule never makes an existing data directory fail recovery (see ``config.stored_config``, the
-same rule for topics).
+same rule for topics). A ``guarantee`` or ``filter`` this server does not know (other than a
+malformed ``Glob`` operand) is refused with ``UnsupportedFormat``, like a newer file version.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from ..errors import InvalidRequest
 from ..matching import TagMatch, parse_match
 from ..names import ROUTER_NAME_RE, check_topic_name
+from ..storage.versions import UnsupportedFormat
 
 log = logging.getLogger("topics.routers")
 
@@ -96,9 +98,11 @@ def stored_router_config(stored: Mapping[str, Any], router: str = "") -> tuple[R
     ``source`` and ``dest`` are required (a router is nothing without them; ``ValueError``
     naming ``router`` otherwise) and taken as stored — no topic-name rule, no "must differ". A
     missing key takes its default; an unknown key is kept in :attr:`RouterConfig.extra`; a
-    value of the wrong type, or a ``guarantee`` this server does not know, falls back to the
-    default with a warning. A ``filter`` today's §5 parser refuses is read leniently
-    (:func:`_stored_match`)."""
+    flag of the wrong type falls back to the default with a warning. A ``guarantee`` this server
+    does not know raises :class:`UnsupportedFormat` (a newer server wrote it; a default would
+    weaken the delivery it promised). A ``filter`` today's §5 parser refuses is read leniently
+    only when it is a ``Glob`` with a malformed operand; any other raises
+    :class:`UnsupportedFormat` (:func:`_stored_match`)."""
     for key in ("source", "dest"):
         if not isinstance(stored.get(key), str):
             raise ValueError(f"stored router {router!r} has no {key} topic name: {stored.get(key)!r}")
@@ -106,7 +110,9 @@ def stored_router_config(stored: Mapping[str, Any], router: str = "") -> tuple[R
         key: _stored_choice(router, stored, key, default, lambda v: isinstance(v, bool))
         for key, default in _STORED_BOOLS.items()
     }
-    guarantee = _stored_choice(router, stored, "guarantee", GUARANTEES[0], lambda v: v in GUARANTEES)
+    guarantee = stored.get("guarantee", GUARANTEES[0])
+    if guarantee not in GUARANTEES:
+        raise _unknown(router, "guarantee", guarantee)
     raw_filter = stored.get("filter")
     config = RouterConfig(
         source=stored["source"],
@@ -134,22 +140,31 @@ def _stored_choice(
     return default
 
 
+def _unknown(router: str, field: str, value: Any) -> UnsupportedFormat:
+    return UnsupportedFormat(
+        f"router {router!r}: stored {field} = {value!r} is not a value this server knows; it was "
+        "written by a newer topics server (or the file is damaged) — upgrade topics to open this "
+        "data directory"
+    )
+
+
 def _stored_match(router: str, raw: Any) -> TagMatch | None:
     """The parsed stored ``filter``: as a request would parse it, or — if today's rules refuse
-    it — leniently: ``[_, "Glob", s]`` matches the prefix of ``s`` before its first ``*``, any
-    other ``[_, _, s]`` the tag ``s``. A filter that is not even that raises ``ValueError``."""
+    it — leniently only for ``["tag", "Glob", s]`` (an operand today's glob rules refuse):
+    it matches the prefix of ``s`` before its first ``*``. Any other filter today's parser
+    refuses (another operator, another field) raises :class:`UnsupportedFormat`: read as
+    something else, it would route records its writer never meant to."""
     if raw is None:
         return None
     try:
         return parse_match(raw, "filter")
     except InvalidRequest:
         pass
-    if isinstance(raw, list | tuple) and len(raw) == 3 and isinstance(raw[2], str):
+    glob = isinstance(raw, list | tuple) and len(raw) == 3 and list(raw[:2]) == ["tag", "Glob"]
+    if glob and isinstance(raw[2], str):
         log.warning("router %r: stored filter %r is read leniently", router, raw)
-        if raw[1] == "Glob":
-            return TagMatch(exact=None, prefix=raw[2].split("*", 1)[0])
-        return TagMatch(exact=raw[2], prefix=None)
-    raise ValueError(f"stored router {router!r} has an unreadable filter: {raw!r}")
+        return TagMatch(exact=None, prefix=raw[2].split("*", 1)[0])
+    raise _unknown(router, "filter", raw)
 
 
 def check_router_name(name: str) -> str:

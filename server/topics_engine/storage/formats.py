@@ -27,8 +27,10 @@ Payloads by frame type (``<`` struct formats; ``NONE16`` marks an absent field):
 
 Stored configs (``TOPIC_PUT``'s and a snapshot topic's ``config``, ``ROUTER_PUT``'s and a
 snapshot router's ``config``) are JSON objects read back tolerantly — missing keys default,
-unknown keys are kept and written back — by ``config.stored_config`` and
-``routers.stored_router_config``, never by the request validators.
+unknown keys are kept and written back, unknown enum values are refused
+(``versions.UnsupportedFormat``) — by ``config.stored_config`` and
+``routers.stored_router_config``, never by the request validators. A ``ROUTER`` frame of an
+unknown kind is refused too (``datadir.recovery``).
 
 The snapshot schema is versioned with its file (``versions.SNAPSHOT``): :func:`decode_snapshot`
 reads every version this server reads (see :class:`TopicImage` for what each added).

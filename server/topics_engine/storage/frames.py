@@ -8,7 +8,10 @@ A frame on disk::
 All integers little-endian. The LSN (log sequence number) increases by one per frame, across
 WAL files; a file is named by the LSN of its first frame. The CRC covers the whole body, so a
 torn write (short body) or bit rot fails the check; :func:`scan` stops at the first frame that
-is incomplete or fails its CRC — everything after it is the torn tail recovery truncates.
+is incomplete or fails its CRC — everything after it is the torn tail recovery truncates. A
+frame whose CRC holds but whose type this server does not know was written by a newer server:
+:func:`scan` raises ``versions.UnsupportedFormat`` for it rather than take it for a torn tail
+(which recovery would truncate, with every later file set aside).
 
 Frame types name their payload format in ``formats``.
 """
@@ -20,6 +23,9 @@ import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from pathlib import Path
+
+from .versions import UnsupportedFormat
 
 
 class FrameType(IntEnum):
@@ -63,10 +69,12 @@ class Frame:
     """Offset just past this frame in the scanned buffer."""
 
 
-def scan(buf: bytes, offset: int = 0) -> Iterator[Frame]:
+def scan(buf: bytes, offset: int = 0, path: Path | None = None) -> Iterator[Frame]:
     """Yield the valid frames of ``buf`` from ``offset``; stop at the first torn or corrupt one.
 
-    The caller learns where the valid prefix ends from the last frame's ``end``.
+    The caller learns where the valid prefix ends from the last frame's ``end``. A CRC-valid
+    frame of a type this server does not know raises :class:`UnsupportedFormat` (naming
+    ``path``): a newer server wrote it, and it must be neither skipped nor truncated.
     """
     view = memoryview(buf)
     n = len(buf)
@@ -82,6 +90,10 @@ def scan(buf: bytes, offset: int = 0) -> Iterator[Frame]:
         try:
             ftype = FrameType(frame_type)
         except ValueError:
-            return
+            raise UnsupportedFormat(
+                f"{path or 'WAL'}: frame type {frame_type} at byte {offset} (LSN {lsn}) is not one "
+                "this server knows; it was written by a newer topics server (or the file is "
+                "damaged) — upgrade topics to open this data directory"
+            ) from None
         offset = start + length
         yield Frame(ftype, lsn, body[BODY_HEADER.size :], offset)

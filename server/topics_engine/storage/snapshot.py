@@ -9,7 +9,9 @@ its version too): every topic's config and watermarks and the sealed segments th
 records. Versions (``versions.SNAPSHOT``): this server writes 2 and reads 1 and 2 (version 1
 lacks each topic's ``skipped`` ranges: none). A snapshot of a version it does not read raises
 ``versions.UnsupportedFormat`` — it is never skipped as corrupt, for an older snapshot would
-then silently stand in for it.
+then silently stand in for it. The CRC covers the body only, not the header: a damaged version
+byte reads as an unknown version, so the refusal says "upgrade topics ... or the file is
+damaged".
 
 Recovery loads the newest snapshot whose CRC checks, its segments, and then replays WAL frames
 with a greater LSN. Writing is temp file -> fsync -> rename -> fsync of the directory, so a crash

@@ -15,13 +15,23 @@ snapshot   ``b"TSNP"`` u8 ..  2       1, 2       1: no ``skipped`` per topic (re
 The rule for a version found in a file (:meth:`FileFormat.check`): a readable one is read as
 that version; any other refuses the data directory with :class:`UnsupportedFormat`, a message
 naming the file, the version found and the versions this server reads — for a newer one, "upgrade
-topics". Such a file is never taken for a corrupt or torn one: it is neither skipped, nor
-truncated, nor set aside, and recovery checks every file's version before it changes anything
-(``datadir.recovery.check_versions``).
+topics ... or the file is damaged" (a snapshot's CRC does not cover its header, so a flipped
+version byte reads as a newer version). Such a file is never taken for a corrupt or torn one:
+it is neither skipped, nor truncated, nor set aside, and recovery checks every file's version
+before it changes anything (``datadir.recovery.check_versions``).
 
 To change a format: bump ``current``, keep reading the old version (or convert it) and add it
 to ``readable``, describe both in docs/STORAGE.md ("Formats and versions"), and add a golden
 data directory for the new version.
+
+What an older reader must still refuse clearly: a new WAL frame type, a new ``ROUTER`` frame
+kind, a new enum value of a stored config (topic ``type``, ``durability``, ``discard``; router
+``guarantee``; a filter operator) or a value outside a field's old range. This server refuses
+each with :class:`UnsupportedFormat` ("upgrade topics") — never reading it as a default, a torn
+tail or a skippable frame. So a change may add such values without a version bump only if
+refusing them on an older server is acceptable; a change whose records an older server must
+still read *differently* needs a version bump. New keys in a stored config are the tolerant
+exception: older readers keep them (``extra``) and write them back.
 """
 
 from __future__ import annotations
@@ -54,7 +64,8 @@ class FileFormat:
             raise UnsupportedFormat(
                 f"{path}: {self.kind} format version {found} is newer than this server supports "
                 f"(it reads {reads}); the file was written by a newer topics server — "
-                "upgrade topics to open this data directory"
+                "upgrade topics to open this data directory, or the file is damaged (a header "
+                "byte is not covered by every file's CRC)"
             )
         raise UnsupportedFormat(
             f"{path}: {self.kind} format version {found} is older than this server reads (it reads "
