@@ -111,7 +111,7 @@ def wal_frames(buf: bytes, path: Path | None = None) -> Iterator[Frame]:
     if layout.version is None:
         return iter(())
     WAL.check(path or Path("WAL file"), layout.version)
-    return scan(buf, layout.frames_at)
+    return scan(buf, layout.frames_at, path)
 
 
 def wal_files(fs: FileSystem, directory: Path) -> list[tuple[int, Path]]:
@@ -240,10 +240,11 @@ class Wal:
         )
         """``_file_size``: bytes of frames in the current file (its header not counted);
         ``_header_due``: the file is empty, its header goes with its first frames (one write)."""
-        created = not fs.exists(path)
         self._fd = fs.open_append(path)
-        if created:
-            fs.fsync_dir(directory)
+        # once per open, whether the file is new or the last one reused: a new file's entry, and
+        # whatever recovery did to the directory (a truncated tail, files set aside), are durable
+        # before the first frame is acknowledged
+        fs.fsync_dir(directory)
         # loop-thread state
         self._frames: list[bytes] = []
         """Buffers of the frames submitted and not yet written, in order."""

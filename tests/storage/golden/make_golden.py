@@ -58,9 +58,9 @@ from topics_engine import ManualClock, TopicsError
 from topics_engine.datadir import walpersistence
 from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.storage import formats, segments, snapshot
-from topics_engine.storage.frames import FrameType, scan
+from topics_engine.storage.frames import FrameType
 from topics_engine.storage.fs import FileSystem
-from topics_engine.storage.wal import wal_files
+from topics_engine.storage.wal import wal_files, wal_frames
 
 from .observe import GOLDEN, Node, done, observe, open_node, run_probes
 
@@ -512,7 +512,7 @@ def inventory(datadir: Path) -> dict[str, Any]:
     frames: Counter[str] = Counter()
     kinds: dict[str, Counter[str]] = {t.name: Counter() for t in FrameType}
     for _, path in wal_files(fs, datadir / "wal"):
-        for frame in scan(path.read_bytes()):
+        for frame in wal_frames(path.read_bytes(), path):
             frames[frame.type.name] += 1
             inside = kinds[frame.type.name]
             if frame.type is FrameType.APPEND:
