@@ -245,10 +245,13 @@ class Topic:
     """``(low, high)`` ascending, only for a recreated, non-ephemeral topic: a crash recovery
     raised the head from ``low`` past cursors the previous incarnation's readers may hold
     (:meth:`resume_after_crash`); ``high`` is the raised head or ``previous_head + 1``,
-    whichever is lower. A cursor strictly between ``low`` and ``high`` was never this
-    incarnation's to hand out (its readers hold ``<= low`` or ``>=`` the raised head) and is at
-    most ``previous_head``, so it is an old reader's: :meth:`tombstone_for` answers
-    ``recreated``. Persisted by snapshots (``TopicImage.skipped``)."""
+    whichever is lower. A cursor strictly between ``low`` and ``high`` is at most
+    ``previous_head`` and :meth:`tombstone_for` answers ``recreated`` for it. It is usually an
+    old reader's, but not always: for a ``disk`` or ``memory`` topic a record of this
+    incarnation acknowledged (and read) before its fsync and then lost in the crash leaves its
+    reader's cursor above ``low``, possibly inside the range. That reader then re-reads the
+    topic from its start — duplicates, never loss. Persisted by snapshots
+    (``TopicImage.skipped``)."""
 
     def __post_init__(self) -> None:
         if self.config.type is TopicType.QUEUE:
