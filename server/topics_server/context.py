@@ -5,6 +5,7 @@ lifecycle (recovering -> ready -> shutting down)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import time
@@ -65,6 +66,8 @@ class ServerContext:
     shutting_down: bool = False
     checkpoint_interval_s: float = 1.0
     _recovery: asyncio.Task[None] | None = None
+    _recovery_work: asyncio.Future[None] | None = None
+    """Recovery's worker thread: a stop waits for it before the data directory is unlocked."""
     _checkpoints: asyncio.Task[None] | None = None
     _freezer: asyncio.Task[None] | None = None
     _monitor: asyncio.Task[None] | None = None
@@ -113,12 +116,20 @@ class ServerContext:
             try:
                 for progress in store.recover(self.engine, self.routers):
                     self.replay_progress = progress
+                    if self.shutting_down:
+                        # a stop: end at this yield, where no file work is half done (the next
+                        # start recovers from the same files)
+                        return
             finally:
                 gc.enable()
 
         # On a worker thread, so the event loop binds the port and answers the probes (503
-        # with progress) meanwhile; nothing else touches the engine until ``ready``.
-        await asyncio.to_thread(recover)
+        # with progress) meanwhile; nothing else touches the engine until ``ready``. Shielded:
+        # cancelling this task must not let a stop unlock the directory under a running thread.
+        self._recovery_work = asyncio.ensure_future(asyncio.to_thread(recover))
+        await asyncio.shield(self._recovery_work)
+        if self.shutting_down:
+            return
         freeze_long_lived()
         store.open(self.engine, asyncio.get_running_loop())
         self.routers.start()  # catch up from the recovered cursors
@@ -158,6 +169,10 @@ class ServerContext:
                 task.cancel()
         if self.datadir is None:
             return
+        if self._recovery_work is not None and not self._recovery_work.done():
+            # the recovery thread stops at its next yield (shutting_down); unlock only after
+            with contextlib.suppress(Exception):
+                await self._recovery_work
         if self.ready:
             try:
                 await self.datadir.checkpoint(final=True)
