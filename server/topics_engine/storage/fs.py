@@ -89,6 +89,22 @@ class FileSystem:
         with path.open("rb") as f:
             return f.read(n)
 
+    def pread(self, path: Path, offset: int, length: int) -> bytes:
+        """``length`` bytes of ``path`` from ``offset`` (fewer if the file ends first)."""
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            parts = []
+            while length > 0:
+                part = os.pread(fd, length, offset)
+                if not part:
+                    break
+                parts.append(part)
+                offset += len(part)
+                length -= len(part)
+            return parts[0] if len(parts) == 1 else b"".join(parts)
+        finally:
+            os.close(fd)
+
     def truncate(self, path: Path, size: int) -> None:
         os.truncate(path, size)
 

@@ -8,7 +8,9 @@ kind       header             writes  reads      older versions
 ========== ================== ======= ========== =================================================
 WAL file   ``b"TWAL"`` u8     2       1, 2       1: no header — frames from byte 0 (read as is;
                                                  never appended to: the next frame opens a v2 file)
-segment    ``b"TSEG"`` u8 ..  3       3          (1 and 2 predate every released data directory)
+segment    ``b"TSEG"`` u8 ..  4       3, 4       3: whole-body CRC, no chunk index — read by
+                                                 reading the whole file once at recovery (1 and
+                                                 2 predate every released data directory)
 snapshot   ``b"TSNP"`` u8 ..  2       1, 2       1: no ``skipped`` per topic (read as none)
 ========== ================== ======= ========== =================================================
 
@@ -75,5 +77,5 @@ class FileFormat:
 
 
 WAL = FileFormat("WAL file", current=2, readable=frozenset({1, 2}))
-SEGMENT = FileFormat("segment", current=3, readable=frozenset({3}))
+SEGMENT = FileFormat("segment", current=4, readable=frozenset({3, 4}))
 SNAPSHOT = FileFormat("snapshot", current=2, readable=frozenset({1, 2}))
