@@ -28,6 +28,7 @@ LAYERS: list[tuple[str, set[str]]] = [
             for m in [
                 "batch",
                 "clock",
+                "coldreads",
                 "config",
                 "errors",
                 "idempotency",
@@ -226,6 +227,7 @@ ENGINE_API = {
     "topics_engine",  # Engine, Queues, Limits, SystemClock, the config enums
     "topics_engine.batch",  # a write's checks (check_batch_node), before the engine call
     "topics_engine.clock",
+    "topics_engine.coldreads",  # reads that never block the event loop on a disk
     "topics_engine.config",
     "topics_engine.errors",
     "topics_engine.jsonvalues",

@@ -218,6 +218,16 @@ class QueueState:
                 return seq
         return None
 
+    def peek_reclaimable(self, n: int) -> list[int]:
+        """Up to ``n`` seqs :meth:`pop_reclaimable` would return next (changes nothing)."""
+        out: list[int] = []
+        for seq in self._freelist:
+            if len(out) >= n:
+                break
+            if seq in self._free:
+                out.append(seq)
+        return out
+
     # -- the jobs log ------------------------------------------------------------------------
 
     def discard(self, seq: int) -> None:

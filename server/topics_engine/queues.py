@@ -33,6 +33,7 @@ from .jsonvalues import U64_MAX, dumps, to_int
 from .leases import Lease, LeaseEvent, LeaseEventKind, QueueState
 from .records import NewRecords, Record
 from .results import AckWait, QueueCounters
+from .storage.coldstore import ColdChunk
 from .storage.formats import RecordBatch
 from .topic import Topic
 
@@ -224,6 +225,17 @@ class Queues:
         topic = self.queue_topic(name)
         node, max_jobs, lease = self._node(node), _clamp_max(max_), self._lease_ms(topic, lease_ms)
         return self._lease(topic, _Waiting(node, max_jobs, lease, None, Claimed(name, [], 0)))
+
+    def cold_chunks(self, name: str, max_: int | None = None) -> list[ColdChunk]:
+        """The cold record chunks (not in memory) that a claim of ``max_`` jobs on queue
+        ``name`` would read: a caller on the event loop loads them first
+        (``coldreads.preload``), so the claim itself does not wait for a disk. Changes
+        nothing."""
+        topic = self.queue_topic(name)
+        q = _q(topic)
+        n = _clamp_max(max_)
+        chunks = topic.log.cold_at(q.peek_reclaimable(n))
+        return chunks + topic.log.cold_after(q.cursor, n)
 
     def claim_for(self, topic: Topic, sub: WorkSubscription, want: int) -> Claimed:
         """A /work refill: lease up to ``want`` jobs to the subscription (in the cohort when

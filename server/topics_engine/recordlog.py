@@ -33,9 +33,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .records import Record, record_bytes
+from .storage.coldstore import ColdChunk, ColdRead
 from .storage.formats import RecordBatch
+from .storage.segments import ChunkIndex
 
 MERGE_FANOUT = 16
+READ_AHEAD_CHUNKS = 64
+"""The most cold chunks one read loads in one go."""
 MERGE_MAX_BYTES = 64 << 10
 """Chunks merge only while the result stays below this size ..."""
 MERGE_SMALL_BYTES = 4 << 10
@@ -45,20 +49,86 @@ _NEVER = 1 << 30
 
 
 class _Chunk:
-    __slots__ = ("batch", "first_seq", "count", "front", "dead", "live", "tier")
+    """One stored batch and its liveness. A chunk is **hot** (its :class:`RecordBatch` in
+    memory) or **cold** (sealed: ``cold`` says where its batch is, read back through the shared
+    cache). Either way ``first_seq``, ``count``, ``ends`` (record sizes), ``ts_runs`` and which
+    records are tagged stay resident: counting, sizing, eviction and deletes never read a
+    record."""
+
+    __slots__ = (
+        "_batch",
+        "cold",
+        "first_seq",
+        "count",
+        "ends",
+        "ts_runs",
+        "tagged",
+        "front",
+        "dead",
+        "live",
+        "tier",
+    )
 
     def __init__(self, batch: RecordBatch, tier: int = _NEVER) -> None:
-        self.batch = batch
+        self._batch: RecordBatch | None = batch
+        self.cold: ColdChunk | None = None
         self.first_seq = batch.first_seq
         self.count = batch.count
+        self.ends = batch.ends
+        self.ts_runs = batch.ts_runs
+        self.tagged: bytes | None = None
         self.tier = tier
         self.front = 0
         self.dead: bytearray | None = None
         self.live = batch.count
 
+    @classmethod
+    def sealed(cls, index: ChunkIndex, cold: ColdChunk) -> _Chunk:
+        """A cold chunk from a segment's index (recovery): no record byte is read."""
+        ch = cls.__new__(cls)
+        ch._batch, ch.cold = None, cold
+        ch.first_seq, ch.count = index.first_seq, index.count
+        ch.ends, ch.ts_runs = index.ends, index.ts_runs
+        ch.tagged = _tagged(index.tags)
+        ch.tier, ch.front, ch.dead, ch.live = _NEVER, 0, None, index.count
+        return ch
+
+    @property
+    def is_hot(self) -> bool:
+        return self._batch is not None
+
+    def batch(self) -> RecordBatch:
+        """The records: in memory, or read back (cached; see ``storage.coldstore``)."""
+        if self._batch is not None:
+            return self._batch
+        assert self.cold is not None
+        return self.cold.store.batch(self.cold)
+
+    def go_cold(self, cold: ColdChunk) -> RecordBatch:
+        """The batch is durable in its segment: release it (returned, for the cache)."""
+        batch = self._batch
+        assert batch is not None
+        self.tagged = _tagged(batch.tags)
+        self._batch, self.cold = None, cold
+        return batch
+
+    def has_tags(self) -> bool:
+        """Whether any record of the chunk has a tag."""
+        if self._batch is not None:
+            return self._batch.tags is not None
+        return self.tagged is not None
+
+    def is_tagged(self, i: int) -> bool:
+        if self._batch is not None:
+            tags = self._batch.tags
+            return tags is not None and tags[i] is not None
+        return self.tagged is not None and self.tagged[i] == 1
+
+    def start(self, i: int) -> int:
+        return self.ends[i - 1] + 1 if i else 0
+
     def size(self, i: int) -> int:
-        b = self.batch
-        return b.ends[i] - b.start(i) + 1
+        return self.ends[i] - self.start(i) + 1
 
     def is_live(self, i: int) -> bool:
         return i >= self.front and (self.dead is None or not self.dead[i])
@@ -71,11 +141,24 @@ class _Chunk:
         j = self.dead.find(0, i)
         return self.count if j < 0 else j
 
+    def any_live(self, i: int, n: int) -> bool:
+        """Whether a record in ordinals ``[i, n)`` is live."""
+        i = max(i, self.front)
+        if i >= n:
+            return False
+        return self.dead is None or self.dead.find(0, i, n) >= 0
+
     def dead_flags(self) -> bytes:
         """One byte per record: 1 if gone (evicted or deleted)."""
         flags = bytearray(self.dead) if self.dead is not None else bytearray(self.count)
         flags[: self.front] = b"\x01" * self.front
         return bytes(flags)
+
+
+def _tagged(tags: list[str | None] | None) -> bytes | None:
+    if tags is None:
+        return None
+    return bytes(t is not None for t in tags)
 
 
 @dataclass(slots=True)
@@ -106,6 +189,9 @@ class RecordLog:
         self._firsts: list[int] = []
         self.head_seq = 0
         """Highest seq stored (or skipped to): the next record's seq is above it."""
+        self.frozen_upto = 0
+        """Chunks starting at or below this seq were exported for sealing: they never merge
+        again, so the chunk a segment holds is still the same chunk when it goes cold."""
 
     # -- lookup -----------------------------------------------------------------------------------
 
@@ -143,7 +229,7 @@ class RecordLog:
         at = self._at(seq)
         if at is None or not at[0].is_live(at[1]):
             return None
-        return at[0].batch, at[1]
+        return at[0].batch(), at[1]
 
     def live_after(self, seq: int, n: int) -> list[tuple[RecordBatch, int]]:
         """``(batch, ordinal)`` of up to ``n`` live records with seqs above ``seq``, ascending
@@ -153,8 +239,15 @@ class RecordLog:
         chunks = self._chunks
         while k < len(chunks) and len(out) < n:
             ch = chunks[k]
-            batch, dead, count = ch.batch, ch.dead, ch.count
+            dead, count = ch.dead, ch.count
             i = max(i, ch.front)
+            if not ch.any_live(i, count):
+                k, i = k + 1, 0
+                continue
+            try:
+                batch = ch.batch()
+            except ColdRead:
+                raise ColdRead(self._cold_ahead(k, n - len(out), 1 << 62)) from None
             while i < count and len(out) < n:
                 end = count
                 if dead is not None:  # the run of live records from the next live one
@@ -219,15 +312,17 @@ class RecordLog:
             if tier == _NEVER or chunks[-MERGE_FANOUT].tier != tier:
                 return
             tail = chunks[-MERGE_FANOUT:]
+            if tail[0].first_seq <= self.frozen_upto:
+                return
             expected, size = tail[0].first_seq, 0
             for c in tail:
                 if c.tier != tier or c.first_seq != expected or c.dead is not None or c.front:
                     return
                 expected += c.count
-                size += len(c.batch.blob) + 1
+                size += c.ends[-1] + 1
             if size > MERGE_MAX_BYTES:
                 return
-            chunks[-MERGE_FANOUT:] = [_Chunk(merge_batches([c.batch for c in tail]), tier + 1)]
+            chunks[-MERGE_FANOUT:] = [_Chunk(merge_batches([c.batch() for c in tail]), tier + 1)]
             del self._firsts[-(MERGE_FANOUT - 1) :]
 
     def skip_to(self, seq: int) -> None:
@@ -259,7 +354,7 @@ class RecordLog:
             n = ch.size(i)
             ch.live -= 1
             size += n
-            if ch.batch.tags is not None and ch.batch.tags[i] is not None:
+            if ch.is_tagged(i):
                 tagged += 1
             deleted.append(seq)
         if deleted:
@@ -269,7 +364,7 @@ class RecordLog:
     def front_ts(self) -> int | None:
         """``$ts`` of the oldest live record."""
         at = self.first_live()
-        return None if at is None else at[0].batch.ts_of(at[1])
+        return None if at is None else _ts_of(at[0].ts_runs, at[1])
 
     def evict_front(
         self, *, records: int = 0, ts_before: int | None = None, seqs: list[int] | None = None
@@ -285,7 +380,7 @@ class RecordLog:
                 continue
             end = ch.count
             if ts_before is not None:
-                end = _first_at_or_after(ch.batch, start, ts_before)
+                end = _first_at_or_after(ch.ts_runs, ch.count, start, ts_before)
                 if end == start:
                     break
             if records:
@@ -310,11 +405,10 @@ class RecordLog:
         return i
 
     def _evict_range(self, ch: _Chunk, start: int, end: int, gone: Gone, seqs: list[int] | None) -> None:
-        b = ch.batch
-        dead, tags = ch.dead, b.tags
-        if dead is None and tags is None and seqs is None:
+        dead = ch.dead
+        if dead is None and seqs is None and not ch.has_tags():
             n = end - start
-            size = b.ends[end - 1] - b.start(start) + 1
+            size = ch.ends[end - 1] - ch.start(start) + 1
             gone.count += n
             gone.bytes += size
             gone.last_seq = ch.first_seq + end - 1
@@ -327,7 +421,7 @@ class RecordLog:
             gone.count += 1
             gone.bytes += size
             gone.last_seq = ch.first_seq + i
-            if tags is not None and tags[i] is not None:
+            if ch.is_tagged(i):
                 gone.tagged += 1
             if seqs is not None:
                 seqs.append(ch.first_seq + i)
@@ -368,17 +462,20 @@ class RecordLog:
         chunks = self._chunks
         k, i = self._find(after + 1)
         while k < len(chunks) and chunks[k].first_seq <= end and out.count < limit and out.scanned < max_scan:
-            more = self._scan_chunk(
-                chunks[k],
-                i,
-                end,
-                out,
-                limit,
-                budget,
-                max_scan,
-                nodes,
-                (include_tags, include_meta, include_data),
-            )
+            try:
+                more = self._scan_chunk(
+                    chunks[k],
+                    i,
+                    end,
+                    out,
+                    limit,
+                    budget,
+                    max_scan,
+                    nodes,
+                    (include_tags, include_meta, include_data),
+                )
+            except ColdRead:
+                raise ColdRead(self._cold_ahead(k, limit - out.count, budget[0])) from None
             if not more:
                 return out
             k, i = k + 1, 0
@@ -401,9 +498,16 @@ class RecordLog:
         """Scan one chunk from ordinal ``i`` up to seq ``end``; False when the read is complete.
         ``includes``: ``(include_tags, include_meta, include_data)``."""
         include_tags, include_meta, include_data = includes
-        b = ch.batch
         first = ch.first_seq
         n = min(ch.count, end - first + 1)
+        if not ch.any_live(i, n):  # nothing to read here: no need for the records
+            if n > i:
+                step = min(n - i, max_scan - out.scanned)
+                out.scanned += step
+                out.last_seq = first + i + step - 1
+                return step == n - i
+            return True
+        b = ch.batch()
         node_of = b.nodes if nodes else None
         whole = (
             include_data
@@ -470,6 +574,86 @@ class RecordLog:
                 return False
         return True
 
+    # -- cold chunks ------------------------------------------------------------------------------
+
+    def resident(self) -> tuple[int, int]:
+        """``(records, bytes)`` of the chunks whose batches are in memory (hot: not sealed
+        yet, or never sealed — an ephemeral topic, a server without a data directory)."""
+        records = size = 0
+        for ch in self._chunks:
+            if ch.is_hot:
+                records += ch.count
+                size += ch.ends[-1] + 1
+        return records, size
+
+    def _cold_ahead(self, k: int, records: int, size: int) -> list[ColdChunk]:
+        """The cold chunks not in memory that a read from chunk ``k`` needs for about
+        ``records`` records or ``size`` bytes (at least chunk ``k``'s): loaded in one go."""
+        out: list[ColdChunk] = []
+        for ch in self._chunks[k : k + READ_AHEAD_CHUNKS]:
+            if records <= 0 or (size <= 0 and out):
+                break
+            if ch.live == 0:
+                continue
+            if ch.cold is not None and ch.cold.store.cached(ch.cold) is None:
+                out.append(ch.cold)
+            records -= ch.live
+            size -= ch.ends[-1] + 1
+        return out
+
+    def cold_after(self, seq: int, n: int) -> list[ColdChunk]:
+        """The cold chunks not in memory holding the next ``n`` live records above ``seq`` (what
+        :meth:`live_after` will read), for a caller to load before it reads."""
+        k, _ = self._find(seq + 1)
+        return self._cold_ahead(k, n, 1 << 62)
+
+    def cold_at(self, seqs: Iterable[int]) -> list[ColdChunk]:
+        """The cold chunks not in memory holding these live records."""
+        out: dict[int, ColdChunk] = {}
+        for seq in seqs:
+            at = self._at(seq)
+            if at is None or not at[0].is_live(at[1]):
+                continue
+            cold = at[0].cold
+            if cold is not None and id(cold) not in out and cold.store.cached(cold) is None:
+                out[id(cold)] = cold
+        return list(out.values())
+
+    def make_cold(self, first_seq: int, count: int, cold: ColdChunk) -> RecordBatch | None:
+        """The chunk of seqs ``first_seq ..`` (``count`` records) is durable where ``cold``
+        says: its batch leaves memory (returned, for the cache). ``None`` when no such hot chunk
+        is stored any more (evicted meanwhile)."""
+        at = self._at(first_seq)
+        if at is None or at[1] != 0:
+            return None
+        ch = at[0]
+        if ch.count != count or not ch.is_hot:
+            return None
+        return ch.go_cold(cold)
+
+    def load_sealed(self, index: ChunkIndex, cold: ColdChunk, gone: bytes) -> tuple[int, int]:
+        """Recovery: a sealed chunk, from its segment's index, whose records flagged in ``gone``
+        (one byte per record) are dead; its records stay on disk. Returns ``(live records,
+        live bytes)`` added."""
+        if index.first_seq <= self.head_seq:  # overlaps what is stored: take the records
+            return self.load(cold.store.batch(cold), gone)
+        ch = _Chunk.sealed(index, cold)
+        self.head_seq = index.first_seq + index.count - 1
+        self._chunks.append(ch)
+        self._firsts.append(ch.first_seq)
+        size = ch.ends[-1] + 1
+        i = gone.find(1)
+        while i >= 0:
+            if ch.dead is None:
+                ch.dead = bytearray(ch.count)
+            ch.dead[i] = 1
+            ch.live -= 1
+            size -= ch.size(i)
+            i = gone.find(1, i + 1)
+        live = ch.live
+        self._drop_dead_front()
+        return live, size
+
     # -- sealing ----------------------------------------------------------------------------------
 
     def export(self, after: int) -> tuple[list[RecordBatch], bytes]:
@@ -478,8 +662,9 @@ class RecordLog:
         k, i = self._find(after + 1)
         batches: list[RecordBatch] = []
         flags: list[bytes] = []
+        self.frozen_upto = self.head_seq
         for ch in self._chunks[k:]:
-            batch, f = ch.batch, ch.dead_flags()
+            batch, f = ch.batch(), ch.dead_flags()
             if i:
                 batch, f = slice_batch(batch, i), f[i:]
                 i = 0
@@ -512,13 +697,20 @@ class RecordLog:
         return live, size
 
 
-def _first_at_or_after(batch: RecordBatch, start: int, ts: int) -> int:
-    """The first ordinal ``>= start`` whose ``$ts >= ts`` (``count`` if none); ``$ts`` never
-    decreases along a topic."""
-    for at, run_ts in batch.ts_runs:
+def _first_at_or_after(ts_runs: list[tuple[int, int]], count: int, start: int, ts: int) -> int:
+    """The first ordinal ``>= start`` whose ``$ts >= ts`` (``count`` if none) in a chunk of
+    ``count`` records with these ``$ts`` runs; ``$ts`` never decreases along a topic."""
+    for at, run_ts in ts_runs:
         if run_ts >= ts:
             return max(start, at)
-    return batch.count
+    return count
+
+
+def _ts_of(ts_runs: list[tuple[int, int]], i: int) -> int:
+    k = len(ts_runs) - 1
+    while ts_runs[k][0] > i:
+        k -= 1
+    return ts_runs[k][1]
 
 
 def slice_batch(batch: RecordBatch, i: int) -> RecordBatch:

@@ -40,7 +40,9 @@ from .priority import effective_priority
 from .recordlog import Gone, RecordLog
 from .records import NO_LIMITS, NewRecords, Record, RecordLimits, encode
 from .results import Diff, Tombstone
+from .storage.coldstore import ColdChunk
 from .storage.formats import RecordBatch
+from .storage.segments import ChunkIndex
 from .tags import TagIndex
 
 _MAX_LOSS_RUNS = 64
@@ -398,6 +400,22 @@ class Topic:
                 if tag is not None and not gone[i]:
                     self.tags.add(tag, batch.first_seq + i)
         self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
+        self.reserved_seq = max(self.reserved_seq, self.head_seq)
+
+    def load_sealed(self, index: ChunkIndex, cold: ColdChunk, gone: builtins.bytes) -> None:
+        """Recovery: a chunk of a sealed segment, from the segment's index — its records stay on
+        disk (``gone`` flags, one per record, mark the ones deleted or evicted)."""
+        skip = max(0, self.head_seq - index.first_seq + 1)
+        live, size = self.log.load_sealed(index, cold, gone)
+        self.count += live
+        self.bytes += size
+        self.usage.add(live, size)
+        if index.tags is not None:
+            for i in range(skip, index.count):
+                tag = index.tags[i]
+                if tag is not None and not gone[i]:
+                    self.tags.add(tag, index.first_seq + i)
+        self._last_ts = max(self._last_ts, index.ts_runs[-1][1])
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
 
     def advance_head(self, seq: int) -> None:

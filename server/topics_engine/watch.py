@@ -353,10 +353,13 @@ class Subscription:
         """Read the topic that became dirty first (``None`` when nothing is dirty)."""
         while self.dirty:
             name = next(iter(self.dirty))
-            del self.dirty[name]
             position = self.positions.get(name)
-            if position is not None:
-                return self.read(position)
+            if position is None:
+                del self.dirty[name]
+                continue
+            step = self.read(position)  # may raise ColdRead: the topic stays dirty for the retry
+            self.dirty.pop(name, None)
+            return step
         return None
 
     def read(self, position: Position) -> Step:

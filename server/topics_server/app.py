@@ -241,6 +241,8 @@ def build(
                 settings.segment_max_events, settings.segment_max_bytes, settings.segment_max_age_ms
             ),
             checkpoint_wal_bytes=settings.checkpoint_wal_bytes,
+            checkpoint_interval_ms=settings.checkpoint_interval_ms,
+            cache_bytes=settings.cache_bytes,
             wal_sync_delay_s=settings.wal_sync_ms / 1000,
         )
     ctx = ServerContext(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 from topics_engine import Engine, Queues
-from topics_engine.datadir import DataDirectory, WalView
+from topics_engine.datadir import CacheView, DataDirectory, WalView
 from topics_engine.routers import Routers
 from topics_engine.watch import Watches
 
@@ -79,6 +79,10 @@ class ServerContext:
         self.frames = FrameCache()
         self.admission = Admission(self.caps)
         self.throttle = Throttle(self.engine.clock, self.throttle_enabled)
+
+    def cache_view(self) -> CacheView:
+        """The cold-record cache and cold reads (zeros in memory)."""
+        return self.datadir.cache_view() if self.datadir is not None else CacheView.of(None)
 
     def wal_view(self) -> WalView:
         """The write-ahead log's counters and state (zeros in memory and until the data
@@ -150,7 +154,7 @@ class ServerContext:
         """Checkpoint whenever the WAL has grown by ``checkpoint_wal_bytes`` since the last;"""
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
-            if store.checkpoint_due():
+            if store.checkpoint_due(self.engine.clock.now_ms()):
                 try:
                     await store.checkpoint()
                 except Exception:  # noqa: BLE001 — logged; the WAL turns read-only on I/O errors

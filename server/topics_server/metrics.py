@@ -53,7 +53,7 @@ from prometheus_client.metrics_core import (
 from prometheus_client.registry import Collector, CollectorRegistry
 from topics_engine import Engine
 from topics_engine.config import Durability
-from topics_engine.datadir import WalView
+from topics_engine.datadir import CacheView, WalView
 from topics_engine.topic import Topic
 
 from .context import ServerContext
@@ -167,6 +167,7 @@ class TopicsCollector(Collector):
         yield from self._process(aggregates(ctx, ctx.ready))
         yield from self._per_topic(rows, truncated)
         yield from self._wal(ctx.wal_view())
+        yield from self._cache(ctx.cache_view())
 
     def _process(self, agg: Aggregates) -> Iterator[Metric]:
         ctx = self.ctx
@@ -259,6 +260,30 @@ class TopicsCollector(Collector):
             "topics_wal_read_only", "1 once the WAL turned read-only after an I/O error.", int(wal.read_only)
         )
         yield _fsync_histogram(wal)
+
+    def _cache(self, cache: CacheView) -> Iterator[Metric]:
+        yield _gauge(
+            "topics_cache_capacity_bytes",
+            "TOPICS_CACHE_BYTES: the shared cache of cold record chunks.",
+            cache.capacity_bytes,
+        )
+        yield _gauge("topics_cache_bytes", "Bytes of record chunks in the cache.", cache.bytes)
+        yield _gauge("topics_cache_chunks", "Record chunks in the cache.", cache.chunks)
+        yield _counter("topics_cache_hits_total", "Cold chunk lookups served from the cache.", cache.hits)
+        yield _counter(
+            "topics_cache_misses_total", "Cold chunk lookups the cache could not serve.", cache.misses
+        )
+        yield _counter("topics_cache_evictions_total", "Chunks evicted from the cache.", cache.evictions)
+        yield _counter("topics_cold_reads_total", "Record chunks read back from segment files.", cache.loads)
+        yield _counter(
+            "topics_cold_read_bytes_total", "Bytes read back from segment files.", cache.load_bytes
+        )
+        yield _counter(
+            "topics_cold_reads_blocking_total",
+            "Of topics_cold_reads_total, chunks read on the calling thread (recovery, rare paths), "
+            "not on a reader thread.",
+            cache.blocking_loads,
+        )
 
 
 def _fsync_histogram(wal: WalView) -> HistogramMetricFamily:

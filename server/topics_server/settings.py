@@ -45,9 +45,11 @@ class Settings:
     limits: Limits = Limits()
     log_level: str = "info"
     segment_max_events: int = 100_000
-    segment_max_bytes: int = 64 * MIB
+    segment_max_bytes: int = 16 * MIB
     segment_max_age_ms: int = 600_000
-    checkpoint_wal_bytes: int = 256 * MIB
+    checkpoint_wal_bytes: int = 64 * MIB
+    checkpoint_interval_ms: int = 60_000
+    cache_bytes: int = 64 * MIB
     wal_sync_ms: int = 10
     max_watch_topics: int = 256
     api_keys: KeyStore = field(default_factory=KeyStore)
@@ -181,9 +183,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError(f"TOPICS_LOG_LEVEL={log_level!r} is unknown; use one of {', '.join(_LOG_LEVELS)}")
     return Settings(
         segment_max_events=_int(env, "TOPICS_SEGMENT_MAX_EVENTS", 100_000, 1, 2**40),
-        segment_max_bytes=_int(env, "TOPICS_SEGMENT_MAX_BYTES", 64 * MIB, 1 * KIB, 2**40),
+        segment_max_bytes=_int(env, "TOPICS_SEGMENT_MAX_BYTES", 16 * MIB, 1 * KIB, 2**40),
         segment_max_age_ms=_int(env, "TOPICS_SEGMENT_MAX_AGE_MS", 600_000, 1, 2**40),
-        checkpoint_wal_bytes=_int(env, "TOPICS_CHECKPOINT_WAL_BYTES", 256 * MIB, 1 * KIB, 2**40),
+        checkpoint_wal_bytes=_int(env, "TOPICS_CHECKPOINT_WAL_BYTES", 64 * MIB, 1 * KIB, 2**40),
+        checkpoint_interval_ms=_int(env, "TOPICS_CHECKPOINT_INTERVAL_MS", 60_000, 100, 2**40),
+        cache_bytes=_int(env, "TOPICS_CACHE_BYTES", 64 * MIB, 0, 2**50),
         wal_sync_ms=_int(env, "TOPICS_WAL_SYNC_MS", 10, 1, 1000),
         max_watch_topics=_int(env, "TOPICS_MAX_WATCH_TOPICS", 256, 1, 65536),
         host=host,

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 import orjson
+from topics_engine.coldreads import ColdRead, ColdReads
 from topics_engine.errors import InvalidRequest, Throttled
 from topics_engine.watch import Subscription
 
@@ -248,6 +249,8 @@ class WebSocketSession:
         self.by_topic: dict[str, Subscription] = {}
         self.pending_acks: set[asyncio.Task[None]] = set()
         self.closed = False
+        self.cold = ColdReads()
+        """Cold records a read missed: loaded by the delivery task (never in a pump)."""
 
     # -- incoming -------------------------------------------------------------------------------
 
@@ -395,6 +398,7 @@ class WebSocketSession:
             while True:
                 done = self._pump()
                 await loop.settle()
+                await self.cold.load()
                 if done:
                     await loop.idle()
         except SlowConsumer as exc:
@@ -408,7 +412,10 @@ class WebSocketSession:
         """Write every frame ready now; False when the client is not keeping up."""
         loop, frames = self.loop, self.ctx.frames
         while not self.sink.blocked:
-            found = self._next_step()
+            try:
+                found = self._next_step()
+            except ColdRead:
+                return False  # the task loads the cold records, then pumps again
             if found is None:
                 return True
             sub, step = found
@@ -422,7 +429,7 @@ class WebSocketSession:
     def _next_step(self) -> tuple[Subscription, Any] | None:
         """The next read, taking subscriptions in turn (the one served goes to the back)."""
         for i, sub in enumerate(self.subs):
-            step = sub.next_step()
+            step = self.cold.attempt(sub.next_step)
             if step is not None:
                 self.subs.append(self.subs.pop(i))
                 return sub, step
@@ -434,6 +441,7 @@ class WebSocketSession:
         if self.closed:
             return
         self.closed = True
+        self.cold.release()
         if self.slot is not None:
             self.slot.release()
         for sub in self.subs:

@@ -21,6 +21,7 @@ import orjson
 import pytest
 from topics_engine import Engine, Limits, ManualClock
 from topics_engine.datadir.directory import DataDirectory
+from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.errors import TopicsError
 from topics_engine.results import Diff
 
@@ -32,7 +33,12 @@ def clock() -> ManualClock:
     return ManualClock(T0)
 
 
-PERSISTENCES = ["in-memory", "wal"]
+PERSISTENCES = ["in-memory", "wal", "wal-cold"]
+"""``wal-cold``: the WAL with tiny segments sealed at once (on the calling thread) and a 64 KiB
+cache, so nearly every read finds its records cold — in their segment files — and reads them
+back (``storage.coldstore``)."""
+
+COLD_SEGMENTS = SegmentPolicy(max_events=8, max_bytes=4 << 10, max_age_ms=1)
 
 
 @pytest.fixture(params=PERSISTENCES)
@@ -42,7 +48,12 @@ def engine(request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path) -
         yield engine
         return
     loop = asyncio.new_event_loop()
-    datadir = DataDirectory(tmp_path / "data")
+    if request.param == "wal-cold":
+        datadir = DataDirectory(
+            tmp_path / "data", segment_policy=COLD_SEGMENTS, cache_bytes=64 << 10, inline_segments=True
+        )
+    else:
+        datadir = DataDirectory(tmp_path / "data")
     datadir.lock()
     for _ in datadir.recover(engine):
         pass

@@ -55,9 +55,27 @@ WAL = [
     "topics_wal_submit_full_total",
     "topics_wal_read_only",
 ]
-FAMILIES = [*AGGREGATES, *PER_TOPIC, "topics_topic_metrics_truncated", *WAL, "topics_wal_fsync_latency_us"]
+CACHE = [
+    "topics_cache_capacity_bytes",
+    "topics_cache_bytes",
+    "topics_cache_chunks",
+    "topics_cache_hits_total",
+    "topics_cache_misses_total",
+    "topics_cache_evictions_total",
+    "topics_cold_reads_total",
+    "topics_cold_read_bytes_total",
+    "topics_cold_reads_blocking_total",
+]
+FAMILIES = [
+    *AGGREGATES,
+    *PER_TOPIC,
+    "topics_topic_metrics_truncated",
+    *WAL,
+    "topics_wal_fsync_latency_us",
+    *CACHE,
+]
 """Every family §8.3 names, as exposed (a counter with its ``_total``)."""
-COUNTERS = {name for name in WAL if name.endswith("_total")}
+COUNTERS = {name for name in [*WAL, *CACHE] if name.endswith("_total")}
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

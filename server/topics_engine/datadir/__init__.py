@@ -13,8 +13,9 @@ this server does not read (:class:`UnsupportedFormat`).
 """
 
 from ..storage.versions import UnsupportedFormat
+from .cacheview import CacheView
 from .directory import DataDirectory, DataDirLocked
 from .sealing import SegmentPolicy
 from .walview import WalView
 
-__all__ = ["DataDirLocked", "DataDirectory", "SegmentPolicy", "UnsupportedFormat", "WalView"]
+__all__ = ["CacheView", "DataDirLocked", "DataDirectory", "SegmentPolicy", "UnsupportedFormat", "WalView"]

@@ -31,11 +31,12 @@ from pathlib import Path
 from ..config import Durability
 from ..engine import Engine
 from ..routers import Routers
+from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
-from ..storage.segments import SegmentStore
+from ..storage.segments import Segment, SegmentStore
 from ..storage.snapshot import write_snapshot
 from ..topic import Topic
-from .sealing import Sealer, hot_batches, mark_sealed, segment_groups
+from .sealing import Sealer, hot_batches, mark_sealed, release_sealed, segment_groups
 from .walpersistence import WalPersistence
 
 
@@ -113,7 +114,9 @@ def topic_image(topic: Topic, reserved: int, final: bool = False) -> TopicImage:
     )
 
 
-def write_cut(cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: Path) -> None:
+def write_cut(
+    cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: Path
+) -> dict[int, list[Segment]]:
     """The file work of a checkpoint, in order: seal the hot records into segments, flip the
     delete flags (each touched segment fsynced once), write the snapshot atomically, then drop
     the segments no live record needs. Once the snapshot is durable, every WAL frame at or below
@@ -122,10 +125,14 @@ def write_cut(cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: P
     A segment is dropped once its count of set flags reaches its size, so a flag must never be
     counted twice: ``SegmentStore.flip_deleted`` counts only flags it sets, and the engine
     reports only the records a delete removed (two ``fsync`` deletes of one record planned
-    before either applied both name it)."""
+    before either applied both name it).
+
+    Returns the segments it sealed, by topic id (their chunks can go cold:
+    ``sealing.release_sealed``)."""
+    sealed: dict[int, list[Segment]] = {}
     for topic_id, batches, flags in cut.seals:
         for group, group_flags in segment_groups(batches, flags, max_events):
-            segments.seal(topic_id, group, group_flags)
+            sealed.setdefault(topic_id, []).append(segments.seal(topic_id, group, group_flags))
     for topic_id, seqs in cut.flips.items():
         segments.flip_deleted(topic_id, sorted(set(seqs)))
     keep = {tid: segments.live_segments(tid, floor) for tid, floor in cut.earliest.items()}
@@ -134,6 +141,15 @@ def write_cut(cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: P
     segments.fs.makedirs(snapshot_dir)
     write_snapshot(segments.fs, snapshot_dir, cut.image)
     segments.retain(keep)
+    return sealed
+
+
+def release_cut(engine: Engine, cold: ColdStore, sealed: dict[int, list[Segment]]) -> None:
+    """The segments a checkpoint sealed are durable: their topics' chunks go cold."""
+    for topic_id, topic_segments in sealed.items():
+        topic = engine.topic_by_id(topic_id)
+        if topic is not None:
+            release_sealed(cold, topic, topic_segments)
 
 
 class Checkpointer:
@@ -152,6 +168,7 @@ class Checkpointer:
         self.wal = persistence.wal
         self.snapshot_dir = snapshot_dir
         self.last_checkpoint_bytes = 0
+        self.last_checkpoint_ms = engine.clock.now_ms()
 
     def wal_bytes_since_checkpoint(self) -> int:
         return self.wal.stats.bytes_written_total - self.last_checkpoint_bytes
@@ -163,6 +180,7 @@ class Checkpointer:
         the heads, so the next start resumes exactly where this one stopped."""
         lsn = self.persistence.checkpoint_lsn()
         self.last_checkpoint_bytes = self.wal.stats.bytes_written_total
+        self.last_checkpoint_ms = self.engine.clock.now_ms()
         persistence = self.persistence
         cut = take_cut(
             self.engine, self.routers, lsn, persistence.take_flips(), persistence.reserved_seqs(), final
@@ -171,5 +189,6 @@ class Checkpointer:
         max_events = self.sealer.policy.max_events
         wal = self.wal
         await wal.run_task(lambda: None)  # the frames the flips witness are durable
-        await self.sealer.run(lambda: write_cut(cut, segments, max_events, snapshot_dir))
+        sealed = await self.sealer.run(lambda: write_cut(cut, segments, max_events, snapshot_dir))
+        release_cut(self.engine, self.sealer.cold, sealed)
         await wal.trim(lsn)

@@ -19,16 +19,23 @@ from pathlib import Path
 from ..config import Durability
 from ..engine import Engine
 from ..routers import Routers
+from ..storage.coldstore import ColdStore
 from ..storage.fs import FileSystem
 from ..storage.segments import SegmentStore
 from ..storage.wal import SYNC_DELAY_S, Wal
-from .checkpoint import Checkpointer, take_cut, write_cut
+from .cacheview import CacheView
+from .checkpoint import Checkpointer, release_cut, take_cut, write_cut
 from .recovery import ReplayReport, check_versions, load_snapshot, replay_wal
 from .sealing import Sealer, SegmentPolicy
 from .walpersistence import WalPersistence, read_only_error
 from .walview import WalView
 
 log = logging.getLogger("topics.datadir")
+
+DEFAULT_CACHE_BYTES = 64 << 20
+"""``TOPICS_CACHE_BYTES``' default: what a small server can spare for recently read and recently
+sealed records — a few seconds of a fast consumer's reads, or the last ~64k records of 1 KB —
+while resident memory stays far below the retained bytes (docs/STORAGE.md)."""
 
 
 class DataDirLocked(Exception):
@@ -44,15 +51,24 @@ class DataDirectory:
         wal_rotate_bytes: int = 64 << 20,
         wal_sync_delay_s: float = SYNC_DELAY_S,
         segment_policy: SegmentPolicy | None = None,
-        checkpoint_wal_bytes: int = 256 << 20,
+        checkpoint_wal_bytes: int = 64 << 20,
+        checkpoint_interval_ms: int = 60_000,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        inline_segments: bool = False,
     ) -> None:
+        """``cache_bytes``: the shared cache of cold record chunks (``TOPICS_CACHE_BYTES``).
+        ``inline_segments`` (tests only): segment work runs on the calling thread
+        (``Sealer``)."""
         self.path = path
         self.fs = fs or FileSystem()
         self.wal_rotate_bytes = wal_rotate_bytes
         self.wal_sync_delay_s = wal_sync_delay_s
         self.segment_policy = segment_policy or SegmentPolicy()
         self.checkpoint_wal_bytes = checkpoint_wal_bytes
+        self.checkpoint_interval_ms = checkpoint_interval_ms
+        self.inline_segments = inline_segments
         self.segments = SegmentStore(self.fs, path / "segments")
+        self.cold = ColdStore(self.fs, cache_bytes)
         self.wal: Wal | None = None
         self.engine: Engine | None = None
         self.routers: Routers | None = None
@@ -93,7 +109,9 @@ class DataDirectory:
         for directory in (self.wal_dir, self.segments.directory, self.snapshot_dir):
             self.fs.makedirs(directory)
         check_versions(self.fs, self.wal_dir, self.segments.directory, self.snapshot_dir)
-        yield from load_snapshot(engine, routers, self.fs, self.snapshot_dir, self.segments, self.report)
+        yield from load_snapshot(
+            engine, routers, self.fs, self.snapshot_dir, self.segments, self.cold, self.report
+        )
         orphans = self.segments.remove_unlisted()
         if orphans:
             log.info("removed %d segment files sealed after the snapshot (the WAL replays them)", orphans)
@@ -124,11 +142,12 @@ class DataDirectory:
         cut = take_cut(engine, routers, report.next_lsn - 1, report.flips, report.reserved)
         report.flips = {}
         try:
-            write_cut(cut, self.segments, self.segment_policy.max_events, self.snapshot_dir)
+            sealed = write_cut(cut, self.segments, self.segment_policy.max_events, self.snapshot_dir)
         except OSError as err:
             log.error("could not record the heads a crash raised (%s); writes are refused", err)
             self.recovery_failed = err
             return
+        release_cut(engine, self.cold, sealed)
         log.info("recorded %d heads raised after a crash: snapshot@%d", report.raised, cut.image.lsn)
 
     def open(self, engine: Engine, loop: asyncio.AbstractEventLoop) -> None:
@@ -146,7 +165,7 @@ class DataDirectory:
             sync_delay_s=self.wal_sync_delay_s,
             error_for=read_only_error,
         )
-        self.sealer = Sealer(self.wal, self.segments, self.segment_policy)
+        self.sealer = Sealer(self.wal, self.segments, self.segment_policy, self.cold, self.inline_segments)
         self.persistence = WalPersistence(
             self.wal, seal=self.sealer.maybe_seal, reserved=self.report.reserved
         )
@@ -162,13 +181,25 @@ class DataDirectory:
         self.checkpointer = Checkpointer(engine, routers, self.persistence, self.sealer, self.snapshot_dir)
         engine.persistence = self.persistence
 
+    def cache_view(self) -> CacheView:
+        """The cold-record cache's fill and counters, and the cold reads'."""
+        return CacheView.of(self.cold)
+
     def wal_view(self) -> WalView:
         """The WAL's counters and state for monitoring (zeros until :meth:`open`)."""
         return WalView.of(self.wal)
 
-    def checkpoint_due(self) -> bool:
+    def checkpoint_due(self, now_ms: int) -> bool:
+        """A checkpoint is due every ``checkpoint_wal_bytes`` of WAL, and every
+        ``checkpoint_interval_ms`` once anything was written since the last one: what recovery
+        replays (and what stays unsealed in memory) is bounded in bytes and in time."""
         cp = self.checkpointer
-        return cp is not None and cp.wal_bytes_since_checkpoint() >= self.checkpoint_wal_bytes
+        if cp is None:
+            return False
+        written = cp.wal_bytes_since_checkpoint()
+        if written >= self.checkpoint_wal_bytes:
+            return True
+        return written > 0 and now_ms - cp.last_checkpoint_ms >= self.checkpoint_interval_ms
 
     async def checkpoint(self, final: bool = False) -> None:
         if self.checkpointer is not None and self.wal is not None and not self.wal.read_only:
@@ -179,6 +210,7 @@ class DataDirectory:
         frame that records the exact heads of ephemeral topics (their records are never logged)."""
         if self.sealer is not None:
             self.sealer.close()
+        self.cold.close()
         if self.wal is not None:
             if not self.wal.read_only and self.engine is not None and self.persistence is not None:
                 heads = {

@@ -46,10 +46,11 @@ from ..routers import Routers
 from ..storage import formats
 from ..storage import segments as segment_files
 from ..storage import snapshot as snapshot_files
+from ..storage.coldstore import ColdStore
 from ..storage.formats import TopicImage
 from ..storage.frames import Frame, FrameType
 from ..storage.fs import FileSystem
-from ..storage.segments import CorruptSegment, SegmentStore, decode_segment
+from ..storage.segments import CorruptSegment, SegmentStore, read_segment_index
 from ..storage.snapshot import read_latest_snapshot
 from ..storage.versions import SEGMENT, SNAPSHOT, WAL, FileFormat, UnsupportedFormat
 from ..storage.wal import WAL_HEADER, wal_files, wal_frames, wal_layout
@@ -221,10 +222,16 @@ def load_snapshot(
     fs: FileSystem,
     snapshot_dir: Path,
     segments: SegmentStore,
+    cold: ColdStore,
     report: ReplayReport,
 ) -> Iterator[float]:
     """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index) and
-    its routers into ``routers``; sets ``report.snapshot_lsn``. Yields between segments."""
+    its routers into ``routers``; sets ``report.snapshot_lsn``. Yields between segments.
+
+    A segment is loaded from its index: the topic's record log learns where each chunk is and
+    what accounts its records (``Topic.load_sealed``), and its records stay on disk (``cold``
+    reads them when asked), so this costs time per segment and chunk, not per retained byte
+    (except for an old version 3 segment, read whole once to check its CRC)."""
     image = read_latest_snapshot(fs, snapshot_dir)
     if image is None:
         return
@@ -237,7 +244,7 @@ def load_snapshot(
         topic.id = t.id
         for name in t.segments:
             path = segments.topic_dir(topic.id) / name
-            _load_segment(topic, segments, path, t.evict_floor, fs, report)
+            _load_segment(topic, segments, cold, path, t.evict_floor, report)
             yield 0.0
         restore_topic(topic, t)
         report.reserved[topic.id] = t.seq_reserved_durable
@@ -270,23 +277,23 @@ def restore_topic(topic: Topic, image: TopicImage) -> None:
 
 
 def _load_segment(
-    topic: Topic, segments: SegmentStore, path: Path, evict_floor: int, fs: FileSystem, report: ReplayReport
+    topic: Topic, segments: SegmentStore, cold: ColdStore, path: Path, evict_floor: int, report: ReplayReport
 ) -> None:
     try:
-        loaded = decode_segment(fs.read_bytes(path), path)
+        index = read_segment_index(cold.fs, path)
     except (OSError, CorruptSegment) as err:
         log.error("segment %s of topic %r is unreadable (%s); its records are lost", path, topic.name, err)
         report.corrupt_segments += 1
         return
-    segments.add_loaded(topic.id, path, loaded)
+    segments.add(topic.id, index.segment)
     pos = 0
-    for batch in loaded.batches:
-        gone = loaded.dead[pos : pos + batch.count]
-        pos += batch.count
-        if batch.first_seq < evict_floor:  # evicted since the segment was sealed
-            cut = min(batch.count, evict_floor - batch.first_seq)
+    for chunk in index.chunks:
+        gone = index.dead[pos : pos + chunk.count]
+        pos += chunk.count
+        if chunk.first_seq < evict_floor:  # evicted since the segment was sealed
+            cut = min(chunk.count, evict_floor - chunk.first_seq)
             gone = b"\x01" * cut + gone[cut:]
-        topic.load(batch, gone)
+        topic.load_sealed(chunk, cold.chunk(path, chunk.offset, chunk.length, chunk.crc), gone)
         report.records += gone.count(0)
 
 

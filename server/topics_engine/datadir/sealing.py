@@ -11,49 +11,85 @@ Segment and snapshot file work runs on one dedicated thread (:meth:`Sealer.run`)
 WAL's sync thread, so sealing 100k records or writing a snapshot does not delay a group commit;
 work runs there in submission order. An I/O error on that thread turns the WAL read-only (storage
 state is unknown after it).
+
+Once a segment is durable its chunks go **cold** (:func:`release_sealed`, on the event loop): the
+topic's record log drops their batches — they enter the shared cache instead, as the most
+recent records, until it needs the room — and reads find them through ``storage.coldstore``.
+So a topic's records are in memory only while unsealed (bounded per topic by the
+:class:`SegmentPolicy`, and over all topics by the checkpoint policy, which seals everything).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..config import Durability
+from ..storage.coldstore import ColdStore, batch_size
 from ..storage.formats import RecordBatch
-from ..storage.segments import SegmentStore
+from ..storage.segments import Segment, SegmentStore
 from ..storage.wal import Wal
 from ..topic import Topic
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class SegmentPolicy:
     max_events: int = 100_000
-    max_bytes: int = 64 << 20
+    max_bytes: int = 16 << 20
     max_age_ms: int = 600_000
 
 
 class Sealer:
-    def __init__(self, wal: Wal, segments: SegmentStore, policy: SegmentPolicy) -> None:
+    """Runs segment and snapshot file work on the segment thread, in submission order.
+
+    ``inline`` (tests only): the work runs at once on the calling thread, and what follows it
+    too — a synchronous test sees sealed chunks go cold without running an event loop."""
+
+    def __init__(
+        self, wal: Wal, segments: SegmentStore, policy: SegmentPolicy, cold: ColdStore, inline: bool = False
+    ) -> None:
         self.wal = wal
         self.segments = segments
         self.policy = policy
+        self.cold = cold
+        self.inline = inline
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="topics-segments")
 
-    def run(self, fn: Callable[[], None]) -> asyncio.Future[None]:
+    def run(self, fn: Callable[[], T], then: Callable[[T], None] | None = None) -> asyncio.Future[T]:
         """Run segment/snapshot file work on the segment thread; an I/O error there turns the
-        WAL read-only."""
+        WAL read-only. ``then`` runs on the event loop with the work's result once it is done."""
 
-        def guarded() -> None:
+        def guarded() -> T:
             try:
-                fn()
+                return fn()
             except OSError as err:
                 self.wal.fail(err)
                 raise
 
+        if self.inline:
+            future: asyncio.Future[T] = self.wal.loop.create_future()
+            try:
+                result = guarded()
+            except OSError as err:
+                future.set_exception(err)
+            else:
+                future.set_result(result)
+                if then is not None:
+                    then(result)
+            future.add_done_callback(lambda f: f.cancelled() or f.exception())
+            return future
         future = asyncio.wrap_future(self._worker.submit(guarded), loop=self.wal.loop)
-        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+        def done(f: asyncio.Future[T]) -> None:
+            if not f.cancelled() and f.exception() is None and then is not None:
+                then(f.result())
+
+        future.add_done_callback(done)
         return future
 
     def close(self) -> None:
@@ -72,19 +108,37 @@ class Sealer:
         ):
             self.seal(topic)
 
-    def seal(self, topic: Topic) -> asyncio.Future[None] | None:
-        """Seal ``topic``'s hot records now (the file work runs on the segment thread)."""
+    def seal(self, topic: Topic) -> asyncio.Future[list[Segment]] | None:
+        """Seal ``topic``'s hot records now (the file work runs on the segment thread); once
+        the segments are durable their chunks go cold."""
         batches, flags = hot_batches(topic)
         mark_sealed(topic)
         if not batches:
             return None
         segments, topic_id, max_events = self.segments, topic.id, self.policy.max_events
 
-        def task() -> None:
-            for group, group_flags in segment_groups(batches, flags, max_events):
+        def task() -> list[Segment]:
+            return [
                 segments.seal(topic_id, group, group_flags)
+                for group, group_flags in segment_groups(batches, flags, max_events)
+            ]
 
-        return self.run(task)
+        return self.run(task, lambda sealed: release_sealed(self.cold, topic, sealed))
+
+
+def release_sealed(cold: ColdStore, topic: Topic, sealed: Iterable[Segment]) -> None:
+    """``sealed`` (``topic``'s new segments) are durable: their chunks go cold — each batch
+    leaves the topic's record log for the shared cache (recent records are the likeliest read).
+    A chunk evicted or dropped meanwhile is simply gone."""
+    log = topic.log
+    for segment in sealed:
+        for k, first_seq in enumerate(segment.chunk_firsts):
+            chunk = cold.chunk(
+                segment.path, segment.chunk_offsets[k], segment.chunk_lengths[k], segment.chunk_crcs[k]
+            )
+            batch = log.make_cold(first_seq, segment.chunk_counts[k], chunk)
+            if batch is not None:
+                cold.cache.put(chunk.key, batch, batch_size(batch))
 
 
 def hot_batches(topic: Topic) -> tuple[list[RecordBatch], bytes]:

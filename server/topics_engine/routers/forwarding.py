@@ -27,10 +27,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from ..coldreads import ColdChunk, ColdRead, ColdReads
 from ..engine import Engine
 from ..errors import Internal, Throttled, TopicFull, TopicsError
 from ..records import Record, encode
 from ..storage import formats
+from ..storage.coldstore import strict
 from ..storage.formats import ForwardPayload
 from ..topic import Topic
 from .copies import HOP_CAP, derive, hops_of, present_runs
@@ -58,6 +60,9 @@ class Forwarder:
         """Routers to step, in turn order."""
         self._scheduled = False
         self._autorun = autorun
+        self._loaded: dict[Router, ColdReads] = {}
+        """Routers whose step met cold source records: the chunks loaded for them, pinned."""
+        self._loading: set[asyncio.Task[None]] = set()
         """Schedule passes on the running loop; without, only :meth:`pump` / :meth:`drain` run."""
 
     # -- attached routers ---------------------------------------------------------------------
@@ -120,7 +125,8 @@ class Forwarder:
 
     def _run(self) -> None:
         self._scheduled = False
-        self.pump()
+        with strict():  # on the event loop: a cold source record is loaded, never read here
+            self.pump()
         self._schedule()
 
     def pump(self) -> int:
@@ -153,6 +159,9 @@ class Forwarder:
         """:meth:`_step`, a refusal or failure turned into a retry with backoff."""
         try:
             n, more = self._step(router)
+        except ColdRead as miss:
+            self._load_cold(router, miss.chunks)
+            return 0, False
         except TopicsError as err:
             self._refused(router, err)
             return 0, False
@@ -161,7 +170,33 @@ class Forwarder:
             self._refused(router, Internal(str(err)))
             return 0, False
         router.retry_ms, router.last_error = 0, None
+        loaded = self._loaded.pop(router, None)
+        if loaded is not None:
+            loaded.release()
         return n, more
+
+    def _load_cold(self, router: Router, chunks: list[ColdChunk]) -> None:
+        """The step met source records that are cold: load them off the event loop (pinned
+        until the router's next step goes through), then make the router due again."""
+        router.blocked = True
+        reads = self._loaded.get(router)
+        if reads is None:
+            reads = self._loaded[router] = ColdReads()
+        reads.missing = chunks
+
+        async def load() -> None:
+            try:
+                await reads.load()
+            finally:
+                if self._attached(router):
+                    self.wake(router)
+                else:
+                    self._loaded.pop(router, None)
+                    reads.release()
+
+        task = asyncio.ensure_future(load())
+        self._loading.add(task)
+        task.add_done_callback(self._loading.discard)
 
     def _refused(self, router: Router, err: TopicsError) -> None:
         """A refused step (full ``reject`` dest, read-only WAL): keep the cursor, retry later."""

@@ -10,6 +10,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
+from topics_engine.coldreads import ColdChunk, preload
 from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
 from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
@@ -35,6 +36,24 @@ def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, Any]:
 
 def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
+    chunks = ctx.queues.cold_chunks(topic.name, opt(body.max))
+    if chunks:
+        return _claim_cold(ctx, topic, body, chunks)
+    return _claim(ctx, topic, body)
+
+
+async def _claim_cold(ctx: ServerContext, topic: Topic, body: Any, chunks: list[ColdChunk]) -> Reply:
+    """A claim whose next jobs are cold: their chunks are loaded (off the event loop) and pinned
+    first, so the claim itself never waits for a disk."""
+    reads = await preload(chunks)
+    try:
+        reply = _claim(ctx, topic, body)
+    finally:
+        reads.release()
+    return await reply if isinstance(reply, Awaitable) else reply
+
+
+def _claim(ctx: ServerContext, topic: Topic, body: Any) -> Reply | Awaitable[Reply]:
     claimed = ctx.queues.claim(topic.name, body.node, opt(body.max), opt(body.lease_ms))
     if claimed.coalesced:
         return _claimed_in_cohort(ctx, claimed)
@@ -150,7 +169,13 @@ class _WorkStream:
         want = self.sub.max - len(self.sub.held)
         if want <= 0:
             return []
-        claimed = self.ctx.queues.claim_for(self.topic, self.sub, want)
+        chunks = self.ctx.queues.cold_chunks(self.topic.name, want)
+        reads = await preload(chunks) if chunks else None
+        try:
+            claimed = self.ctx.queues.claim_for(self.topic, self.sub, want)
+        finally:
+            if reads is not None:
+                reads.release()
         await await_ack(claimed.wait)
         return claimed.jobs
 

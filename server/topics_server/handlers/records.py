@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable
+from functools import partial
 from typing import Any
 
 import msgspec
 from topics_engine import Engine
 from topics_engine.batch import check_batch_node
+from topics_engine.coldreads import ColdRead, read_strictly, read_without_blocking
 from topics_engine.records import NewRecords
 from topics_engine.results import Appended, Diff
 
@@ -59,8 +61,24 @@ def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[R
         "include_meta": opt(body.include_meta, True),
         "max_batch_bytes": opt(body.max_batch_bytes, 0),
     }
-    result = engine.diff(name, **options)
-    wait_ms = engine.clamp_wait_ms(opt(body.wait_ms, 0))
+    wait_ms = opt(body.wait_ms, 0)
+    try:
+        result = read_strictly(lambda: engine.diff(name, **options))
+    except ColdRead:
+        return _diff_cold(engine, name, options, wait_ms)
+    return _diff_reply(engine, name, options, result, engine.clamp_wait_ms(wait_ms))
+
+
+async def _diff_cold(engine: Engine, name: str, options: dict[str, Any], wait_ms: int) -> Reply:
+    """A diff that reads cold records: they are loaded off the event loop first."""
+    result = await read_without_blocking(lambda: engine.diff(name, **options))
+    reply = _diff_reply(engine, name, options, result, engine.clamp_wait_ms(wait_ms))
+    return await reply if isinstance(reply, Awaitable) else reply
+
+
+def _diff_reply(
+    engine: Engine, name: str, options: dict[str, Any], result: Diff, wait_ms: int
+) -> Reply | Awaitable[Reply]:
     if wait_ms and not result.count and result.tombstone is None:
         return _long_poll(engine, name, options, result, wait_ms)
     return Reply(200, wire.diff(result), {"records_scanned": result.scanned})
@@ -78,7 +96,7 @@ async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result:
         if remaining <= 0 or not await engine.hub.wait(name, remaining):
             break
         options = {**options, "from_seq": result.next_from_seq}
-        result = engine.diff(name, **options)
+        result = await read_without_blocking(partial(engine.diff, name, **options))
     return Reply(200, wire.diff(result), {"records_scanned": result.scanned})
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from topics_engine.coldreads import ColdRead, ColdReads
 from topics_engine.watch import WatchSession
 
 from ..bodies import opt
@@ -83,6 +84,8 @@ class WatchStream:
         self.loop: StreamLoop | None = None
         self.opened = False
         self.pacer = StreamPacer(ctx.throttle, ctx.engine.clock, "watch throttled under CPU pressure")
+        self.cold = ColdReads()
+        """Cold records a read of this stream missed: loaded by its task (never in a pump)."""
 
     def superseded(self) -> None:
         """Another stream took the session (docs/DECISIONS.md, "Takeover"): this one ends at its
@@ -119,6 +122,7 @@ class WatchStream:
                     self.pacer.calm()
                 done = self._pump()
                 await loop.settle()
+                await self.cold.load()
                 if done:
                     await loop.idle()
         except SlowConsumer as exc:
@@ -146,7 +150,10 @@ class WatchStream:
         assert loop is not None
         sub, sink = session.sub, loop.sink
         while session.owner is self and not sink.blocked:
-            step = sub.next_step()
+            try:
+                step = self.cold.attempt(sub.next_step)
+            except ColdRead:
+                return False  # the task loads the cold records, then pumps again
             if step is None:
                 return True
             name = step.position.name
@@ -166,5 +173,6 @@ class WatchStream:
         self.session.sub.rewind(cursors)
 
     def close(self) -> None:
+        self.cold.release()
         if self.opened:
             self.ctx.watches.close(self.session, self)

@@ -1,0 +1,101 @@
+"""Reading records without blocking the event loop on a disk.
+
+A topic's sealed records may be cold (only in their segment file, see ``storage.coldstore``).
+The engine's reads are synchronous; run on the event loop they go through here:
+
+- :func:`read_without_blocking` (a request: diff, claim, ...) runs the read *strictly*: a chunk
+  not in memory raises ``ColdRead`` instead of being read; the chunks it names are loaded on a
+  reader thread while the request awaits, pinned, and the read runs again;
+- :class:`ColdReads` does the same for a stream whose reads run in synchronous pumps (a watch,
+  a WebSocket): :meth:`ColdReads.attempt` runs a read strictly and, on a miss, remembers what to
+  load; the stream's task then awaits :meth:`ColdReads.load` and pumps again.
+
+A read run so must be safe to repeat: it changes nothing before its first record access (or
+only what a repeat sets again, such as expiring a TTL prefix).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from .storage.coldstore import ColdChunk, ColdRead, strict
+
+T = TypeVar("T")
+
+MAX_ATTEMPTS = 4
+"""Strict attempts of one request's read; past them it reads what is still missing on the event
+loop (only a read whose needs keep moving — e.g. racing many appends and evictions — gets
+there)."""
+
+__all__ = ["ColdChunk", "ColdRead", "ColdReads", "preload", "read_strictly", "read_without_blocking"]
+
+
+class ColdReads:
+    """One reader's cold chunk loads: what its last strict read missed, and the chunks it loaded
+    and pins until a read goes through (whatever the shared cache evicts meanwhile)."""
+
+    def __init__(self) -> None:
+        self.missing: list[ColdChunk] = []
+        self._pinned: list[ColdChunk] = []
+
+    def attempt(self, read: Callable[[], T]) -> T:
+        """Run ``read`` strictly; on a miss remember the chunks to load and re-raise
+        ``ColdRead``. A read that goes through releases the pins of earlier loads."""
+        try:
+            with strict():
+                result = read()
+        except ColdRead as miss:
+            self.missing = miss.chunks
+            raise
+        self.release()
+        return result
+
+    async def load(self) -> None:
+        """Load what the last attempt missed (on a reader thread) and pin it."""
+        chunks, self.missing = self.missing, []
+        if not chunks:
+            return
+        batches = await chunks[0].store.load(chunks)
+        for chunk, batch in zip(chunks, batches, strict=True):
+            if batch is not None:
+                chunk.store.pin(chunk, batch)
+                self._pinned.append(chunk)
+
+    def release(self) -> None:
+        pinned, self._pinned = self._pinned, []
+        for chunk in pinned:
+            chunk.store.unpin(chunk)
+
+
+async def read_without_blocking(read: Callable[[], T]) -> T:
+    """Run the synchronous ``read`` on the event loop without blocking it on a disk (see the
+    module docstring); returns what ``read`` returns."""
+    reads = ColdReads()
+    try:
+        for _ in range(MAX_ATTEMPTS):
+            try:
+                return reads.attempt(read)
+            except ColdRead:
+                await reads.load()
+        return read()
+    finally:
+        reads.release()
+
+
+def read_strictly(read: Callable[[], T]) -> T:
+    """Run ``read`` now if everything it needs is in memory; else raise ``ColdRead`` (having
+    changed nothing a repeat would not set again): the caller goes on with
+    :func:`read_without_blocking`."""
+    with strict():
+        return read()
+
+
+async def preload(chunks: Sequence[ColdChunk]) -> ColdReads:
+    """Load ``chunks`` (on a reader thread) and pin them until the returned reads'
+    :meth:`ColdReads.release` — for a step that cannot be repeated (a claim), whose cold
+    chunks are known beforehand."""
+    reads = ColdReads()
+    reads.missing = list(chunks)
+    await reads.load()
+    return reads

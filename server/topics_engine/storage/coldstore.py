@@ -1,0 +1,160 @@
+"""Cold record chunks: sealed record batches whose bytes live only in their segment file, and
+the one place their bytes are read back — through the shared :class:`ChunkCache`.
+
+A chunk of a topic's record log goes cold once its segment is durable (``datadir.sealing``):
+the log then keeps only what accounts its records (seqs, sizes, ``$ts`` runs, flags) and a
+:class:`ColdChunk` saying where its batch is. Reading its records needs the batch:
+:meth:`ColdStore.batch` finds it pinned (by a read in progress) or cached, and otherwise
+
+- in a **strict** read (:func:`strict`; ``topics_engine.coldreads`` runs the event loop's
+  read paths so) raises :class:`ColdRead` naming the chunks to load: the reader loads them on a
+  reader thread (the request awaits; the event loop goes on serving), pins them, and runs the
+  read again — a read never blocks the event loop on a disk;
+- elsewhere (recovery, tools, the sync engine tests, rare paths such as a router's start-up
+  scan) reads the chunk on the calling thread, counted in ``blocking_loads``.
+
+Loaded batches are served as they are: their blob is already the wire encoding.
+
+Thread model: the cache, the pins and the counters belong to the event loop; reader threads only
+run :func:`segments.read_chunk` and hand the batch back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+
+from .chunkcache import ChunkCache
+from .formats import RecordBatch
+from .fs import FileSystem
+from .segments import read_chunk
+
+_STRICT: ContextVar[bool] = ContextVar("topics_strict_cold_reads", default=False)
+
+
+@contextmanager
+def strict() -> Iterator[None]:
+    """Within this block a chunk that is not in memory raises :class:`ColdRead` instead of
+    being read on the calling thread (the event loop's read paths: ``topics_engine.coldreads``)."""
+    token = _STRICT.set(True)
+    try:
+        yield
+    finally:
+        _STRICT.reset(token)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ColdChunk:
+    """Where one sealed record batch is: ``length`` bytes at ``offset`` of segment ``path``
+    (``crc``: crc32 of those bytes; ``None`` for a segment format without per-chunk CRCs)."""
+
+    store: ColdStore
+    path: Path
+    offset: int
+    length: int
+    crc: int | None
+
+    @property
+    def key(self) -> tuple[Path, int]:
+        return self.path, self.offset
+
+
+class ColdRead(Exception):
+    """A strict read needs these chunks, which are neither pinned nor cached."""
+
+    def __init__(self, chunks: Sequence[ColdChunk]) -> None:
+        super().__init__(f"{len(chunks)} cold chunks to load")
+        self.chunks = list(chunks)
+
+
+def batch_size(batch: RecordBatch) -> int:
+    """What a cached batch costs: its blob and the per-record columns."""
+    return len(batch.blob) + 8 * batch.count + 200
+
+
+class ColdStore:
+    """The cache and the reads of one data directory's cold chunks."""
+
+    def __init__(self, fs: FileSystem, cache_bytes: int, readers: int = 2) -> None:
+        self.fs = fs
+        self.cache: ChunkCache[tuple[Path, int], RecordBatch] = ChunkCache(cache_bytes)
+        self._pins: dict[tuple[Path, int], list[RecordBatch | int]] = {}
+        self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="topics-reads")
+        self.loads = 0
+        """Chunks read from segment files (on reader threads or blocking)."""
+        self.blocking_loads = 0
+        """Of those, read on the calling thread (outside a strict read)."""
+        self.bytes_read = 0
+
+    def chunk(self, path: Path, offset: int, length: int, crc: int | None) -> ColdChunk:
+        return ColdChunk(self, path, offset, length, crc)
+
+    def cached(self, chunk: ColdChunk) -> RecordBatch | None:
+        """The batch if pinned or cached (a cache hit counts), else ``None``; never reads."""
+        pin = self._pins.get(chunk.key)
+        if pin is not None:
+            return pin[0]  # type: ignore[return-value]
+        return self.cache.get(chunk.key)
+
+    def batch(self, chunk: ColdChunk) -> RecordBatch:
+        """The chunk's batch; in a strict read raises :class:`ColdRead` if it is not in memory."""
+        batch = self.cached(chunk)
+        if batch is not None:
+            return batch
+        if _STRICT.get():
+            raise ColdRead([chunk])
+        batch = self._read(chunk)
+        self.blocking_loads += 1
+        self.cache.put(chunk.key, batch, batch_size(batch))
+        return batch
+
+    def _read(self, chunk: ColdChunk) -> RecordBatch:
+        batch = read_chunk(self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc)
+        self.loads += 1
+        self.bytes_read += chunk.length
+        return batch
+
+    async def load(self, chunks: Sequence[ColdChunk]) -> list[RecordBatch | None]:
+        """Read ``chunks`` on a reader thread (in file order) and cache them; ``None`` for a chunk
+        whose file is gone (its segment was dropped: nothing live is left in it)."""
+
+        def read_all() -> list[RecordBatch | None]:
+            out: list[RecordBatch | None] = []
+            for chunk in chunks:
+                try:
+                    out.append(read_chunk(self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc))
+                except FileNotFoundError:
+                    out.append(None)
+            return out
+
+        loop = asyncio.get_running_loop()
+        batches = await loop.run_in_executor(self._readers, read_all)
+        for chunk, batch in zip(chunks, batches, strict=True):
+            if batch is not None:
+                self.loads += 1
+                self.bytes_read += chunk.length
+                self.cache.put(chunk.key, batch, batch_size(batch))
+        return batches
+
+    def pin(self, chunk: ColdChunk, batch: RecordBatch) -> None:
+        """Keep ``batch`` available to :meth:`batch` until :meth:`unpin` (whatever the cache
+        evicts meanwhile): a read in progress relies on what it loaded."""
+        pin = self._pins.get(chunk.key)
+        if pin is None:
+            self._pins[chunk.key] = [batch, 1]
+        else:
+            pin[1] += 1  # type: ignore[operator]
+
+    def unpin(self, chunk: ColdChunk) -> None:
+        pin = self._pins[chunk.key]
+        pin[1] -= 1  # type: ignore[operator]
+        if pin[1] == 0:
+            del self._pins[chunk.key]
+
+    def close(self) -> None:
+        self._readers.shutdown(wait=True)

@@ -1,0 +1,129 @@
+"""Cold records: sealed chunks leave memory, and every use of records reads them back from their
+segment files — through the bounded cache, and without blocking the event loop when asked
+(``storage.coldstore``, ``topics_engine.coldreads``).
+
+The engine suite runs over ``wal-cold`` too (every read path exercised cold); these tests pin
+what that mode cannot show by itself: that records really left memory, that a strict read loads
+off the calling thread, and that recovery reads indexes, not records."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from topics_engine import Engine, Limits, ManualClock, Queues
+from topics_engine.coldreads import ColdRead, read_strictly, read_without_blocking
+from topics_engine.datadir.directory import DataDirectory
+from topics_engine.datadir.sealing import SegmentPolicy
+
+from .conftest import T0, read_all, recs
+
+TINY = SegmentPolicy(max_events=8, max_bytes=4 << 10, max_age_ms=60_000)
+
+
+class Node:
+    def __init__(self, path: Path, clock: ManualClock, cache_bytes: int = 64 << 10) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.engine = Engine(clock, Limits())
+        self.datadir = DataDirectory(path, segment_policy=TINY, cache_bytes=cache_bytes, inline_segments=True)
+        self.datadir.lock()
+        for _ in self.datadir.recover(self.engine):
+            pass
+        self.datadir.open(self.engine, self.loop)
+
+    def checkpoint(self) -> None:
+        self.loop.run_until_complete(self.datadir.checkpoint())
+
+    def close(self) -> None:
+        self.checkpoint()
+        self.datadir.close()
+        self.loop.close()
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Iterator[Node]:
+    n = Node(tmp_path / "data", ManualClock(T0))
+    yield n
+    n.datadir.close()
+    n.loop.close()
+
+
+def _fill(engine: Engine, n: int, topic: str = "t") -> None:
+    for i in range(n):
+        engine.append(topic, [{"data": {"i": i, "pad": "x" * 100}, "tag": f"k{i % 5}"}])
+
+
+def test_sealed_records_leave_memory_and_read_back(node: Node) -> None:
+    _fill(node.engine, 400)
+    topic = node.engine.get("t")
+    hot_records, hot_bytes = topic.log.resident()
+    assert hot_records < 16  # only the unsealed tail
+    assert topic.count == 400 and topic.bytes > 400 * 100
+    got, _ = read_all(node.engine, "t", limit=50)
+    assert [r["data"]["i"] for r in got] == list(range(400))
+    cold = node.datadir.cold
+    assert cold.loads > 0
+    assert cold.cache.bytes <= cold.cache.capacity
+
+
+def test_a_strict_read_loads_off_the_calling_thread(node: Node) -> None:
+    _fill(node.engine, 200)
+    engine, cold = node.engine, node.datadir.cold
+    cold.cache = type(cold.cache)(0)  # nothing cached: every sealed chunk is on disk only
+    with pytest.raises(ColdRead):
+        read_strictly(lambda: engine.diff("t", from_seq=0, limit=100))
+    blocking = cold.blocking_loads
+    result = node.loop.run_until_complete(
+        read_without_blocking(lambda: engine.diff("t", from_seq=0, limit=100))
+    )
+    assert [r["data"]["i"] for r in recs(result)] == list(range(100))
+    assert cold.blocking_loads == blocking  # loaded on a reader thread, pinned, read again
+    assert cold.loads > 0
+
+
+def test_deletes_and_evictions_of_cold_records_read_nothing(node: Node) -> None:
+    engine, cold = node.engine, node.datadir.cold
+    _fill(engine, 300)
+    cold.cache = type(cold.cache)(0)
+    loads = cold.loads
+    deleted = engine.delete_records("t", match=["tag", "Eq", "k1"])
+    assert deleted.deleted == 60
+    engine.put_topic("t", {"cap_records": 100})
+    topic = engine.get("t")
+    assert topic.count == 100
+    assert cold.loads == loads  # counting, sizing, tag lookups and eviction use resident data
+    got, _ = read_all(engine, "t")
+    assert len(got) == 100 and all(r["data"]["i"] % 5 != 1 for r in got)
+    assert got[-1]["data"]["i"] == 299
+
+
+def test_recovery_reads_segment_indexes_not_records(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    first = Node(tmp_path / "data", clock)
+    _fill(first.engine, 500)
+    first.engine.delete_records("t", match=["tag", "Eq", "k2"])
+    first.close()
+    again = Node(tmp_path / "data", clock)
+    try:
+        topic = again.engine.get("t")
+        assert topic.count == 400
+        assert again.datadir.cold.loads == 0  # nothing but indexes was read
+        assert topic.log.resident()[0] == 0
+        got, _ = read_all(again.engine, "t", limit=64)
+        assert [r["data"]["i"] for r in got] == [i for i in range(500) if i % 5 != 2]
+        assert again.engine.delete_records("t", match=["tag", "Eq", "k3"]).deleted == 100
+    finally:
+        again.close()
+
+
+def test_cold_jobs_are_claimed(node: Node) -> None:
+    engine = node.engine
+    engine.put_topic("q", {"type": "queue"})
+    for i in range(100):
+        engine.append("q", [{"data": i}])
+    node.datadir.cold.cache = type(node.datadir.cold.cache)(0)
+    queues = Queues(engine)
+    claimed = queues.claim("q", "n1", 40)
+    assert [j.record.data_json for j in claimed.jobs] == [str(i).encode() for i in range(40)]
