@@ -284,6 +284,12 @@ class TopicsCollector(Collector):
             "not on a reader thread.",
             cache.blocking_loads,
         )
+        yield _counter(
+            "topics_cold_reads_page_cache_total",
+            "Of topics_cold_reads_total, chunks read on the event loop because the OS page cache "
+            "held them (never waiting for a disk).",
+            cache.page_cache_loads,
+        )
 
 
 def _fsync_histogram(wal: WalView) -> HistogramMetricFamily:

@@ -17,17 +17,29 @@ from topics_engine import Engine, Limits, ManualClock, Queues
 from topics_engine.coldreads import ColdRead, read_strictly, read_without_blocking
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
+from topics_engine.storage.fs import FileSystem
 
 from .conftest import T0, read_all, recs
 
 TINY = SegmentPolicy(max_events=8, max_bytes=4 << 10, max_age_ms=60_000)
 
 
+class DiskOnly(FileSystem):
+    """A page cache that never holds a segment's bytes: every cold read is a disk read."""
+
+    def pread_cached(self, path: Path, offset: int, length: int) -> memoryview | None:
+        return None
+
+
 class Node:
-    def __init__(self, path: Path, clock: ManualClock, cache_bytes: int = 64 << 10) -> None:
+    def __init__(
+        self, path: Path, clock: ManualClock, cache_bytes: int = 64 << 10, fs: FileSystem | None = None
+    ) -> None:
         self.loop = asyncio.new_event_loop()
         self.engine = Engine(clock, Limits())
-        self.datadir = DataDirectory(path, segment_policy=TINY, cache_bytes=cache_bytes, inline_segments=True)
+        self.datadir = DataDirectory(
+            path, fs, segment_policy=TINY, cache_bytes=cache_bytes, inline_segments=True
+        )
         self.datadir.lock()
         for _ in self.datadir.recover(self.engine):
             pass
@@ -68,19 +80,32 @@ def test_sealed_records_leave_memory_and_read_back(node: Node) -> None:
     assert cold.cache.bytes <= cold.cache.capacity
 
 
-def test_a_strict_read_loads_off_the_calling_thread(node: Node) -> None:
+def test_a_strict_read_loads_off_the_calling_thread(tmp_path: Path) -> None:
+    node = Node(tmp_path / "data", ManualClock(T0), fs=DiskOnly())
+    try:
+        _fill(node.engine, 200)
+        engine, cold = node.engine, node.datadir.cold
+        cold.cache = type(cold.cache)(0)  # nothing cached: every sealed chunk is on disk only
+        with pytest.raises(ColdRead):
+            read_strictly(lambda: engine.diff("t", from_seq=0, limit=100))
+        blocking = cold.blocking_loads
+        result = node.loop.run_until_complete(
+            read_without_blocking(lambda: engine.diff("t", from_seq=0, limit=100))
+        )
+        assert [r["data"]["i"] for r in recs(result)] == list(range(100))
+        assert cold.blocking_loads == blocking  # loaded on a reader thread, pinned, read again
+        assert cold.loads > 0 and cold.page_cache_loads == 0
+    finally:
+        node.close()
+
+
+def test_a_strict_read_takes_what_the_page_cache_holds_at_once(node: Node) -> None:
     _fill(node.engine, 200)
     engine, cold = node.engine, node.datadir.cold
-    cold.cache = type(cold.cache)(0)  # nothing cached: every sealed chunk is on disk only
-    with pytest.raises(ColdRead):
-        read_strictly(lambda: engine.diff("t", from_seq=0, limit=100))
-    blocking = cold.blocking_loads
-    result = node.loop.run_until_complete(
-        read_without_blocking(lambda: engine.diff("t", from_seq=0, limit=100))
-    )
+    cold.cache = type(cold.cache)(0)
+    result = read_strictly(lambda: engine.diff("t", from_seq=0, limit=100))  # no ColdRead
     assert [r["data"]["i"] for r in recs(result)] == list(range(100))
-    assert cold.blocking_loads == blocking  # loaded on a reader thread, pinned, read again
-    assert cold.loads > 0
+    assert cold.page_cache_loads > 0 and cold.blocking_loads == 0
 
 
 def test_deletes_and_evictions_of_cold_records_read_nothing(node: Node) -> None:

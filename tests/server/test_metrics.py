@@ -65,6 +65,7 @@ CACHE = [
     "topics_cold_reads_total",
     "topics_cold_read_bytes_total",
     "topics_cold_reads_blocking_total",
+    "topics_cold_reads_page_cache_total",
 ]
 FAMILIES = [
     *AGGREGATES,

@@ -23,8 +23,11 @@ class CacheView:
     """Chunks read from segment files."""
     load_bytes: int = 0
     blocking_loads: int = 0
-    """Of :attr:`loads`, those read on the calling thread (outside the event loop's read paths:
-    recovery, a router's start-up scan, a dead-letter retry)."""
+    """Of :attr:`loads`, those read on the calling thread outside the event loop's read paths
+    (recovery, a router's start-up scan, a dead-letter retry): they may wait for a disk."""
+    page_cache_loads: int = 0
+    """Of :attr:`loads`, those read on the event loop because the OS page cache held them (never
+    waiting for a disk); the rest were read on reader threads."""
 
     @classmethod
     def of(cls, cold: ColdStore | None) -> CacheView:
@@ -41,4 +44,5 @@ class CacheView:
             cold.loads,
             cold.bytes_read,
             cold.blocking_loads,
+            cold.page_cache_loads,
         )

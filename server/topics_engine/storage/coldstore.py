@@ -7,9 +7,11 @@ the log then keeps only what accounts its records (seqs, sizes, ``$ts`` runs, fl
 :meth:`ColdStore.batch` finds it pinned (by a read in progress) or cached, and otherwise
 
 - in a **strict** read (:func:`strict`; ``topics_engine.coldreads`` runs the event loop's
-  read paths so) raises :class:`ColdRead` naming the chunks to load: the reader loads them on a
-  reader thread (the request awaits; the event loop goes on serving), pins them, and runs the
-  read again — a read never blocks the event loop on a disk;
+  read paths so) reads it at once only if its bytes are in the OS page cache (``preadv`` with
+  ``RWF_NOWAIT``: a copy, never a wait for the disk), and otherwise raises :class:`ColdRead`
+  naming the chunks to load: the reader loads them on a reader thread (the request awaits; the
+  event loop goes on serving), pins them, and runs the read again — a read never blocks the
+  event loop on a disk;
 - elsewhere (recovery, tools, the sync engine tests, rare paths such as a router's start-up
   scan) reads the chunk on the calling thread, counted in ``blocking_loads``.
 
@@ -32,7 +34,7 @@ from pathlib import Path
 from .chunkcache import ChunkCache
 from .formats import RecordBatch
 from .fs import FileSystem
-from .segments import read_chunk
+from .segments import read_chunk, read_chunk_cached
 
 _STRICT: ContextVar[bool] = ContextVar("topics_strict_cold_reads", default=False)
 
@@ -88,7 +90,10 @@ class ColdStore:
         self.loads = 0
         """Chunks read from segment files (on reader threads or blocking)."""
         self.blocking_loads = 0
-        """Of those, read on the calling thread (outside a strict read)."""
+        """Of those, read on the calling thread outside a strict read (may wait for a disk)."""
+        self.page_cache_loads = 0
+        """Of those, read on the calling thread in a strict read: found in the page cache
+        (never waiting for a disk)."""
         self.bytes_read = 0
 
     def chunk(self, path: Path, offset: int, length: int, crc: int | None) -> ColdChunk:
@@ -107,10 +112,27 @@ class ColdStore:
         if batch is not None:
             return batch
         if _STRICT.get():
-            raise ColdRead([chunk])
+            batch = self._read_cached(chunk)
+            if batch is None:
+                raise ColdRead([chunk])
+            return batch
         batch = self._read(chunk)
         self.blocking_loads += 1
         self.cache.put(chunk.key, batch, batch_size(batch))
+        return batch
+
+    def _read_cached(self, chunk: ColdChunk) -> RecordBatch | None:
+        """The chunk, read at once if its bytes are in the page cache (``RWF_NOWAIT``: no
+        wait for a disk, so a strict read may do it), and cached; ``None`` otherwise."""
+        try:
+            batch = read_chunk_cached(self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc)
+        except FileNotFoundError:
+            return None
+        if batch is not None:
+            self.loads += 1
+            self.page_cache_loads += 1
+            self.bytes_read += chunk.length
+            self.cache.put(chunk.key, batch, batch_size(batch))
         return batch
 
     def _read(self, chunk: ColdChunk) -> RecordBatch:

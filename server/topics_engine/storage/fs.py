@@ -13,6 +13,7 @@ permissions"): the data directory holds every record's payload and is the server
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 
@@ -22,6 +23,10 @@ DIR_MODE = 0o700
 
 IOV_MAX = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024
 """Most buffers one ``writev`` takes."""
+
+
+_NOWAIT_SUPPORTED = [hasattr(os, "RWF_NOWAIT")]
+"""Whether ``preadv(..., RWF_NOWAIT)`` works here (turned off at the first refusal)."""
 
 
 class FileSystem:
@@ -104,6 +109,27 @@ class FileSystem:
             return parts[0] if len(parts) == 1 else b"".join(parts)
         finally:
             os.close(fd)
+
+    def pread_cached(self, path: Path, offset: int, length: int) -> memoryview | None:
+        """``length`` bytes of ``path`` from ``offset`` if they are all in the page cache now
+        (``preadv`` with ``RWF_NOWAIT``: never waits for the disk), else ``None`` — also where
+        the kernel or file system cannot tell."""
+        if not _NOWAIT_SUPPORTED[0]:
+            return None
+        buf = bytearray(length)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            n = os.preadv(fd, [buf], offset, os.RWF_NOWAIT)
+        except BlockingIOError:
+            return None
+        except OSError as err:
+            if err.errno in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                _NOWAIT_SUPPORTED[0] = False
+                return None
+            raise
+        finally:
+            os.close(fd)
+        return memoryview(buf) if n == length else None
 
     def truncate(self, path: Path, size: int) -> None:
         os.truncate(path, size)

@@ -424,6 +424,15 @@ def read_chunk(fs: FileSystem, path: Path, offset: int, length: int, crc: int | 
     return _decode_chunk(data, crc)
 
 
+def read_chunk_cached(
+    fs: FileSystem, path: Path, offset: int, length: int, crc: int | None
+) -> RecordBatch | None:
+    """:func:`read_chunk` if the chunk's bytes are all in the page cache now (the read never
+    waits for the disk), else ``None``."""
+    data = fs.pread_cached(path, offset, length)
+    return None if data is None else _decode_chunk(data, crc)
+
+
 def decode_segment(buf: bytes, path: Path | None = None) -> LoadedSegment:
     """Parse a whole segment file (version 3 or 4); raises :class:`CorruptSegment`, or
     ``UnsupportedFormat`` for a version this server does not read (``path`` names the file in
