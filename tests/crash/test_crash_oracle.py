@@ -105,3 +105,27 @@ async def test_ephemeral_seqs_are_not_reused_after_a_kill_right_after_a_big_batc
         double_kill_p=0.0,
     )
     _assert_clean(s)
+
+
+COLD = {
+    "TOPICS_CACHE_BYTES": "65536",
+    "TOPICS_SEGMENT_MAX_EVENTS": "64",
+    "TOPICS_SEGMENT_MAX_BYTES": "4096",
+    "TOPICS_CHECKPOINT_WAL_BYTES": "65536",
+    "TOPICS_CHECKPOINT_INTERVAL_MS": "200",
+}
+"""A server whose records go cold at once: tiny segments sealed all the time, checkpoints every
+64 KiB of WAL or 200 ms, a 64 KiB cache — so kills land during sealing, checkpoints, cold reads
+and cache evictions, and every check reads records back from segment files."""
+
+
+async def test_sigkill_cycles_with_everything_cold_keep_every_promise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in COLD.items():
+        monkeypatch.setenv(key, value)
+    s = await crash_loop(tmp_path / "data", cycles=4, seed=SEED + 5, run_s=(0.3, 1.0), time_budget_s=30)
+    _assert_clean(s)
+    assert s.cycles >= 3, summary_json(s)
+    assert s.acked_appends > 150 and s.acked_deletes > 3, summary_json(s)
+    assert s.sigterm_exit_codes == [0], summary_json(s)
