@@ -234,24 +234,31 @@ class SharedReads:
     ``share_key`` the server encodes its frame under once). Bounded: the oldest entries go
     first (a new version of a topic makes its older entries useless anyway)."""
 
-    def __init__(self, capacity: int = 1024) -> None:
+    def __init__(self, capacity: int = 1024, max_bytes: int = 16 << 20) -> None:
         self.capacity = capacity
-        self._reads: OrderedDict[tuple[Any, ...], Diff] = OrderedDict()
+        self.max_bytes = max_bytes
+        """What the kept reads may hold of record bytes: a read holds its records' batches (cold
+        ones included), so a watch replaying a cold backlog must not keep them all alive."""
+        self._reads: OrderedDict[tuple[Any, ...], tuple[Diff, int]] = OrderedDict()
+        self._bytes = 0
         self.hits = 0
 
     def read(
         self, topic: Topic, cursor: int, options: WatchOptions, upto: int, max_scan: int
     ) -> tuple[Diff, tuple[Any, ...]]:
         key = (topic.id, topic.version, cursor, upto, options)
-        diff = self._reads.get(key)
-        if diff is not None:
+        kept = self._reads.get(key)
+        if kept is not None:
             self.hits += 1
-            return diff, key
+            return kept[0], key
         diff = topic.read(cursor, options.read_options(upto, max_scan))
+        size = sum(len(part) for part in diff.parts)
         reads = self._reads
-        reads[key] = diff
-        if len(reads) > self.capacity:
-            reads.popitem(last=False)
+        reads[key] = (diff, size)
+        self._bytes += size
+        while len(reads) > self.capacity or (self._bytes > self.max_bytes and len(reads) > 1):
+            _, (_, old) = reads.popitem(last=False)
+            self._bytes -= old
         return diff, key
 
 

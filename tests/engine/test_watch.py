@@ -1059,6 +1059,21 @@ def test_shared_reads_are_bounded(engine: Engine) -> None:
     assert again is not first and reads.hits == 0  # the oldest went first
 
 
+def test_shared_reads_are_bounded_in_record_bytes(engine: Engine) -> None:
+    """A kept read holds its records' batches alive (cold ones too): past ``max_bytes`` the
+    oldest go, whatever the count."""
+    engine.append("t", [{"data": "x" * 100} for _ in range(5)])
+    topic = engine.topic("t")
+    assert topic is not None
+    reads = SharedReads(capacity=100, max_bytes=250)
+    o = opts()
+    for cursor in range(4):
+        reads.read(topic, cursor, o, topic.head_seq, 1000)
+    assert len(reads._reads) == 1  # every read holds >= 2 records of ~130 bytes
+    reads.read(topic, 3, o, topic.head_seq, 1000)
+    assert reads.hits == 1
+
+
 # -- known bugs ---------------------------------------------------------------------------------------------
 
 

@@ -75,8 +75,16 @@ class ColdRead(Exception):
 
 
 def batch_size(batch: RecordBatch) -> int:
-    """What a cached batch costs: its blob and the per-record columns."""
-    return len(batch.blob) + 8 * batch.count + 200
+    """What a cached batch costs, about: its blob, the per-record columns, and a string object
+    per tag and node."""
+    size = len(batch.blob) + 6 * batch.count + 200
+    if batch.tags is not None:
+        size += 64 * batch.count
+    if batch.nodes is not None:
+        size += 64 * batch.count
+    if batch.meta_at is not None:
+        size += 4 * batch.count
+    return size
 
 
 class ColdStore:
