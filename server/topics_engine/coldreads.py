@@ -23,10 +23,6 @@ from .storage.coldstore import ColdChunk, ColdRead, strict
 
 T = TypeVar("T")
 
-MAX_ATTEMPTS = 4
-"""Strict attempts of one request's read; past them it reads what is still missing on the event
-loop (only a read whose needs keep moving — e.g. racing many appends and evictions — gets
-there)."""
 
 __all__ = ["ColdChunk", "ColdRead", "ColdReads", "preload", "read_strictly", "read_without_blocking"]
 
@@ -51,6 +47,12 @@ class ColdReads:
         self.release()
         return result
 
+    def progresses(self) -> bool:
+        """Whether the last miss names a chunk this reader has not pinned yet (loading it moves
+        the read on; a miss of pinned chunks only would repeat forever)."""
+        pinned = {chunk.key for chunk in self._pinned}
+        return any(chunk.key not in pinned for chunk in self.missing)
+
     async def load(self) -> None:
         """Load what the last attempt missed (on a reader thread) and pin it."""
         chunks, self.missing = self.missing, []
@@ -73,10 +75,12 @@ async def read_without_blocking(read: Callable[[], T]) -> T:
     module docstring); returns what ``read`` returns."""
     reads = ColdReads()
     try:
-        for _ in range(MAX_ATTEMPTS):
+        while True:
             try:
                 return reads.attempt(read)
             except ColdRead:
+                if not reads.progresses():
+                    break  # the chunks it needs are pinned yet missed: read them here
                 await reads.load()
         return read()
     finally:

@@ -28,6 +28,7 @@ Every record here has ``seq <= head_seq``; ``head_seq`` may exceed the last stor
 from __future__ import annotations
 
 import bisect
+import itertools
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -586,11 +587,12 @@ class RecordLog:
                 size += ch.ends[-1] + 1
         return records, size
 
-    def _cold_ahead(self, k: int, records: int, size: int) -> list[ColdChunk]:
+    def _cold_ahead(self, k: int, records: int, size: int, most: int = READ_AHEAD_CHUNKS) -> list[ColdChunk]:
         """The cold chunks not in memory that a read from chunk ``k`` needs for about
-        ``records`` records or ``size`` bytes (at least chunk ``k``'s): loaded in one go."""
+        ``records`` records or ``size`` bytes (at least chunk ``k``'s), looking at ``most``
+        chunks: loaded in one go."""
         out: list[ColdChunk] = []
-        for ch in self._chunks[k : k + READ_AHEAD_CHUNKS]:
+        for ch in itertools.islice(self._chunks, k, k + most):
             if records <= 0 or (size <= 0 and out):
                 break
             if ch.live == 0:
@@ -605,7 +607,7 @@ class RecordLog:
         """The cold chunks not in memory holding the next ``n`` live records above ``seq`` (what
         :meth:`live_after` will read), for a caller to load before it reads."""
         k, _ = self._find(seq + 1)
-        return self._cold_ahead(k, n, 1 << 62)
+        return self._cold_ahead(k, n, 1 << 62, most=1 << 62)
 
     def cold_at(self, seqs: Iterable[int]) -> list[ColdChunk]:
         """The cold chunks not in memory holding these live records."""
