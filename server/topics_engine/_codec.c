@@ -333,8 +333,8 @@ fail:
  *     [flags & 2: u16[count] node_len + node bytes]                       (0xFFFF = no node)
  *     [flags & 4: u32[count] meta_at] | blob
  *
- * All integers little-endian (the build refuses a big-endian target). The CRC is zlib's crc32
- * (called through the zlib module, so it is the very function recovery checks with). */
+ * All integers little-endian (the build refuses a big-endian target). The CRC is zlib's crc32,
+ * called through storage/checksum.py (ISA-L's), the very function recovery checks with. */
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the storage formats are little-endian; this codec writes native integers"
@@ -573,10 +573,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_codec", "The record and batch codecs.", -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__codec(void) {
-    PyObject *zlib = PyImport_ImportModule("zlib");
-    if (!zlib) return NULL;
-    crc32_fn = PyObject_GetAttrString(zlib, "crc32");
-    Py_DECREF(zlib);
+    PyObject *checksum = PyImport_ImportModule("topics_engine.storage.checksum");
+    if (!checksum) return NULL;
+    crc32_fn = PyObject_GetAttrString(checksum, "crc32");
+    Py_DECREF(checksum);
     if (!crc32_fn) return NULL;
     for (int k = 0; k < N_ATTRS; k++)
         if (!(attrs[k] = PyUnicode_InternFromString(attr_names[k]))) return NULL;

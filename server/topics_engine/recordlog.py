@@ -22,6 +22,16 @@ Appends
     old ones are never mutated — readers and the segment thread may hold them). Single-record
     writes thus end up in chunks of hundreds of records; each record is copied about twice.
 
+Hot and cold
+    A chunk is hot (its batch in memory) until its segment is durable; then it goes cold
+    (:meth:`RecordLog.make_cold`): the batch leaves memory and :meth:`_Chunk.batch` reads it back
+    through the shared cache (``storage.coldstore``). Seqs, record sizes (``ends``), ``$ts``
+    runs, flags and which records are tagged stay resident, so counting, sizing, eviction and
+    deletes never read a record; reads do, and in a strict read (the event loop's) a chunk not
+    in memory raises ``ColdRead`` naming the chunks the read's budget reaches
+    (:meth:`_cold_ahead`). Chunks exported for sealing never merge again (``frozen_upto``), so
+    the chunk a segment holds is the one that goes cold.
+
 Every record here has ``seq <= head_seq``; ``head_seq`` may exceed the last stored seq.
 """
 

@@ -27,7 +27,7 @@ TINY = SegmentPolicy(max_events=8, max_bytes=4 << 10, max_age_ms=60_000)
 class DiskOnly(FileSystem):
     """A page cache that never holds a segment's bytes: every cold read is a disk read."""
 
-    def pread_cached(self, path: Path, offset: int, length: int) -> memoryview | None:
+    def pread_cached(self, path: Path, offset: int, length: int, into: bytearray) -> memoryview | None:
         return None
 
 

@@ -54,7 +54,7 @@ class NoPageCache(FileSystem):
     """Segment bytes are never in the page cache: every chunk a strict read needs that the
     chunk cache does not hold is loaded on a reader thread."""
 
-    def pread_cached(self, path: Path, offset: int, length: int) -> memoryview | None:
+    def pread_cached(self, path: Path, offset: int, length: int, into: bytearray) -> memoryview | None:
         return None
 
 

@@ -94,6 +94,8 @@ class ColdStore:
         self.fs = fs
         self.cache: ChunkCache[tuple[Path, int], RecordBatch] = ChunkCache(cache_bytes)
         self._pins: dict[tuple[Path, int], list[RecordBatch | int]] = {}
+        self._scratch = bytearray()
+        """The buffer the event loop reads page-cached chunks into (they are decoded at once)."""
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="topics-reads")
         self.loads = 0
         """Chunks read from segment files (on reader threads or blocking)."""
@@ -133,7 +135,9 @@ class ColdStore:
         """The chunk, read at once if its bytes are in the page cache (``RWF_NOWAIT``: no
         wait for a disk, so a strict read may do it), and cached; ``None`` otherwise."""
         try:
-            batch = read_chunk_cached(self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc)
+            batch = read_chunk_cached(
+                self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc, self._scratch
+            )
         except FileNotFoundError:
             return None
         if batch is not None:

@@ -19,12 +19,12 @@ Frame types name their payload format in ``formats``.
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from pathlib import Path
 
+from .checksum import crc32
 from .versions import UnsupportedFormat
 
 
@@ -52,10 +52,10 @@ def frame_parts(frame_type: FrameType, lsn: int, payload: Sequence[bytes]) -> li
     """The frame as buffers to write in order (its payload's parts are not copied: a large
     record blob goes to the file as is)."""
     body_header = BODY_HEADER.pack(frame_type, lsn)
-    crc = zlib.crc32(body_header)
+    crc = crc32(body_header)
     length = len(body_header)
     for part in payload:
-        crc = zlib.crc32(part, crc)
+        crc = crc32(part, crc)
         length += len(part)
     return [FRAME_HEADER.pack(length, crc) + body_header, *payload]
 
@@ -84,7 +84,7 @@ def scan(buf: bytes, offset: int = 0, path: Path | None = None) -> Iterator[Fram
         if length < BODY_HEADER.size or length > MAX_BODY or start + length > n:
             return
         body = view[start : start + length]
-        if zlib.crc32(body) != crc:
+        if crc32(body) != crc:
             return
         frame_type, lsn = BODY_HEADER.unpack_from(body)
         try:

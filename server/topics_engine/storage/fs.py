@@ -110,16 +110,19 @@ class FileSystem:
         finally:
             os.close(fd)
 
-    def pread_cached(self, path: Path, offset: int, length: int) -> memoryview | None:
-        """``length`` bytes of ``path`` from ``offset`` if they are all in the page cache now
-        (``preadv`` with ``RWF_NOWAIT``: never waits for the disk), else ``None`` — also where
-        the kernel or file system cannot tell."""
+    def pread_cached(self, path: Path, offset: int, length: int, into: bytearray) -> memoryview | None:
+        """``length`` bytes of ``path`` from ``offset``, read into ``into`` (grown as needed) if
+        they are all in the page cache now (``preadv`` with ``RWF_NOWAIT``: never waits for the
+        disk), else ``None`` — also where the kernel or file system cannot tell. The view is of
+        ``into``: valid until its next use."""
         if not _NOWAIT_SUPPORTED[0]:
             return None
-        buf = bytearray(length)
+        if len(into) < length:
+            into.extend(bytes(length - len(into)))
+        view = memoryview(into)[:length]
         fd = os.open(path, os.O_RDONLY)
         try:
-            n = os.preadv(fd, [buf], offset, os.RWF_NOWAIT)
+            n = os.preadv(fd, [view], offset, os.RWF_NOWAIT)
         except BlockingIOError:
             return None
         except OSError as err:
@@ -129,7 +132,7 @@ class FileSystem:
             raise
         finally:
             os.close(fd)
-        return memoryview(buf) if n == length else None
+        return view if n == length else None
 
     def truncate(self, path: Path, size: int) -> None:
         os.truncate(path, size)

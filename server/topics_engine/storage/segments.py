@@ -42,12 +42,12 @@ from __future__ import annotations
 import bisect
 import struct
 import sys
-import zlib
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .checksum import crc32
 from .formats import NONE16, RecordBatch, decode_batch, encode_batch, load_column
 from .fs import FileSystem
 from .versions import SEGMENT
@@ -211,7 +211,7 @@ def _encode(topic_id: int, batches: Sequence[RecordBatch], dead: bytes) -> tuple
     chunks = []
     entries = []
     for batch, body, tail in zip(batches, bodies, tails, strict=True):
-        crc = zlib.crc32(body)
+        crc = crc32(body)
         runs = [(o, ts) for o, ts in batch.ts_runs]
         tags = None if batch.tags is None else list(batch.tags)
         chunks.append(
@@ -233,7 +233,7 @@ def _encode(topic_id: int, batches: Sequence[RecordBatch], dead: bytes) -> tuple
         count,
         len(batches),
         index_len,
-        zlib.crc32(index),
+        crc32(index),
     )
     return b"".join((header, dead, index, *bodies)), chunks
 
@@ -280,7 +280,7 @@ def _read_v3(buf: bytes) -> tuple[int, int, int, bytes, list[RecordBatch], list[
     body_start = HEADER_V3.size + count
     dead = buf[HEADER_V3.size : body_start]
     view = memoryview(buf)
-    if len(dead) != count or zlib.crc32(view[body_start:]) != crc:
+    if len(dead) != count or crc32(view[body_start:]) != crc:
         raise CorruptSegment("checksum mismatch")
     batches = []
     chunks = []
@@ -319,7 +319,7 @@ def _read_v4_index(buf: bytes | memoryview) -> tuple[int, int, int, bytes, list[
     if len(buf) < end:
         raise CorruptSegment("truncated index")
     view = memoryview(buf)
-    if zlib.crc32(view[index_at:end]) != index_crc:
+    if crc32(view[index_at:end]) != index_crc:
         raise CorruptSegment("index checksum mismatch")
     if n_chunks == 0:
         raise CorruptSegment("no chunks")
@@ -403,7 +403,7 @@ def read_segment_index(fs: FileSystem, path: Path) -> SegmentIndex:
 
 
 def _decode_chunk(data: bytes | memoryview, crc: int | None) -> RecordBatch:
-    if crc is not None and zlib.crc32(data) != crc:
+    if crc is not None and crc32(data) != crc:
         raise CorruptSegment("chunk checksum mismatch")
     try:
         batch, end = decode_batch(data, 0)
@@ -425,11 +425,12 @@ def read_chunk(fs: FileSystem, path: Path, offset: int, length: int, crc: int | 
 
 
 def read_chunk_cached(
-    fs: FileSystem, path: Path, offset: int, length: int, crc: int | None
+    fs: FileSystem, path: Path, offset: int, length: int, crc: int | None, scratch: bytearray
 ) -> RecordBatch | None:
     """:func:`read_chunk` if the chunk's bytes are all in the page cache now (the read never
-    waits for the disk), else ``None``."""
-    data = fs.pread_cached(path, offset, length)
+    waits for the disk), else ``None``. ``scratch`` holds the bytes while they are decoded (the
+    batch copies what it keeps), so one buffer serves every such read."""
+    data = fs.pread_cached(path, offset, length, scratch)
     return None if data is None else _decode_chunk(data, crc)
 
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import logging
 import struct
-import zlib
 from pathlib import Path
 
+from .checksum import crc32
 from .formats import SnapshotImage, decode_snapshot, encode_snapshot
 from .fs import FileSystem
 from .versions import SNAPSHOT
@@ -55,7 +55,7 @@ def snapshot_name(lsn: int) -> str:
 def write_snapshot(fs: FileSystem, directory: Path, image: SnapshotImage) -> Path:
     body = encode_snapshot(image)
     path = directory / snapshot_name(image.lsn)
-    fs.write_atomic(path, HEADER.pack(MAGIC, VERSION, zlib.crc32(body)) + body)
+    fs.write_atomic(path, HEADER.pack(MAGIC, VERSION, crc32(body)) + body)
     for name in fs.listdir(directory):
         if (name.endswith(SUFFIX) and name != path.name) or name.endswith(".tmp"):
             fs.remove(directory / name)
@@ -74,7 +74,7 @@ def read_latest_snapshot(fs: FileSystem, directory: Path) -> SnapshotImage | Non
         if version is not None and len(buf) >= HEADER.size:
             _, _, crc = HEADER.unpack_from(buf)
             body = buf[HEADER.size :]
-            if zlib.crc32(body) == crc:
+            if crc32(body) == crc:
                 return decode_snapshot(body, version)
         log.error("snapshot %s is corrupt; trying an older one", name)
     return None
