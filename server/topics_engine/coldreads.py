@@ -20,11 +20,23 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from .storage.coldstore import ColdChunk, ColdRead, strict
+from .topic import DeletePlan
 
 T = TypeVar("T")
 
 
-__all__ = ["ColdChunk", "ColdRead", "ColdReads", "preload", "read_strictly", "read_without_blocking"]
+__all__ = [
+    "ColdChunk",
+    "ColdRead",
+    "ColdReads",
+    "examine_cold",
+    "preload",
+    "read_strictly",
+    "read_without_blocking",
+]
+
+EXAMINE_GROUP = 64
+"""Cold chunks a tag delete reads at a time (what it keeps of them is the matching seqs)."""
 
 
 class ColdReads:
@@ -103,3 +115,22 @@ async def preload(chunks: Sequence[ColdChunk]) -> ColdReads:
     reads.missing = list(chunks)
     await reads.load()
     return reads
+
+
+async def examine_cold(plan: DeletePlan) -> None:
+    """Examine a delete plan's cold chunks: each group of :data:`EXAMINE_GROUP` read on a
+    reader thread (or found in memory), its matches kept and its records let go, so a tag
+    delete over a cold backlog holds one group at a time."""
+    cold, plan.cold = plan.cold, []
+    for start in range(0, len(cold), EXAMINE_GROUP):
+        group = cold[start : start + EXAMINE_GROUP]
+        missing = [chunk for _, chunk in group if chunk.store.cached(chunk) is None]
+        loaded = (
+            dict(zip((c.key for c in missing), await missing[0].store.load(missing), strict=True))
+            if missing
+            else {}
+        )
+        for first_seq, chunk in group:
+            batch = loaded.get(chunk.key) or chunk.store.cached(chunk)
+            if batch is not None:
+                plan.examine(first_seq, batch)

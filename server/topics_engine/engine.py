@@ -47,7 +47,7 @@ from .results import (
     TopicSummary,
 )
 from .storage.formats import RecordBatch
-from .topic import ZERO_MAX_BYTES, ReadBudget, ReadOptions, Topic, Usage
+from .topic import ZERO_MAX_BYTES, DeletePlan, ReadBudget, ReadOptions, Topic, Usage
 
 QUOTA_SWEEP_MS = 1000
 """Least time between two TTL sweeps of all topics made by writes over ``max_total_bytes``."""
@@ -536,6 +536,16 @@ class Engine:
     def delete_records(
         self, name: str, *, before_seq: int | None = None, match: MatchSpec | None = None
     ) -> RecordsDeleted:
+        plan = self.plan_records_delete(name, before_seq=before_seq, match=match)
+        plan.examine_here()
+        return self.delete_seqs(plan.topic, plan.seqs())
+
+    def plan_records_delete(
+        self, name: str, *, before_seq: int | None = None, match: MatchSpec | None = None
+    ) -> DeletePlan:
+        """:meth:`delete_records` up to its plan: checked, and what memory tells of the seqs to
+        delete; the caller examines the plan's cold chunks (off the event loop) and passes
+        ``plan.seqs()`` to :meth:`delete_seqs`."""
         if before_seq is None and match is None:
             raise InvalidRequest(
                 "supply before_seq, match, or both (they are ANDed)", {"field": "before_seq"}
@@ -545,7 +555,7 @@ class Engine:
         tag_match = parse_match(match) if match is not None else None
         topic = self.get(name)
         topic.expire(self.clock.now_ms())
-        return self.delete_seqs(topic, topic.plan_delete(before_seq, tag_match))
+        return topic.delete_plan(before_seq, tag_match)
 
     def delete_seqs(self, topic: Topic, seqs: list[int]) -> RecordsDeleted:
         """Permanently delete these live seqs (the delete path of §5, queue acks and

@@ -26,11 +26,12 @@ Hot and cold
     A chunk is hot (its batch in memory) until its segment is durable; then it goes cold
     (:meth:`RecordLog.make_cold`): the batch leaves memory and :meth:`_Chunk.batch` reads it back
     through the shared cache (``storage.coldstore``). Seqs, record sizes (``ends``), ``$ts``
-    runs, flags and which records are tagged stay resident, so counting, sizing, eviction and
-    deletes never read a record; reads do, and in a strict read (the event loop's) a chunk not
-    in memory raises ``ColdRead`` naming the chunks the read's budget reaches
-    (:meth:`_cold_ahead`). Chunks exported for sealing never merge again (``frozen_upto``), so
-    the chunk a segment holds is the one that goes cold.
+    runs, flags and a summary of its tags (``tags.ChunkTags``) stay resident, so counting,
+    sizing, eviction and deletes by seq never read a record; a tag delete reads the cold
+    chunks whose summaries may match (:meth:`cold_tag_candidates`). Reads do read records, and
+    in a strict read (the event loop's) a chunk not in memory raises ``ColdRead`` naming the
+    chunks the read's budget reaches (:meth:`_cold_ahead`). Chunks exported for sealing never
+    merge again (``frozen_upto``), so the chunk a segment holds is the one that goes cold.
 
 Every record here has ``seq <= head_seq``; ``head_seq`` may exceed the last stored seq.
 """
@@ -43,10 +44,12 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from .matching import TagMatch
 from .records import Record, record_bytes
 from .storage.coldstore import ColdChunk, ColdRead
 from .storage.formats import RecordBatch
 from .storage.segments import ChunkIndex
+from .tags import ChunkTags
 
 MERGE_FANOUT = 16
 READ_AHEAD_CHUNKS = 64
@@ -62,9 +65,9 @@ _NEVER = 1 << 30
 class _Chunk:
     """One stored batch and its liveness. A chunk is **hot** (its :class:`RecordBatch` in
     memory) or **cold** (sealed: ``cold`` says where its batch is, read back through the shared
-    cache). Either way ``first_seq``, ``count``, ``ends`` (record sizes), ``ts_runs`` and which
-    records are tagged stay resident: counting, sizing, eviction and deletes never read a
-    record."""
+    cache). Either way ``first_seq``, ``count``, ``ends`` (record sizes), ``ts_runs`` and the
+    flags stay resident, and a cold chunk keeps a summary of its tags (``tag_summary``):
+    counting, sizing, eviction and deletes by seq never read a record."""
 
     __slots__ = (
         "_batch",
@@ -73,7 +76,7 @@ class _Chunk:
         "count",
         "ends",
         "ts_runs",
-        "tagged",
+        "tag_summary",
         "front",
         "dead",
         "live",
@@ -87,7 +90,8 @@ class _Chunk:
         self.count = batch.count
         self.ends = batch.ends
         self.ts_runs = batch.ts_runs
-        self.tagged: bytes | None = None
+        self.tag_summary: ChunkTags | None = None
+        """A cold chunk's tags, summarized (``None``: hot, or no record has a tag)."""
         self.tier = tier
         self.front = 0
         self.dead: bytearray | None = None
@@ -100,7 +104,7 @@ class _Chunk:
         ch._batch, ch.cold = None, cold
         ch.first_seq, ch.count = index.first_seq, index.count
         ch.ends, ch.ts_runs = index.ends, index.ts_runs
-        ch.tagged = _tagged(index.tags)
+        ch.tag_summary = ChunkTags(index.tags) if index.tags is not None else None
         ch.tier, ch.front, ch.dead, ch.live = _NEVER, 0, None, index.count
         return ch
 
@@ -119,21 +123,20 @@ class _Chunk:
         """The batch is durable in its segment: release it (returned, for the cache)."""
         batch = self._batch
         assert batch is not None
-        self.tagged = _tagged(batch.tags)
+        self.tag_summary = ChunkTags(batch.tags) if batch.tags is not None else None
         self._batch, self.cold = None, cold
         return batch
 
-    def has_tags(self) -> bool:
-        """Whether any record of the chunk has a tag."""
-        if self._batch is not None:
-            return self._batch.tags is not None
-        return self.tagged is not None
+    def has_indexed_tags(self) -> bool:
+        """Whether a record of the chunk is in the topic's tag index (a hot chunk with tags)."""
+        return self._batch is not None and self._batch.tags is not None
 
-    def is_tagged(self, i: int) -> bool:
-        if self._batch is not None:
-            tags = self._batch.tags
-            return tags is not None and tags[i] is not None
-        return self.tagged is not None and self.tagged[i] == 1
+    def is_indexed_tag(self, i: int) -> bool:
+        """Whether record ``i`` is in the topic's tag index (hot and tagged)."""
+        if self._batch is None:
+            return False
+        tags = self._batch.tags
+        return tags is not None and tags[i] is not None
 
     def start(self, i: int) -> int:
         return self.ends[i - 1] + 1 if i else 0
@@ -166,16 +169,10 @@ class _Chunk:
         return bytes(flags)
 
 
-def _tagged(tags: list[str | None] | None) -> bytes | None:
-    if tags is None:
-        return None
-    return bytes(t is not None for t in tags)
-
-
 @dataclass(slots=True)
 class Gone:
     """Records removed from the front (eviction) or by delete: how many, their bytes, the
-    highest seq removed, and their tags (for the tag index) when tagged."""
+    highest seq removed, and how many of them were in the tag index."""
 
     count: int = 0
     bytes: int = 0
@@ -365,7 +362,7 @@ class RecordLog:
             n = ch.size(i)
             ch.live -= 1
             size += n
-            if ch.is_tagged(i):
+            if ch.is_indexed_tag(i):
                 tagged += 1
             deleted.append(seq)
         if deleted:
@@ -417,7 +414,7 @@ class RecordLog:
 
     def _evict_range(self, ch: _Chunk, start: int, end: int, gone: Gone, seqs: list[int] | None) -> None:
         dead = ch.dead
-        if dead is None and seqs is None and not ch.has_tags():
+        if dead is None and seqs is None and not ch.has_indexed_tags():
             n = end - start
             size = ch.ends[end - 1] - ch.start(start) + 1
             gone.count += n
@@ -432,7 +429,7 @@ class RecordLog:
             gone.count += 1
             gone.bytes += size
             gone.last_seq = ch.first_seq + i
-            if ch.is_tagged(i):
+            if ch.is_indexed_tag(i):
                 gone.tagged += 1
             if seqs is not None:
                 seqs.append(ch.first_seq + i)
@@ -630,6 +627,31 @@ class RecordLog:
             if cold is not None and id(cold) not in out and cold.store.cached(cold) is None:
                 out[id(cold)] = cold
         return list(out.values())
+
+    def cold_tag_candidates(self, match: TagMatch, below: int) -> list[tuple[int, ColdChunk]]:
+        """``(first_seq, cold)`` of the cold chunks holding a live record below ``below`` that
+        may match ``match`` (their tag summaries cannot rule it out): a tag delete examines
+        their records (:meth:`tag_matches`)."""
+        out: list[tuple[int, ColdChunk]] = []
+        for ch in self._chunks:
+            if ch.first_seq >= below:
+                break
+            summary, cold = ch.tag_summary, ch.cold
+            if cold is None or summary is None or ch.live == 0 or not summary.may_match(match):
+                continue
+            out.append((ch.first_seq, cold))
+        return out
+
+    def tag_matches(self, first_seq: int, batch: RecordBatch, match: TagMatch, below: int) -> list[int]:
+        """The live seqs below ``below`` of the chunk starting at ``first_seq`` whose tags (in
+        ``batch``, the chunk's records) match ``match``; none if that chunk is gone."""
+        at = self._at(first_seq)
+        tags = batch.tags
+        if at is None or at[1] != 0 or tags is None:
+            return []
+        ch = at[0]
+        n = min(ch.count, below - first_seq)
+        return [first_seq + i for i in range(n) if ch.is_live(i) and match.matches(tags[i])]
 
     def make_cold(self, first_seq: int, count: int, cold: ColdChunk) -> RecordBatch | None:
         """The chunk of seqs ``first_seq ..`` (``count`` records) is durable where ``cold``

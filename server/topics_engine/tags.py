@@ -1,6 +1,12 @@
 """Per-topic tag index: tag -> ascending seqs, for point (``Eq``) and prefix (``Glob``) deletes.
 
-Invariant: every *live* tagged record's seq is in its tag's list, and each list is ascending.
+Scope: the records in memory (hot chunks). A chunk that goes cold leaves the index
+(:meth:`TagIndex.forget_upto`) and keeps a :class:`ChunkTags` summary instead, so the index
+never grows with retained records; a tag delete reads the cold chunks the summaries cannot rule
+out (``RecordLog.cold_tag_matches``).
+
+Invariant: every *live* tagged record of a hot chunk has its seq in its tag's list, and each list
+is ascending.
 Entries of records that died since (evicted, expired, deleted) are removed lazily: lookups take
 an ``is_live`` check, and :meth:`sweep` drops dead entries once as many have died as are live,
 so upkeep is amortized O(1) per removed record and appends stay O(1).
@@ -11,7 +17,9 @@ tags appeared, so a stream of unique tags does not pay an O(n) sorted insert per
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+
+from .matching import TagMatch
 
 
 class TagIndex:
@@ -66,3 +74,63 @@ class TagIndex:
             found.extend(self.eq(tags[i], below))
             i += 1
         return found
+
+    def forget_upto(self, tags: Iterable[str], seq: int) -> None:
+        """Records up to ``seq`` with these tags left the index's scope (their chunk went cold:
+        its tags are kept by a :class:`ChunkTags` instead). Entries are ascending and chunks go
+        cold oldest first, so each tag loses a prefix of its list."""
+        for tag in set(tags):
+            seqs = self._seqs.get(tag)
+            if seqs is None:
+                continue
+            cut = bisect.bisect_right(seqs, seq)
+            if cut == len(seqs):
+                del self._seqs[tag]
+                self._sorted_tags = None
+            else:
+                del seqs[:cut]
+            self._entries -= cut
+        self._dead = min(self._dead, self._entries)
+
+
+class ChunkTags:
+    """What a cold chunk keeps of its records' tags, to skip it in a tag delete without reading
+    it: the distinct tags when there are at most :data:`MAX_LISTED` (exact for ``Eq`` and
+    ``Glob``), else a Bloom filter of them (``Eq`` only: no false negatives, about 1 % false
+    positives at 10 bits a tag; a ``Glob`` must read such a chunk). The tags themselves stay in
+    the chunk's records (and its segment's index)."""
+
+    __slots__ = ("_listed", "_bloom", "_bits")
+
+    MAX_LISTED = 16
+    HASHES = 7
+
+    def __init__(self, tags: Iterable[str | None]) -> None:
+        distinct = {t for t in tags if t is not None}
+        self._listed: frozenset[str] | None = None
+        self._bloom = b""
+        self._bits = 0
+        if len(distinct) <= self.MAX_LISTED:
+            self._listed = frozenset(distinct)
+            return
+        bits = max(64, len(distinct) * 10)
+        bloom = bytearray((bits + 7) // 8)
+        for tag in distinct:
+            for bit in self._positions(tag, bits):
+                bloom[bit >> 3] |= 1 << (bit & 7)
+        self._bloom, self._bits = bytes(bloom), bits
+
+    def _positions(self, tag: str, bits: int) -> Iterator[int]:
+        h1 = hash(tag)
+        h2 = hash((tag, 0x9E3779B9)) | 1
+        for k in range(self.HASHES):
+            yield (h1 + k * h2) % bits
+
+    def may_match(self, match: TagMatch) -> bool:
+        """Whether a record of the chunk may match (``False``: certainly none does)."""
+        if self._listed is not None:
+            return any(match.matches(tag) for tag in self._listed)
+        if match.exact is None:
+            return True
+        bloom = self._bloom
+        return all(bloom[bit >> 3] & (1 << (bit & 7)) for bit in self._positions(match.exact, self._bits))

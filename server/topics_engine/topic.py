@@ -108,6 +108,38 @@ class ReadBudget:
 
 
 @dataclass(slots=True)
+class DeletePlan:
+    """A delete's seqs at the moment it was planned: ``found`` (from memory: the live seqs below
+    ``bound``, or the tag index's hot records) and the ``cold`` chunks ``(first_seq, where)``
+    whose records must be read to find the rest — :meth:`examine` each (in any order, after any
+    wait: a chunk gone since contributes nothing), then :meth:`seqs`."""
+
+    topic: Topic
+    bound: int
+    match: TagMatch | None
+    found: list[int] = field(default_factory=list)
+    cold: list[tuple[int, ColdChunk]] = field(default_factory=list)
+
+    def examine(self, first_seq: int, batch: RecordBatch) -> None:
+        """Add the matching live records of the cold chunk at ``first_seq`` (``batch``: its records)."""
+        if self.match is not None:
+            self.found.extend(self.topic.log.tag_matches(first_seq, batch, self.match, self.bound))
+
+    def examine_here(self) -> None:
+        """Examine every cold chunk, reading it on the calling thread if it is not in memory."""
+        for first_seq, cold in self.cold:
+            self.examine(first_seq, cold.store.batch(cold))
+        self.cold = []
+
+    def seqs(self) -> list[int]:
+        """The live seqs to delete, ascending."""
+        if self.match is None:
+            return self.found  # the live seqs below the bound, just listed
+        is_live = self.topic.log.is_live
+        return [seq for seq in sorted(set(self.found)) if is_live(seq)]
+
+
+@dataclass(slots=True)
 class PendingWrites:
     """Writes planned on a topic and not applied yet (``fsync`` class: awaiting their fsync).
 
@@ -410,13 +442,22 @@ class Topic:
         self.count += live
         self.bytes += size
         self.usage.add(live, size)
-        if index.tags is not None:
+        if skip and index.tags is not None:  # overlapping what was stored: loaded hot
             for i in range(skip, index.count):
                 tag = index.tags[i]
                 if tag is not None and not gone[i]:
                     self.tags.add(tag, index.first_seq + i)
         self._last_ts = max(self._last_ts, index.ts_runs[-1][1])
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
+
+    def make_cold(self, first_seq: int, count: int, cold: ColdChunk) -> RecordBatch | None:
+        """The chunk of ``count`` records from ``first_seq`` is durable where ``cold`` says: its
+        records leave memory, and its tags the tag index (the chunk keeps a summary). Returns
+        the batch (for the cache), ``None`` if no such chunk is in memory any more."""
+        batch = self.log.make_cold(first_seq, count, cold)
+        if batch is not None and batch.tags is not None:
+            self.tags.forget_upto((tag for tag in batch.tags if tag is not None), batch.last_seq)
+        return batch
 
     def advance_head(self, seq: int) -> None:
         """Recovery: the head moves to ``seq`` though the seqs above the last live record hold
@@ -567,24 +608,24 @@ class Topic:
 
     # -- deletes ------------------------------------------------------------------------------
 
-    def plan_delete(self, before_seq: int | None, match: TagMatch | None) -> list[int]:
-        """The live seqs a delete removes, ascending: below the point-in-time bound
-        (``head_seq + 1``, or ``before_seq`` if lower) and, with ``match``, tagged to match."""
+    def delete_plan(self, before_seq: int | None, match: TagMatch | None) -> DeletePlan:
+        """What a delete removes, as far as memory tells (see :class:`DeletePlan`)."""
         bound = self.head_seq + 1
         if before_seq is not None:
             bound = min(bound, before_seq)
+        plan = DeletePlan(self, bound, match)
         if match is None:
-            out = []
             for seq in self.log.live_seqs():
                 if seq >= bound:
                     break
-                out.append(seq)
-            return out
+                plan.found.append(seq)
+            return plan
         if match.exact is not None:
-            candidates = self.tags.eq(match.exact, bound)
+            plan.found.extend(self.tags.eq(match.exact, bound))
         else:
-            candidates = sorted(self.tags.prefix(match.prefix or "", bound))
-        return [seq for seq in candidates if self.log.is_live(seq)]
+            plan.found.extend(self.tags.prefix(match.prefix or "", bound))
+        plan.cold = self.log.cold_tag_candidates(match, bound)
+        return plan
 
     def apply_delete(self, seqs: Iterable[int]) -> list[int]:
         """Delete these seqs where still live; return those that were, in the order given.

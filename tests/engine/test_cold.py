@@ -108,20 +108,35 @@ def test_a_strict_read_takes_what_the_page_cache_holds_at_once(node: Node) -> No
     assert cold.page_cache_loads > 0 and cold.blocking_loads == 0
 
 
-def test_deletes_and_evictions_of_cold_records_read_nothing(node: Node) -> None:
+def test_deletes_by_seq_and_evictions_of_cold_records_read_nothing(node: Node) -> None:
     engine, cold = node.engine, node.datadir.cold
     _fill(engine, 300)
     cold.cache = type(cold.cache)(0)
     loads = cold.loads
-    deleted = engine.delete_records("t", match=["tag", "Eq", "k1"])
-    assert deleted.deleted == 60
+    assert engine.delete_records("t", before_seq=11).deleted == 10
+    assert engine.delete_records("t", match=["tag", "Eq", "absent"]).deleted == 0  # summaries
     engine.put_topic("t", {"cap_records": 100})
     topic = engine.get("t")
     assert topic.count == 100
-    assert cold.loads == loads  # counting, sizing, tag lookups and eviction use resident data
+    assert cold.loads == loads  # counting, sizing, eviction and tag summaries use resident data
     got, _ = read_all(engine, "t")
-    assert len(got) == 100 and all(r["data"]["i"] % 5 != 1 for r in got)
-    assert got[-1]["data"]["i"] == 299
+    assert [r["data"]["i"] for r in got] == list(range(200, 300))
+
+
+def test_a_tag_delete_reads_only_the_cold_chunks_that_may_match(node: Node) -> None:
+    engine, cold = node.engine, node.datadir.cold
+    for b in range(25):  # chunks of 8 records; tag "rare" in the first chunk only
+        engine.append(
+            "t", [{"data": i, "tag": "rare" if i < 4 else f"k{i % 5}"} for i in range(b * 8, b * 8 + 8)]
+        )
+    topic = engine.get("t")
+    assert len(topic.tags._seqs) <= 5  # the tag index holds only the unsealed tail's tags
+    cold.cache = type(cold.cache)(0)
+    loads = cold.loads
+    assert engine.delete_records("t", match=["tag", "Eq", "rare"]).deleted == 4
+    assert cold.loads - loads == 1  # the one chunk whose summary lists "rare"
+    assert engine.delete_records("t", match=["tag", "Glob", "k*"]).deleted == 196
+    assert topic.count == 0
 
 
 def test_recovery_reads_segment_indexes_not_records(tmp_path: Path) -> None:

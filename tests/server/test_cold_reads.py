@@ -559,3 +559,28 @@ async def test_a_watch_of_single_record_chunks_replays_off_the_event_loop(cold: 
     finally:
         stream.close()
     await reads.check(cold)
+
+
+# -- deletes --------------------------------------------------------------------------------------
+
+
+async def test_a_tag_delete_over_cold_records_reads_them_off_the_event_loop(cold: Cold) -> None:
+    """Cold chunks keep only a summary of their tags: ``DELETE`` by tag reads the chunks whose
+    summaries may match (on reader threads), deletes exactly the matching live records, and a
+    tag no chunk holds reads nothing."""
+    expected = await cold.fill("t", 300)
+    tagged = [orjson.loads(r) for r in expected]
+    k1 = [r["$seq"] for r in tagged if r.get("$tag") == "k1"]
+    reads = await Reads.start(cold)
+    out = await cold.call("POST", "/v0/topics/t/delete", {"match": ["tag", "Eq", "k1"]})
+    assert out["deleted"] == len(k1) > 10
+    await reads.check(cold)
+    before = (await cold.metrics())["topics_cold_reads_total"]
+    out = await cold.call("POST", "/v0/topics/t/delete", {"match": ["tag", "Eq", "nobody"]})
+    assert out["deleted"] == 0
+    assert (await cold.metrics())["topics_cold_reads_total"] == before
+    out = await cold.call("POST", "/v0/topics/t/delete", {"match": ["tag", "Glob", "k*"], "before_seq": 150})
+    gone = set(k1) | {r["$seq"] for r in tagged if "$tag" in r and r["$seq"] < 150}
+    assert out["deleted"] == len(gone - set(k1))
+    got, _ = await page_through(cold, "t")
+    assert got == [raw for raw, r in zip(expected, tagged, strict=True) if r["$seq"] not in gone]

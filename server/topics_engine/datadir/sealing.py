@@ -130,13 +130,12 @@ def release_sealed(cold: ColdStore, topic: Topic, sealed: Iterable[Segment]) -> 
     """``sealed`` (``topic``'s new segments) are durable: their chunks go cold — each batch
     leaves the topic's record log for the shared cache (recent records are the likeliest read).
     A chunk evicted or dropped meanwhile is simply gone."""
-    log = topic.log
     for segment in sealed:
         for k, first_seq in enumerate(segment.chunk_firsts):
             chunk = cold.chunk(
                 segment.path, segment.chunk_offsets[k], segment.chunk_lengths[k], segment.chunk_crcs[k]
             )
-            batch = log.make_cold(first_seq, segment.chunk_counts[k], chunk)
+            batch = topic.make_cold(first_seq, segment.chunk_counts[k], chunk)
             if batch is not None:
                 cold.cache.put(chunk.key, batch, batch_size(batch))
 

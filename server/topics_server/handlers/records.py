@@ -10,9 +10,10 @@ from typing import Any
 import msgspec
 from topics_engine import Engine
 from topics_engine.batch import check_batch_node
-from topics_engine.coldreads import ColdRead, read_strictly, read_without_blocking
+from topics_engine.coldreads import ColdRead, examine_cold, read_strictly, read_without_blocking
 from topics_engine.records import NewRecords
-from topics_engine.results import Appended, Diff
+from topics_engine.results import Appended, Diff, RecordsDeleted
+from topics_engine.topic import DeletePlan
 
 from .. import wire
 from ..bodies import fields_set, opt
@@ -102,7 +103,22 @@ async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result:
 
 def delete_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     body = req.json()
-    result = ctx.engine.delete_records(
+    engine = ctx.engine
+    plan = engine.plan_records_delete(
         req.path["topic"], before_seq=opt(body.before_seq), match=opt(body.match)
     )
+    if plan.cold:
+        return _delete_cold(engine, plan)
+    return _deleted(engine.delete_seqs(plan.topic, plan.seqs()))
+
+
+async def _delete_cold(engine: Engine, plan: DeletePlan) -> Reply:
+    """A tag delete whose matches may lie in cold chunks: they are read off the event loop,
+    a group at a time (what matches is kept, not the records), then the delete runs."""
+    await examine_cold(plan)
+    reply = _deleted(engine.delete_seqs(plan.topic, plan.seqs()))
+    return await reply if isinstance(reply, Awaitable) else reply
+
+
+def _deleted(result: RecordsDeleted) -> Reply | Awaitable[Reply]:
     return after_ack(result.wait, 200, lambda: wire.records_deleted(result))
