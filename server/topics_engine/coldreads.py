@@ -17,6 +17,7 @@ only what a repeat sets again, such as expiring a TTL prefix).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 from .storage.coldstore import ColdChunk, ColdRead, strict
@@ -27,6 +28,7 @@ T = TypeVar("T")
 
 __all__ = [
     "ColdChunk",
+    "ColdChunkLost",
     "ColdRead",
     "ColdReads",
     "examine_cold",
@@ -34,6 +36,12 @@ __all__ = [
     "read_strictly",
     "read_without_blocking",
 ]
+
+
+class ColdChunkLost(OSError):
+    """A live record's segment file is gone: never expected (a segment is dropped only once no
+    record in it is live); the read fails rather than retry forever."""
+
 
 EXAMINE_GROUP = 64
 """Cold chunks a tag delete reads at a time (what it keeps of them is the matching seqs)."""
@@ -46,6 +54,8 @@ class ColdReads:
     def __init__(self) -> None:
         self.missing: list[ColdChunk] = []
         self._pinned: list[ColdChunk] = []
+        self._tried: set[tuple[Path, int]] = set()
+        """Chunks loaded since the last read went through (pinned, or found gone)."""
 
     def attempt(self, read: Callable[[], T]) -> T:
         """Run ``read`` strictly; on a miss remember the chunks to load and re-raise
@@ -56,28 +66,36 @@ class ColdReads:
         except ColdRead as miss:
             self.missing = miss.chunks
             raise
+        self.missing = []
         self.release()
         return result
 
     def progresses(self) -> bool:
-        """Whether the last miss names a chunk this reader has not pinned yet (loading it moves
-        the read on; a miss of pinned chunks only would repeat forever)."""
-        pinned = {chunk.key for chunk in self._pinned}
-        return any(chunk.key not in pinned for chunk in self.missing)
+        """Whether the last miss names a chunk this reader has not loaded yet: loading it moves
+        the read on, while a miss of loaded chunks only would repeat forever (their segment
+        file is gone though a record in them is live)."""
+        return any(chunk.key not in self._tried for chunk in self.missing)
 
     async def load(self) -> None:
-        """Load what the last attempt missed (on a reader thread) and pin it."""
-        chunks, self.missing = self.missing, []
+        """Load what the last attempt missed (on a reader thread) and pin it. Raises
+        :class:`ColdChunkLost` when it names only chunks loaded before (see :meth:`progresses`)."""
+        chunks = self.missing
         if not chunks:
             return
+        if not self.progresses():
+            self.missing = []
+            raise ColdChunkLost(f"{chunks[0].path}: the segment file of a live record is gone")
+        self.missing = []
         batches = await chunks[0].store.load(chunks)
         for chunk, batch in zip(chunks, batches, strict=True):
+            self._tried.add(chunk.key)
             if batch is not None:
                 chunk.store.pin(chunk, batch)
                 self._pinned.append(chunk)
 
     def release(self) -> None:
         pinned, self._pinned = self._pinned, []
+        self._tried = set()
         for chunk in pinned:
             chunk.store.unpin(chunk)
 
@@ -91,10 +109,7 @@ async def read_without_blocking(read: Callable[[], T]) -> T:
             try:
                 return reads.attempt(read)
             except ColdRead:
-                if not reads.progresses():
-                    break  # the chunks it needs are pinned yet missed: read them here
-                await reads.load()
-        return read()
+                await reads.load()  # ColdChunkLost if a file it needs is gone
     finally:
         reads.release()
 
@@ -134,3 +149,5 @@ async def examine_cold(plan: DeletePlan) -> None:
             batch = loaded.get(chunk.key) or chunk.store.cached(chunk)
             if batch is not None:
                 plan.examine(first_seq, batch)
+            elif plan.topic.log.holds_live(first_seq):
+                raise ColdChunkLost(f"{chunk.path}: the segment file of a live record is gone")

@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from .coldreads import preload
 from .config import TopicType
 from .engine import Engine
 from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicsError
@@ -150,6 +151,8 @@ class Queues:
         self.engine = engine
         self._cohorts: dict[int, list[_Waiting]] = {}
         self._retries: dict[tuple[int, int], int] = {}
+        self._loading: set[asyncio.Task[None]] = set()
+        """Cohort passes waiting for their cold jobs to load."""
         """(topic id, seq) -> backoff ms of a held-back job's next dead-letter move attempt."""
         self._lease_prefix = f"lease_{secrets.token_hex(4)}"
         self._lease_counter = 1
@@ -232,8 +235,17 @@ class Queues:
         (``coldreads.preload``), so the claim itself does not wait for a disk. Changes
         nothing."""
         topic = self.queue_topic(name)
+        if topic.config.claim_jitter_ms > 0:
+            return []  # a coalescing queue loads at its cohort's pass (_run_cohort)
+        return self._cold_for(topic, _clamp_max(max_))
+
+    def _cold_for(self, topic: Topic, n: int) -> list[ColdChunk]:
+        """The cold chunks not in memory holding the next ``n`` jobs a pick takes (expired
+        leases first freed, as the pick frees them). A poison job among them is dead-lettered
+        and does not count, so a pick may read a little further: that read is made on the
+        calling thread (``topics_cold_reads_blocking_total``)."""
         q = _q(topic)
-        n = _clamp_max(max_)
+        q.expire(self.engine.clock.now_ms())
         chunks = topic.log.cold_at(q.peek_reclaimable(n))
         return chunks + topic.log.cold_after(q.cursor, n)
 
@@ -269,7 +281,37 @@ class Queues:
         claimer gets its jobs once their lease frame is durable (if it is logged at all)."""
         cohort = self._cohorts.pop(topic.id, [])
         live = [w for w in cohort if w.future is not None and not w.future.done()]
-        if not self.engine.is_current(topic) or topic.queue is None:
+        chunks = self._cold_for(topic, sum(w.max for w in live)) if self._is_queue(topic) else []
+        if chunks:
+            task = asyncio.ensure_future(self._serve_cohort_after_loading(topic, live, chunks))
+            self._loading.add(task)
+            task.add_done_callback(self._loading.discard)
+            return
+        self._serve_cohort(topic, live)
+
+    def _is_queue(self, topic: Topic) -> bool:
+        return self.engine.is_current(topic) and topic.queue is not None
+
+    async def _serve_cohort_after_loading(
+        self, topic: Topic, live: list[_Waiting], chunks: list[ColdChunk]
+    ) -> None:
+        """A cohort whose jobs are cold: their chunks are loaded (off the event loop) and pinned
+        first, so the pass never waits for a disk."""
+        try:
+            reads = await preload(chunks)
+        except Exception as err:  # noqa: BLE001 — e.g. a lost segment file: the claims fail
+            for w in live:
+                if w.future is not None and not w.future.done():
+                    w.future.set_exception(err)
+            return
+        try:
+            self._serve_cohort(topic, [w for w in live if w.future is not None and not w.future.done()])
+        finally:
+            reads.release()
+
+    def _serve_cohort(self, topic: Topic, live: list[_Waiting]) -> None:
+        """Serve a cohort's claims in one pass (or fail them: the topic is no longer a queue)."""
+        if not self._is_queue(topic):
             for w in live:
                 assert w.future is not None
                 w.future.set_exception(

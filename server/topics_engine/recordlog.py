@@ -642,6 +642,15 @@ class RecordLog:
             out.append((ch.first_seq, cold))
         return out
 
+    def freeze(self, seq: int) -> None:
+        """Chunks up to ``seq`` are (about to be) sealed: they never merge again."""
+        self.frozen_upto = max(self.frozen_upto, seq)
+
+    def holds_live(self, first_seq: int) -> bool:
+        """Whether a chunk starting at ``first_seq`` is stored and holds a live record."""
+        at = self._at(first_seq)
+        return at is not None and at[1] == 0 and at[0].live > 0
+
     def tag_matches(self, first_seq: int, batch: RecordBatch, match: TagMatch, below: int) -> list[int]:
         """The live seqs below ``below`` of the chunk starting at ``first_seq`` whose tags (in
         ``batch``, the chunk's records) match ``match``; none if that chunk is gone."""
@@ -696,7 +705,7 @@ class RecordLog:
         k, i = self._find(after + 1)
         batches: list[RecordBatch] = []
         flags: list[bytes] = []
-        self.frozen_upto = self.head_seq
+        self.freeze(self.head_seq)
         for ch in self._chunks[k:]:
             batch, f = ch.batch(), ch.dead_flags()
             if i:

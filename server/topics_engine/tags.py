@@ -1,7 +1,7 @@
 """Per-topic tag index: tag -> ascending seqs, for point (``Eq``) and prefix (``Glob``) deletes.
 
 Scope: the records in memory (hot chunks). A chunk that goes cold leaves the index
-(:meth:`TagIndex.forget_upto`) and keeps a :class:`ChunkTags` summary instead, so the index
+(:meth:`TagIndex.forget_range`) and keeps a :class:`ChunkTags` summary instead, so the index
 never grows with retained records; a tag delete reads the cold chunks the summaries cannot rule
 out (``RecordLog.cold_tag_matches``).
 
@@ -75,21 +75,23 @@ class TagIndex:
             i += 1
         return found
 
-    def forget_upto(self, tags: Iterable[str], seq: int) -> None:
-        """Records up to ``seq`` with these tags left the index's scope (their chunk went cold:
-        its tags are kept by a :class:`ChunkTags` instead). Entries are ascending and chunks go
-        cold oldest first, so each tag loses a prefix of its list."""
+    def forget_range(self, tags: Iterable[str], first: int, last: int) -> None:
+        """The records ``first .. last`` with these tags left the index's scope (their chunk
+        went cold: its tags are kept by a :class:`ChunkTags` instead). Older records may still
+        be in memory (a chunk that never went cold), so only this range goes."""
         for tag in set(tags):
             seqs = self._seqs.get(tag)
             if seqs is None:
                 continue
-            cut = bisect.bisect_right(seqs, seq)
-            if cut == len(seqs):
+            lo = bisect.bisect_left(seqs, first)
+            hi = bisect.bisect_right(seqs, last, lo)
+            if hi == lo:
+                continue
+            del seqs[lo:hi]
+            if not seqs:
                 del self._seqs[tag]
                 self._sorted_tags = None
-            else:
-                del seqs[:cut]
-            self._entries -= cut
+            self._entries -= hi - lo
         self._dead = min(self._dead, self._entries)
 
 

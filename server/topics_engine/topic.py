@@ -456,7 +456,8 @@ class Topic:
         the batch (for the cache), ``None`` if no such chunk is in memory any more."""
         batch = self.log.make_cold(first_seq, count, cold)
         if batch is not None and batch.tags is not None:
-            self.tags.forget_upto((tag for tag in batch.tags if tag is not None), batch.last_seq)
+            tags = (tag for tag in batch.tags if tag is not None)
+            self.tags.forget_range(tags, batch.first_seq, batch.last_seq)
         return batch
 
     def advance_head(self, seq: int) -> None:

@@ -252,7 +252,7 @@ class SharedReads:
             self.hits += 1
             return kept[0], key
         diff = topic.read(cursor, options.read_options(upto, max_scan))
-        size = sum(len(part) for part in diff.parts)
+        size = _held_bytes(diff)
         reads = self._reads
         reads[key] = (diff, size)
         self._bytes += size
@@ -260,6 +260,16 @@ class SharedReads:
             _, (_, old) = reads.popitem(last=False)
             self._bytes -= old
         return diff, key
+
+
+def _held_bytes(diff: Diff) -> int:
+    """What a kept read holds alive: each part is a slice of a whole batch's blob (or bytes of
+    its own), so the distinct blobs count whole."""
+    held: dict[int, int] = {}
+    for part in diff.parts:
+        owner = part.obj if isinstance(part, memoryview) else part
+        held[id(owner)] = len(owner)  # type: ignore[arg-type]
+    return sum(held.values())
 
 
 class TopicStart:

@@ -249,8 +249,10 @@ class WebSocketSession:
         self.by_topic: dict[str, Subscription] = {}
         self.pending_acks: set[asyncio.Task[None]] = set()
         self.closed = False
-        self.cold = ColdReads()
-        """Cold records a read missed: loaded by the delivery task (never in a pump)."""
+        self.cold: dict[Subscription, ColdReads] = {}
+        """Per subscription, the cold records its last read missed and those loaded for it:
+        loaded by the delivery task (never in a pump), pinned until that subscription's read
+        goes through (another one's read must not release them)."""
 
     # -- incoming -------------------------------------------------------------------------------
 
@@ -349,6 +351,9 @@ class WebSocketSession:
         if not sub.positions:
             sub.detach()
             self.subs.remove(sub)
+            reads = self.cold.pop(sub, None)
+            if reads is not None:
+                reads.release()
 
     def _publish(self, body: Any, request_id: str | None) -> None:
         self._admit(body)
@@ -398,7 +403,8 @@ class WebSocketSession:
             while True:
                 done = self._pump()
                 await loop.settle()
-                await self.cold.load()
+                for reads in list(self.cold.values()):
+                    await reads.load()
                 if done:
                     await loop.idle()
         except SlowConsumer as exc:
@@ -429,7 +435,10 @@ class WebSocketSession:
     def _next_step(self) -> tuple[Subscription, Any] | None:
         """The next read, taking subscriptions in turn (the one served goes to the back)."""
         for i, sub in enumerate(self.subs):
-            step = self.cold.attempt(sub.next_step)
+            reads = self.cold.get(sub)
+            if reads is None:
+                reads = self.cold[sub] = ColdReads()
+            step = reads.attempt(sub.next_step)
             if step is not None:
                 self.subs.append(self.subs.pop(i))
                 return sub, step
@@ -441,7 +450,9 @@ class WebSocketSession:
         if self.closed:
             return
         self.closed = True
-        self.cold.release()
+        for reads in self.cold.values():
+            reads.release()
+        self.cold.clear()
         if self.slot is not None:
             self.slot.release()
         for sub in self.subs:

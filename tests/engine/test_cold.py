@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from topics_engine import Engine, Limits, ManualClock, Queues
-from topics_engine.coldreads import ColdRead, read_strictly, read_without_blocking
+from topics_engine.coldreads import ColdChunkLost, ColdRead, read_strictly, read_without_blocking
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.storage.fs import FileSystem
@@ -167,3 +167,56 @@ def test_cold_jobs_are_claimed(node: Node) -> None:
     queues = Queues(engine)
     claimed = queues.claim("q", "n1", 40)
     assert [j.record.data_json for j in claimed.jobs] == [str(i).encode() for i in range(40)]
+
+
+def test_a_topic_created_during_a_checkpoint_keeps_its_segments(node: Node) -> None:
+    """A topic created (and sealed) between a checkpoint's cut and its file work is not the
+    checkpoint's to drop: its chunks are cold in those segments."""
+    _fill(node.engine, 20, "a")
+
+    async def write_meanwhile() -> None:
+        await asyncio.sleep(0)  # the checkpoint has cut and waits for the WAL
+        _fill(node.engine, 40, "b")
+
+    async def both() -> None:
+        await asyncio.gather(node.datadir.checkpoint(), write_meanwhile())
+
+    node.loop.run_until_complete(both())
+    node.datadir.cold.cache = type(node.datadir.cold.cache)(0)
+    got, _ = read_all(node.engine, "b")
+    assert [r["data"]["i"] for r in got] == list(range(40))
+
+
+def test_a_lost_segment_file_fails_the_read_instead_of_retrying_forever(tmp_path: Path) -> None:
+    node = Node(tmp_path / "data", ManualClock(T0), fs=DiskOnly())
+    try:
+        _fill(node.engine, 40)
+        cold = node.datadir.cold
+        cold.cache = type(cold.cache)(0)
+        for path in (tmp_path / "data" / "segments").glob("*/*.seg"):
+            path.unlink()
+        engine = node.engine
+
+        async def read() -> object:
+            return await asyncio.wait_for(read_without_blocking(lambda: engine.diff("t", limit=10)), 5)
+
+        with pytest.raises(ColdChunkLost):
+            node.loop.run_until_complete(read())
+    finally:
+        node.datadir.close()
+        node.loop.close()
+
+
+def test_a_tag_delete_finds_hot_records_older_than_a_chunk_gone_cold(node: Node) -> None:
+    """Records kept hot below a chunk that goes cold (an ephemeral topic's, switched to disk)
+    stay in the tag index: only the cold chunk's own range leaves it."""
+    engine = node.engine
+    engine.put_topic("t", {"durability": "ephemeral"})
+    for i in range(5):
+        engine.append("t", [{"data": i, "tag": "k"}])
+    node.checkpoint()
+    engine.put_topic("t", {"durability": "disk"})
+    for i in range(20):
+        engine.append("t", [{"data": 100 + i, "tag": "k"}])
+    assert engine.delete_records("t", match=["tag", "Eq", "k"]).deleted == 25
+    assert engine.get("t").count == 0

@@ -584,3 +584,43 @@ async def test_a_tag_delete_over_cold_records_reads_them_off_the_event_loop(cold
     assert out["deleted"] == len(gone - set(k1))
     got, _ = await page_through(cold, "t")
     assert got == [raw for raw, r in zip(expected, tagged, strict=True) if r["$seq"] not in gone]
+
+
+async def test_a_websocket_with_two_subscriptions_replays_a_cold_backlog(cold: Cold) -> None:
+    """Each subscription keeps what was loaded for it until its own read goes through: another
+    subscription's reads (here: nothing to read on "a") must not release it (with no cache,
+    that was a livelock)."""
+    await cold.put("a")
+    expected = await cold.fill("t", 100, tags=False)
+    reads = await Reads.start(cold)
+    async with connect(f"ws://127.0.0.1:{cold.port}/v0/ws", open_timeout=TIMEOUT) as conn:
+        ws = Ws(conn)
+        await ws.send({"op": "subscribe", "request_id": "a", "topic": "a", "from_seq": 0})
+        await ws.send({"op": "subscribe", "request_id": "s", "topic": "t", "from_seq": 0})
+        got: list[Json] = []
+        while True:
+            frame = await asyncio.wait_for(ws.recv(), TIMEOUT)
+            if frame["op"] == "caught_up" and frame["topic"] == "t":
+                break
+            if frame["op"] == "record" and frame["topic"] == "t":
+                got += frame["records"]
+    assert got == [orjson.loads(r) for r in expected]
+    await reads.check(cold)
+
+
+async def test_a_coalesced_claim_pass_loads_cold_jobs_off_the_event_loop(cold: Cold) -> None:
+    """A coalescing queue serves its cohort in a timer's pass: the pass loads the cohort's cold
+    jobs first (a task), then serves every claim, reading nothing on the event loop."""
+    await cold.put("q", {"type": "queue", "claim_jitter_ms": 50})
+    expected = {orjson.loads(b)["$seq"]: orjson.loads(b)["data"] for b in await cold.fill("q", 120)}
+    reads = await Reads.start(cold)
+    claims = [
+        asyncio.ensure_future(cold.call("POST", "/v0/topics/q/claim", {"node": f"w{i}", "max": 40}))
+        for i in range(3)
+    ]
+    await asyncio.sleep(0.05)  # the three claims joined the cohort
+    cold.clock.advance(50)  # its pass is due
+    bodies = await asyncio.wait_for(asyncio.gather(*claims), TIMEOUT)
+    jobs = sorted((job["$seq"], job["data"]) for body in bodies for job in body["claimed"])
+    assert jobs == sorted(expected.items())  # 3 × 40: every job, once
+    await reads.check(cold)

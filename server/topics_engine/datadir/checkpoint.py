@@ -127,6 +127,10 @@ def write_cut(
     reports only the records a delete removed (two ``fsync`` deletes of one record planned
     before either applied both name it).
 
+    Segments of topics created after the cut (sealed on this thread between the cut and this
+    work) are kept: the snapshot does not list them, so recovery drops them and replays their
+    records from the WAL past the snapshot, but until then their chunks may be cold.
+
     Returns the segments it sealed, by topic id (their chunks can go cold:
     ``sealing.release_sealed``)."""
     sealed: dict[int, list[Segment]] = {}
@@ -136,6 +140,9 @@ def write_cut(
     for topic_id, seqs in cut.flips.items():
         segments.flip_deleted(topic_id, sorted(set(seqs)))
     keep = {tid: segments.live_segments(tid, floor) for tid, floor in cut.earliest.items()}
+    for tid, topic_segments in segments.by_topic.items():
+        if tid >= cut.image.next_topic_id:  # a topic created after the cut: not this one's to drop
+            keep[tid] = list(topic_segments)
     for entry in cut.image.topics:
         entry.segments = [s.path.name for s in keep[entry.id]]
     segments.fs.makedirs(snapshot_dir)

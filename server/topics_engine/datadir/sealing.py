@@ -149,6 +149,7 @@ def mark_sealed(topic: Topic) -> None:
     """Every record of ``topic`` up to its head is sealed, or about to be (the caller writes
     the batches :func:`hot_batches` gave it)."""
     topic.hot.mark(topic.head_seq)
+    topic.log.freeze(topic.head_seq)
 
 
 def segment_groups(

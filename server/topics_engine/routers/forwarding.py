@@ -86,8 +86,11 @@ class Forwarder:
             self.engine.hub.unlisten(source, self)
 
     def forget(self, router: Router) -> None:
-        """A removed router is no longer due."""
+        """A removed router is no longer due (and lets go of what it loaded)."""
         self._due.pop(router, None)
+        loaded = self._loaded.pop(router, None)
+        if loaded is not None:
+            loaded.release()
 
     def _attached(self, router: Router) -> bool:
         return router in self._by_source.get(router.config.source, ())
@@ -187,12 +190,16 @@ class Forwarder:
         async def load() -> None:
             try:
                 await reads.load()
-            finally:
+            except Exception as err:  # noqa: BLE001 — a lost segment, a closing reader pool
+                log.error("router %s: reading cold source records failed: %s", router.name, err)
                 if self._attached(router):
-                    self.wake(router)
-                else:
-                    self._loaded.pop(router, None)
-                    reads.release()
+                    self._refused(router, Internal(f"reading cold source records failed: {err}"))
+                return
+            if self._attached(router):
+                self.wake(router)
+            else:
+                self._loaded.pop(router, None)
+                reads.release()
 
         task = asyncio.ensure_future(load())
         self._loading.add(task)
