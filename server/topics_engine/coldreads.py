@@ -139,7 +139,7 @@ async def examine_cold(plan: DeletePlan) -> None:
     cold, plan.cold = plan.cold, []
     for start in range(0, len(cold), EXAMINE_GROUP):
         group = cold[start : start + EXAMINE_GROUP]
-        missing = [chunk for _, chunk in group if chunk.store.cached(chunk) is None]
+        missing = [chunk for _, chunk in group if not chunk.store.in_memory(chunk)]
         loaded = (
             dict(zip((c.key for c in missing), await missing[0].store.load(missing), strict=True))
             if missing

@@ -604,7 +604,7 @@ class RecordLog:
                 break
             if ch.live == 0:
                 continue
-            if ch.cold is not None and ch.cold.store.cached(ch.cold) is None:
+            if ch.cold is not None and not ch.cold.store.in_memory(ch.cold):
                 out.append(ch.cold)
             records -= ch.live
             size -= ch.ends[-1] + 1
@@ -624,7 +624,7 @@ class RecordLog:
             if at is None or not at[0].is_live(at[1]):
                 continue
             cold = at[0].cold
-            if cold is not None and id(cold) not in out and cold.store.cached(cold) is None:
+            if cold is not None and id(cold) not in out and not cold.store.in_memory(cold):
                 out[id(cold)] = cold
         return list(out.values())
 

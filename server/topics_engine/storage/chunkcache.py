@@ -56,6 +56,11 @@ class ChunkCache(Generic[K, V]):
     def __contains__(self, key: K) -> bool:
         return key in self._probation or key in self._protected
 
+    def peek(self, key: K) -> V | None:
+        """The cached value without counting or promoting it (a probe, not a use)."""
+        entry = self._protected.get(key) or self._probation.get(key)
+        return None if entry is None else entry[0]
+
     def get(self, key: K) -> V | None:
         """The cached value (a hit promotes it), or ``None`` (a miss)."""
         entry = self._protected.get(key)

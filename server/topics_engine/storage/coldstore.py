@@ -74,6 +74,10 @@ class ColdRead(Exception):
         self.chunks = list(chunks)
 
 
+SCRATCH_KEPT = 4 << 20
+"""The largest read buffer kept between page-cache reads (a larger chunk's is let go)."""
+
+
 def batch_size(batch: RecordBatch) -> int:
     """What a cached batch costs, about: its blob, the per-record columns, and a string object
     per tag and node."""
@@ -116,6 +120,11 @@ class ColdStore:
             return pin[0]  # type: ignore[return-value]
         return self.cache.get(chunk.key)
 
+    def in_memory(self, chunk: ColdChunk) -> bool:
+        """Whether the chunk's batch is pinned or cached (a probe: counts nothing, promotes
+        nothing)."""
+        return chunk.key in self._pins or self.cache.peek(chunk.key) is not None
+
     def batch(self, chunk: ColdChunk) -> RecordBatch:
         """The chunk's batch; in a strict read raises :class:`ColdRead` if it is not in memory."""
         batch = self.cached(chunk)
@@ -140,6 +149,8 @@ class ColdStore:
             )
         except FileNotFoundError:
             return None
+        if len(self._scratch) > SCRATCH_KEPT:
+            self._scratch = bytearray()  # a rare huge chunk: do not keep its buffer
         if batch is not None:
             self.loads += 1
             self.page_cache_loads += 1
