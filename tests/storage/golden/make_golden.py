@@ -1,6 +1,7 @@
-"""Write the golden data directory ``v1/`` ONCE, with the engine as it is (issue 22).
+"""Write a golden data directory ONCE, with the engine as it is (issue 22): ``v1/`` with the
+formats before issue 22 changed them, ``v2/`` with segment format 4 (chunk indexes).
 
-    .venv/bin/python -m tests.storage.golden.make_golden            # refuses if v1/ exists
+    .venv/bin/python -m tests.storage.golden.make_golden --out tests/storage/golden/vN
     .venv/bin/python -m tests.storage.golden.make_golden --out DIR  # a scratch set elsewhere
 
 It checks that the engine it imports is exactly ``server/topics_engine`` of ``--commit``
@@ -9,8 +10,9 @@ It checks that the engine it imports is exactly ``server/topics_engine`` of ``--
     git archive REV server | tar -x -C /tmp/src   # plus the built _codec module, copied in
     PYTHONPATH=/tmp/src/server .venv/bin/python -m tests.storage.golden.make_golden --commit REV
 
-Golden files are never regenerated: a new on-disk format gets a new set (``v2/``) next to this
-one, and every later version must still open ``v1/datadir`` with exactly ``v1/expected.json``.
+Golden files are never regenerated (it refuses an existing ``--out``): a new on-disk format gets
+a new set next to the others, and every later version must still open each ``vN/datadir`` with
+exactly its ``vN/expected.json``.
 
 What it writes: a real engine with WAL persistence (``DataDirectory``: WAL, sealed segments,
 snapshots), driven only through the public engine API (``Engine``, ``Queues``, ``Routers``) on
@@ -557,7 +559,7 @@ def inventory(datadir: Path) -> dict[str, Any]:
     }
 
 
-def _readme(commit: str, inv: dict[str, Any], digest: str) -> str:
+def _readme(name: str, commit: str, inv: dict[str, Any], digest: str) -> str:
     frames = "\n".join(f"| `{k}` | {n} | {inside} |" for k, (n, inside) in inv["frames"].items())
     segs = "\n".join(
         f"| `{s['path']}` | {s['records']} | {s['deleted_flags']} | "
@@ -565,14 +567,14 @@ def _readme(commit: str, inv: dict[str, Any], digest: str) -> str:
         for s in inv["segments"]
     )
     types = ", ".join(f"`{t.name}`={t.value}" for t in FrameType)
-    return f"""# Golden data directory v1
+    return f"""# Golden data directory {name}
 
 Written by `make_golden.py` with the engine of commit
 `{commit}`
 (its on-disk formats as they were then). **Never regenerate these files.** Every later version
 must open `datadir/` — a copy of it: recovery may write — with exactly the state in
-`expected.json` (`tests/storage/test_golden.py`). A new on-disk format gets a new golden set,
-`v2/`, next to this one; this one stays. Should a deliberate change of *behaviour* (not of the
+`expected.json` (`tests/storage/test_golden.py`). A new on-disk format gets a new golden set
+next to this one; this one stays. Should a deliberate change of *behaviour* (not of the
 format) alter an observation, the test names that exception explicitly; `expected.json` is
 not edited.
 
@@ -652,7 +654,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--out", type=Path, default=GOLDEN / "v1", help="the golden set's directory")
+    parser.add_argument("--out", type=Path, required=True, help="the golden set's directory (vN)")
     parser.add_argument("--commit", default="HEAD", help="the commit whose engine is imported")
     args = parser.parse_args()
     out: Path = args.out
@@ -667,7 +669,7 @@ def main() -> None:
         sys.exit("recovery does not give back what the live engine had:\n" + "\n".join(problems))
     (out / "expected.json").write_text(json.dumps(expected, indent=1, ensure_ascii=False) + "\n")
     inv = inventory(datadir)
-    (out / "README.md").write_text(_readme(commit, inv, _digest(datadir)))
+    (out / "README.md").write_text(_readme(out.name, commit, inv, _digest(datadir)))
     print(json.dumps(inv, indent=1))
 
 
