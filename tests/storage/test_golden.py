@@ -1,14 +1,16 @@
-"""The golden data directory (issue 22): ``golden/v1/datadir`` was written once by
+"""The golden data directories (issue 22): each ``golden/vN/datadir`` was written once by
 ``golden/make_golden.py`` with the engine as it was then — a snapshot with sealed segments
 (delete flags set), segments sealed after it, and a WAL tail of every frame type ending as a
-crash leaves it. Every later version must open it with exactly the state in
-``golden/v1/expected.json``, and go on writing to it.
+crash leaves it. Every later version must open each with exactly the state in its
+``golden/vN/expected.json``, and go on writing to it. ``v1``: the formats before issue 22
+(headerless WAL files, snapshot version 1, segment version 3); ``v2``: WAL version 2, snapshot
+version 2, segment version 4 (chunk indexes: records stay cold on disk after recovery).
 
 The checked-in directory is never opened in place (recovery may write: it removes segments
 sealed after the snapshot): each test opens a copy. The clock is the fixed one the state was
 observed at, so no lease, delay, TTL or idempotency window depends on when the test runs.
 
-Never regenerate the golden files; a new format gets a new set (``v2``) and its own test.
+Never regenerate the golden files; a new format gets a new set, added to :data:`SETS`.
 Should a deliberate change of behaviour (not of the format) alter an observation, name the
 exception here, next to the comparison, rather than editing ``expected.json``.
 """
@@ -25,13 +27,20 @@ from topics_engine import ManualClock
 
 from .golden.observe import GOLDEN, Node, done, observe, observe_topic, open_node, run_probe
 
-V1 = GOLDEN / "v1"
+SETS = ["v1", "v2"]
+
+
+@pytest.fixture(params=SETS)
+def golden(request: pytest.FixtureRequest) -> Path:
+    """One golden set's directory."""
+    return GOLDEN / str(request.param)
 
 
 @pytest.fixture
-def expected() -> dict[str, Any]:
-    out: dict[str, Any] = json.loads((V1 / "expected.json").read_text(encoding="utf-8"))
-    _fixed_since_v1(out)
+def expected(golden: Path) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads((golden / "expected.json").read_text(encoding="utf-8"))
+    if golden.name == "v1":
+        _fixed_since_v1(out)
     return out
 
 
@@ -58,9 +67,9 @@ def _fixed_since_v1(expected: dict[str, Any]) -> None:
 
 
 @pytest.fixture
-def datadir(tmp_path: Path) -> Path:
+def datadir(tmp_path: Path, golden: Path) -> Path:
     copy = tmp_path / "datadir"
-    shutil.copytree(V1 / "datadir", copy)
+    shutil.copytree(golden / "datadir", copy)
     return copy
 
 
@@ -75,7 +84,7 @@ def assert_same(actual: dict[str, Any], expected: dict[str, Any], when: str) -> 
         assert actual[key] == value, f"{when}: {key} differs"
 
 
-async def test_golden_v1_recovers_the_state_it_was_written_with(
+async def test_golden_recovers_the_state_it_was_written_with(
     datadir: Path, expected: dict[str, Any]
 ) -> None:
     node = await open_node(datadir, ManualClock(expected["clock_ms"]))
@@ -115,7 +124,7 @@ async def restart(node: Node, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", RESTARTS)
-async def test_golden_v1_stays_usable(datadir: Path, expected: dict[str, Any], how: str) -> None:
+async def test_golden_stays_usable(datadir: Path, expected: dict[str, Any], how: str) -> None:
     """Writes on the recovered state and a restart — whichever way the run ends — leave the old
     state intact and the new writes readable; the routers forward the lag the golden tail left."""
     state = expected["state"]
@@ -163,7 +172,7 @@ async def test_golden_v1_stays_usable(datadir: Path, expected: dict[str, Any], h
         node.close()
 
 
-async def test_golden_v1_checkpoint_after_recovery_keeps_the_state(
+async def test_golden_checkpoint_after_recovery_keeps_the_state(
     datadir: Path, expected: dict[str, Any]
 ) -> None:
     """A checkpoint over the recovered golden state (sealing, flag flips, a new snapshot, the
@@ -183,7 +192,7 @@ async def test_golden_v1_checkpoint_after_recovery_keeps_the_state(
         node.close()
 
 
-async def test_golden_v1_clean_stop_after_recovery_keeps_the_heads(
+async def test_golden_clean_stop_after_recovery_keeps_the_heads(
     datadir: Path, expected: dict[str, Any]
 ) -> None:
     """The heads the crash recovery raised above the seq reservations stay raised after a clean
