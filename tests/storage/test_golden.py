@@ -84,9 +84,7 @@ def assert_same(actual: dict[str, Any], expected: dict[str, Any], when: str) -> 
         assert actual[key] == value, f"{when}: {key} differs"
 
 
-async def test_golden_recovers_the_state_it_was_written_with(
-    datadir: Path, expected: dict[str, Any]
-) -> None:
+async def test_golden_recovers_the_state_it_was_written_with(datadir: Path, expected: dict[str, Any]) -> None:
     node = await open_node(datadir, ManualClock(expected["clock_ms"]))
     try:
         assert_same(observe(node), expected["state"], "after recovery")

@@ -191,15 +191,18 @@ class DataDirectory:
 
     def checkpoint_due(self, now_ms: int) -> bool:
         """A checkpoint is due every ``checkpoint_wal_bytes`` of WAL, and every
-        ``checkpoint_interval_ms`` once anything was written since the last one: what recovery
-        replays (and what stays unsealed in memory) is bounded in bytes and in time."""
+        ``checkpoint_interval_ms`` once a sixteenth of that was written since the last one: what
+        recovery replays (and what stays unsealed in memory) is bounded in bytes and in time. A
+        quieter server's tail is small enough to replay at once, and checkpointing it would
+        seal a tiny segment per topic every interval (segments are never merged)."""
         cp = self.checkpointer
         if cp is None:
             return False
         written = cp.wal_bytes_since_checkpoint()
         if written >= self.checkpoint_wal_bytes:
             return True
-        return written > 0 and now_ms - cp.last_checkpoint_ms >= self.checkpoint_interval_ms
+        enough = written >= max(1, self.checkpoint_wal_bytes // 16)
+        return enough and now_ms - cp.last_checkpoint_ms >= self.checkpoint_interval_ms
 
     async def checkpoint(self, final: bool = False) -> None:
         if self.checkpointer is not None and self.wal is not None and not self.wal.read_only:

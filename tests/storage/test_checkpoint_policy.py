@@ -1,0 +1,42 @@
+"""When a checkpoint is due (``DataDirectory.checkpoint_due``): every
+``checkpoint_wal_bytes`` of WAL, and every ``checkpoint_interval_ms`` once a sixteenth of that
+was written — the unsealed tail (in memory, and replayed by a restart) is bounded in bytes and
+in time, and a quiet server does not seal a tiny segment per topic every interval."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from topics_engine import ManualClock
+
+from .harness import T0, flush, open_node
+
+WAL_BYTES = 16_000
+INTERVAL_MS = 1000
+
+
+async def test_a_checkpoint_is_due_by_bytes_or_by_time_once_enough_was_written(tmp_path: Path) -> None:
+    clock = ManualClock(T0)
+    node = await open_node(
+        tmp_path / "data", clock, checkpoint_wal_bytes=WAL_BYTES, checkpoint_interval_ms=INTERVAL_MS
+    )
+    store, engine = node.store, node.engine
+    try:
+        await store.checkpoint()
+        now = clock.now_ms
+        assert not store.checkpoint_due(now())
+        engine.append("t", [{"data": "x" * 100}])  # well under a sixteenth (1000 bytes)
+        await flush(node)
+        clock.advance(10 * INTERVAL_MS)
+        assert not store.checkpoint_due(now())  # a small tail waits, however old
+        engine.append("t", [{"data": "x" * 1000}])
+        await flush(node)
+        assert not store.checkpoint_due(clock.now_ms() - 10 * INTERVAL_MS)  # not yet its time
+        assert store.checkpoint_due(now())  # enough, and the interval passed
+        await store.checkpoint()
+        assert not store.checkpoint_due(now())
+        engine.append("t", [{"data": "x" * WAL_BYTES}])  # the byte bound: at once
+        await flush(node)
+        assert store.checkpoint_due(now())
+    finally:
+        node.close()
