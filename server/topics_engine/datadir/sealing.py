@@ -13,8 +13,7 @@ work runs there in submission order. An I/O error on that thread turns the WAL r
 state is unknown after it).
 
 Once a segment is durable its chunks go **cold** (:func:`release_sealed`, on the event loop): the
-topic's record log drops their batches — they enter the shared cache instead, as the most
-recent records, until it needs the room — and reads find them through ``storage.coldstore``.
+topic's record log drops their batches, and reads find them through ``storage.coldstore``.
 So a topic's records are in memory only while unsealed (bounded per topic by the
 :class:`SegmentPolicy`, and over all topics by the checkpoint policy, which seals everything).
 """
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..config import Durability
-from ..storage.coldstore import ColdStore, batch_size
+from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch
 from ..storage.segments import Segment, SegmentStore
 from ..storage.wal import Wal
@@ -128,16 +127,16 @@ class Sealer:
 
 def release_sealed(cold: ColdStore, topic: Topic, sealed: Iterable[Segment]) -> None:
     """``sealed`` (``topic``'s new segments) are durable: their chunks go cold — each batch
-    leaves the topic's record log for the shared cache (recent records are the likeliest read).
-    A chunk evicted or dropped meanwhile is simply gone."""
+    leaves memory. It does not enter the cache: the segment was just written, so the OS page
+    cache holds its bytes, which a reader a little behind gets at once (``RWF_NOWAIT``), and a
+    writer filling a topic no one reads would otherwise fill the cache for nothing. A chunk
+    evicted or dropped meanwhile is simply gone."""
     for segment in sealed:
         for k, first_seq in enumerate(segment.chunk_firsts):
             chunk = cold.chunk(
                 segment.path, segment.chunk_offsets[k], segment.chunk_lengths[k], segment.chunk_crcs[k]
             )
-            batch = topic.make_cold(first_seq, segment.chunk_counts[k], chunk)
-            if batch is not None:
-                cold.cache.put(chunk.key, batch, batch_size(batch))
+            topic.make_cold(first_seq, segment.chunk_counts[k], chunk)
 
 
 def hot_batches(topic: Topic) -> tuple[list[RecordBatch], bytes]:
