@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .storage.coldstore import ColdChunk, ColdRead, strict
+from .storage.formats import RecordBatch
 from .topic import DeletePlan
 
 T = TypeVar("T")
@@ -33,6 +34,7 @@ __all__ = [
     "ColdReads",
     "examine_cold",
     "preload",
+    "preload_now",
     "read_strictly",
     "read_without_blocking",
 ]
@@ -90,8 +92,12 @@ class ColdReads:
         for chunk, batch in zip(chunks, batches, strict=True):
             self._tried.add(chunk.key)
             if batch is not None:
-                chunk.store.pin(chunk, batch)
-                self._pinned.append(chunk)
+                self.pin(chunk, batch)
+
+    def pin(self, chunk: ColdChunk, batch: RecordBatch) -> None:
+        """Keep ``batch`` (``chunk``'s) available until :meth:`release`."""
+        chunk.store.pin(chunk, batch)
+        self._pinned.append(chunk)
 
     def release(self) -> None:
         pinned, self._pinned = self._pinned, []
@@ -120,6 +126,20 @@ def read_strictly(read: Callable[[], T]) -> T:
     :func:`read_without_blocking`."""
     with strict():
         return read()
+
+
+def preload_now(chunks: Sequence[ColdChunk]) -> tuple[ColdReads, list[ColdChunk]]:
+    """Pin the chunks that can be had without waiting for a disk (cached, or in the OS page
+    cache); returns the pins and the chunks still to load off the event loop (:func:`preload`)."""
+    reads = ColdReads()
+    missing: list[ColdChunk] = []
+    for chunk in chunks:
+        batch = chunk.store.read_now(chunk)
+        if batch is None:
+            missing.append(chunk)
+        else:
+            reads.pin(chunk, batch)
+    return reads, missing
 
 
 async def preload(chunks: Sequence[ColdChunk]) -> ColdReads:

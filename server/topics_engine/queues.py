@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from .coldreads import preload
+from .coldreads import preload, preload_now
 from .config import TopicType
 from .engine import Engine
 from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicsError
@@ -282,12 +282,17 @@ class Queues:
         cohort = self._cohorts.pop(topic.id, [])
         live = [w for w in cohort if w.future is not None and not w.future.done()]
         chunks = self._cold_for(topic, sum(w.max for w in live)) if self._is_queue(topic) else []
-        if chunks:
+        reads, missing = preload_now(chunks)
+        if missing:
+            reads.release()
             task = asyncio.ensure_future(self._serve_cohort_after_loading(topic, live, chunks))
             self._loading.add(task)
             task.add_done_callback(self._loading.discard)
             return
-        self._serve_cohort(topic, live)
+        try:
+            self._serve_cohort(topic, live)
+        finally:
+            reads.release()
 
     def _is_queue(self, topic: Topic) -> bool:
         return self.engine.is_current(topic) and topic.queue is not None
@@ -295,8 +300,8 @@ class Queues:
     async def _serve_cohort_after_loading(
         self, topic: Topic, live: list[_Waiting], chunks: list[ColdChunk]
     ) -> None:
-        """A cohort whose jobs are cold: their chunks are loaded (off the event loop) and pinned
-        first, so the pass never waits for a disk."""
+        """A cohort whose jobs are cold and not in the page cache: their chunks are loaded (off
+        the event loop) and pinned first, so the pass never waits for a disk."""
         try:
             reads = await preload(chunks)
         except Exception as err:  # noqa: BLE001 — e.g. a lost segment file: the claims fail

@@ -125,16 +125,21 @@ class ColdStore:
         nothing)."""
         return chunk.key in self._pins or self.cache.peek(chunk.key) is not None
 
-    def batch(self, chunk: ColdChunk) -> RecordBatch:
-        """The chunk's batch; in a strict read raises :class:`ColdRead` if it is not in memory."""
+    def read_now(self, chunk: ColdChunk) -> RecordBatch | None:
+        """The chunk's batch if it can be had without waiting for a disk — pinned, cached, or
+        in the OS page cache (then read and cached) — else ``None``."""
         batch = self.cached(chunk)
+        return batch if batch is not None else self._read_cached(chunk)
+
+    def batch(self, chunk: ColdChunk) -> RecordBatch:
+        """The chunk's batch: pinned, cached, or read at once from the OS page cache; else a
+        strict read raises :class:`ColdRead`, and any other reads it on the calling thread (it
+        may wait for the disk: counted in ``blocking_loads``)."""
+        batch = self.read_now(chunk)
         if batch is not None:
             return batch
         if _STRICT.get():
-            batch = self._read_cached(chunk)
-            if batch is None:
-                raise ColdRead([chunk])
-            return batch
+            raise ColdRead([chunk])
         batch = self._read(chunk)
         self.blocking_loads += 1
         self.cache.put(chunk.key, batch, batch_size(batch))
@@ -145,7 +150,12 @@ class ColdStore:
         wait for a disk, so a strict read may do it), and cached; ``None`` otherwise."""
         try:
             batch = read_chunk_cached(
-                self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc, self._scratch
+                self.fs,
+                chunk.path,
+                chunk.offset,
+                chunk.length,
+                chunk.crc,
+                self._scratch,
             )
         except FileNotFoundError:
             return None

@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-from topics_engine.coldreads import ColdChunk, preload
+from topics_engine.coldreads import ColdChunk, preload, preload_now
 from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
 from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
@@ -37,9 +37,14 @@ def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, Any]:
 def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
     chunks = ctx.queues.cold_chunks(topic.name, opt(body.max))
-    if chunks:
+    reads, missing = preload_now(chunks)
+    if missing:
+        reads.release()
         return _claim_cold(ctx, topic, body, chunks)
-    return _claim(ctx, topic, body)
+    try:
+        return _claim(ctx, topic, body)
+    finally:
+        reads.release()
 
 
 async def _claim_cold(ctx: ServerContext, topic: Topic, body: Any, chunks: list[ColdChunk]) -> Reply:
@@ -170,12 +175,14 @@ class _WorkStream:
         if want <= 0:
             return []
         chunks = self.ctx.queues.cold_chunks(self.topic.name, want)
-        reads = await preload(chunks) if chunks else None
+        reads, missing = preload_now(chunks)
+        if missing:
+            reads.release()
+            reads = await preload(chunks)
         try:
             claimed = self.ctx.queues.claim_for(self.topic, self.sub, want)
         finally:
-            if reads is not None:
-                reads.release()
+            reads.release()
         await await_ack(claimed.wait)
         return claimed.jobs
 
