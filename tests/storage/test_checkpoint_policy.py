@@ -9,7 +9,7 @@ from pathlib import Path
 
 from topics_engine import ManualClock
 
-from .harness import T0, flush, open_node
+from .harness import T0, diff_data, flush, open_node
 
 WAL_BYTES = 16_000
 INTERVAL_MS = 1000
@@ -38,5 +38,26 @@ async def test_a_checkpoint_is_due_by_bytes_or_by_time_once_enough_was_written(t
         engine.append("t", [{"data": "x" * WAL_BYTES}])  # the byte bound: at once
         await flush(node)
         assert store.checkpoint_due(now())
+    finally:
+        node.close()
+
+
+async def test_a_checkpoint_over_frames_not_yet_durable_replays_none_twice(tmp_path: Path) -> None:
+    """A checkpoint cut while a topic's seq reservation (or lazy creation) frame is still
+    waiting for its fsync: that frame's effect is already in the state, so the snapshot claims
+    every frame — replaying the later config changes over it again would re-apply
+    ``cap_records: 3`` after ``40`` and evict what the topic kept."""
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path / "data", clock)
+    engine = node.engine
+    engine.append("t", [{"data": i} for i in range(10)])  # lazily created: frames not durable yet
+    engine.put_topic("t", {"cap_records": 3})
+    engine.put_topic("t", {"cap_records": 40})
+    engine.append("t", [{"data": i} for i in range(10, 20)])
+    await node.store.checkpoint()
+    node.close()
+    node = await open_node(tmp_path / "data", clock)
+    try:
+        assert diff_data(node.engine, "t") == list(range(7, 20))
     finally:
         node.close()

@@ -132,19 +132,27 @@ class WalPersistence:
         *,
         wait: bool = False,
         on_durable: Callable[[], None] | None = None,
+        applies: bool = True,
     ) -> AckWait:
+        """Submit a frame; ``on_durable`` runs once it is durable. ``applies``: that callback
+        makes the frame's effect visible (an ``fsync``-class mutation), so until it runs the
+        frame is unapplied; ``False`` for bookkeeping callbacks (the state already holds the
+        effect)."""
         try:
             lsn, future = self.wal.submit(frame_type, payload, wait=wait, on_durable=on_durable)
         except WalFailed:
             raise read_only_error(self.wal.failed) from None
-        return self._track(lsn, future, on_durable)
+        return self._track(lsn, future, on_durable if applies else None)
 
-    def _track(self, lsn: int, future: AckWait, on_durable: Callable[[], None] | None) -> AckWait:
-        """An ack future; a frame whose apply waits for durability is remembered as unapplied
-        (a checkpoint stays below it)."""
+    def _track(self, lsn: int, future: AckWait, apply: Callable[[], None] | None) -> AckWait:
+        """An ack future; a frame whose apply (``apply``) waits for durability is remembered as
+        unapplied: a checkpoint's snapshot stays below it, so replay applies it. A frame whose
+        effect the state already holds must not count: a snapshot below it would have replay
+        apply it — and every later frame — a second time, over a state that already has them
+        (an older config re-applied evicts what a later one kept)."""
         if future is None:
             return None
-        if on_durable is not None:
+        if apply is not None:
             self._unapplied[lsn] = None
             future.add_done_callback(lambda _: self._unapplied.pop(lsn, None))
         return future
@@ -162,7 +170,7 @@ class WalPersistence:
             def created() -> None:
                 reservation.creation_durable = True
 
-            wait = self._submit(FrameType.TOPIC_PUT, payload, on_durable=created)
+            wait = self._submit(FrameType.TOPIC_PUT, payload, on_durable=created, applies=False)
         else:
             wait = self._submit(FrameType.TOPIC_PUT, payload, wait=True)
         if topic.config.durability is not Durability.FSYNC:
@@ -276,7 +284,7 @@ class WalPersistence:
                 r.durable = max(r.durable, reserved)
 
             payload = formats.encode_seq_reserve(topic.id, reserved)
-            r.future = self._submit(FrameType.SEQ_RESERVE, payload, on_durable=durable)
+            r.future = self._submit(FrameType.SEQ_RESERVE, payload, on_durable=durable, applies=False)
         if last_seq > r.durable and r.creation_durable:
             return r.future
         return None
