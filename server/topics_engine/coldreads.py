@@ -133,22 +133,30 @@ def preload_now(chunks: Sequence[ColdChunk]) -> tuple[ColdReads, list[ColdChunk]
     cache); returns the pins and the chunks still to load off the event loop (:func:`preload`)."""
     reads = ColdReads()
     missing: list[ColdChunk] = []
-    for chunk in chunks:
-        batch = chunk.store.read_now(chunk)
-        if batch is None:
-            missing.append(chunk)
-        else:
-            reads.pin(chunk, batch)
+    try:
+        for chunk in chunks:
+            batch = chunk.store.read_now(chunk)
+            if batch is None:
+                missing.append(chunk)
+            else:
+                reads.pin(chunk, batch)
+    except BaseException:
+        reads.release()
+        raise
     return reads, missing
 
 
-async def preload(chunks: Sequence[ColdChunk]) -> ColdReads:
+async def preload(chunks: Sequence[ColdChunk], reads: ColdReads | None = None) -> ColdReads:
     """Load ``chunks`` (on a reader thread) and pin them until the returned reads'
     :meth:`ColdReads.release` — for a step that cannot be repeated (a claim), whose cold
-    chunks are known beforehand."""
-    reads = ColdReads()
+    chunks are known beforehand. ``reads``: pins to add them to (e.g. :func:`preload_now`'s)."""
+    reads = reads if reads is not None else ColdReads()
     reads.missing = list(chunks)
-    await reads.load()
+    try:
+        await reads.load()
+    except BaseException:
+        reads.release()
+        raise
     return reads
 
 
@@ -159,15 +167,16 @@ async def examine_cold(plan: DeletePlan) -> None:
     cold, plan.cold = plan.cold, []
     for start in range(0, len(cold), EXAMINE_GROUP):
         group = cold[start : start + EXAMINE_GROUP]
-        missing = [chunk for _, chunk in group if not chunk.store.in_memory(chunk)]
-        loaded = (
-            dict(zip((c.key for c in missing), await missing[0].store.load(missing), strict=True))
-            if missing
-            else {}
-        )
-        for first_seq, chunk in group:
-            batch = loaded.get(chunk.key) or chunk.store.cached(chunk)
-            if batch is not None:
-                plan.examine(first_seq, batch)
-            elif plan.topic.log.holds_live(first_seq):
-                raise ColdChunkLost(f"{chunk.path}: the segment file of a live record is gone")
+        reads, missing = preload_now([chunk for _, chunk in group])
+        try:
+            if missing:
+                reads.missing = missing
+                await reads.load()  # pinned with the rest: a cache eviction meanwhile loses none
+            for first_seq, chunk in group:
+                batch = chunk.store.cached(chunk)
+                if batch is not None:
+                    plan.examine(first_seq, batch)
+                elif plan.topic.log.holds_live(first_seq):
+                    raise ColdChunkLost(f"{chunk.path}: the segment file of a live record is gone")
+        finally:
+            reads.release()

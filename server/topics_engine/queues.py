@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from .coldreads import preload, preload_now
+from .coldreads import ColdReads, preload, preload_now
 from .config import TopicType
 from .engine import Engine
 from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicsError
@@ -281,11 +281,14 @@ class Queues:
         claimer gets its jobs once their lease frame is durable (if it is logged at all)."""
         cohort = self._cohorts.pop(topic.id, [])
         live = [w for w in cohort if w.future is not None and not w.future.done()]
-        chunks = self._cold_for(topic, sum(w.max for w in live)) if self._is_queue(topic) else []
-        reads, missing = preload_now(chunks)
+        try:
+            chunks = self._cold_for(topic, sum(w.max for w in live)) if self._is_queue(topic) else []
+            reads, missing = preload_now(chunks)
+        except Exception as err:  # noqa: BLE001 — e.g. a corrupt segment: the claims fail
+            _fail(live, err)
+            return
         if missing:
-            reads.release()
-            task = asyncio.ensure_future(self._serve_cohort_after_loading(topic, live, chunks))
+            task = asyncio.ensure_future(self._serve_cohort_after_loading(topic, live, reads, missing))
             self._loading.add(task)
             task.add_done_callback(self._loading.discard)
             return
@@ -298,16 +301,14 @@ class Queues:
         return self.engine.is_current(topic) and topic.queue is not None
 
     async def _serve_cohort_after_loading(
-        self, topic: Topic, live: list[_Waiting], chunks: list[ColdChunk]
+        self, topic: Topic, live: list[_Waiting], reads: ColdReads, missing: list[ColdChunk]
     ) -> None:
         """A cohort whose jobs are cold and not in the page cache: their chunks are loaded (off
-        the event loop) and pinned first, so the pass never waits for a disk."""
+        the event loop) and pinned with the rest first, so the pass never waits for a disk."""
         try:
-            reads = await preload(chunks)
+            await preload(missing, reads)
         except Exception as err:  # noqa: BLE001 — e.g. a lost segment file: the claims fail
-            for w in live:
-                if w.future is not None and not w.future.done():
-                    w.future.set_exception(err)
+            _fail(live, err)
             return
         try:
             self._serve_cohort(topic, [w for w in live if w.future is not None and not w.future.done()])
@@ -665,6 +666,13 @@ def _clamp_max(max_: int | None) -> int:
     """``max`` jobs: ``None`` or 0 means 1; clamped to :data:`MAX_CLAIM`."""
     value = 1 if max_ is None else to_int(max_, "max", high=MAX_CLAIM, clamp=True)
     return value or 1
+
+
+def _fail(claimers: list[_Waiting], err: BaseException) -> None:
+    """Fail every claim of a cohort still waiting (its pass could not run)."""
+    for w in claimers:
+        if w.future is not None and not w.future.done():
+            w.future.set_exception(err)
 
 
 def _shares(wants: list[int], available: int) -> list[int]:

@@ -32,9 +32,13 @@ from .walview import WalView
 
 log = logging.getLogger("topics.datadir")
 
+QUIET_INTERVALS = 10
+"""On a quiet server (less than a sixteenth of ``checkpoint_wal_bytes`` written), a checkpoint
+comes after this many ``checkpoint_interval_ms`` (10 minutes by default)."""
+
 DEFAULT_CACHE_BYTES = 64 << 20
-"""``TOPICS_CACHE_BYTES``' default: what a small server can spare for recently read and recently
-sealed records — a few seconds of a fast consumer's reads, or the last ~64k records of 1 KB —
+"""``TOPICS_CACHE_BYTES``' default: what a small server can spare for recently read records — a
+few seconds of a fast consumer's reads, or the last ~64k records of 1 KB —
 while resident memory stays far below the retained bytes (docs/STORAGE.md)."""
 
 
@@ -190,19 +194,23 @@ class DataDirectory:
         return WalView.of(self.wal)
 
     def checkpoint_due(self, now_ms: int) -> bool:
-        """A checkpoint is due every ``checkpoint_wal_bytes`` of WAL, and every
-        ``checkpoint_interval_ms`` once a sixteenth of that was written since the last one: what
-        recovery replays (and what stays unsealed in memory) is bounded in bytes and in time. A
-        quieter server's tail is small enough to replay at once, and checkpointing it would
-        seal a tiny segment per topic every interval (segments are never merged)."""
+        """A checkpoint is due every ``checkpoint_wal_bytes`` of WAL; every
+        ``checkpoint_interval_ms`` once a sixteenth of that was written since the last one; and
+        every :data:`QUIET_INTERVALS` intervals once anything was. What recovery replays (and
+        what stays unsealed in memory) is bounded in bytes and in time. A quiet server's small
+        tail waits longer — checkpointing it every interval would seal a tiny segment per topic
+        each time (segments are never merged) — but not for ever: a checkpoint is also what
+        reclaims the disk space of deleted topics and records."""
         cp = self.checkpointer
         if cp is None:
             return False
         written = cp.wal_bytes_since_checkpoint()
         if written >= self.checkpoint_wal_bytes:
             return True
-        enough = written >= max(1, self.checkpoint_wal_bytes // 16)
-        return enough and now_ms - cp.last_checkpoint_ms >= self.checkpoint_interval_ms
+        elapsed = now_ms - cp.last_checkpoint_ms
+        if written >= max(1, self.checkpoint_wal_bytes // 16):
+            return elapsed >= self.checkpoint_interval_ms
+        return written > 0 and elapsed >= QUIET_INTERVALS * self.checkpoint_interval_ms
 
     async def checkpoint(self, final: bool = False) -> None:
         if self.checkpointer is not None and self.wal is not None and not self.wal.read_only:

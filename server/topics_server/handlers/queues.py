@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-from topics_engine.coldreads import ColdChunk, preload, preload_now
+from topics_engine.coldreads import ColdChunk, ColdReads, preload, preload_now
 from topics_engine.queues import Claimed, ClaimedJob, WorkSubscription
 from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
@@ -36,21 +36,21 @@ def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, Any]:
 
 def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
-    chunks = ctx.queues.cold_chunks(topic.name, opt(body.max))
-    reads, missing = preload_now(chunks)
+    reads, missing = preload_now(ctx.queues.cold_chunks(topic.name, opt(body.max)))
     if missing:
-        reads.release()
-        return _claim_cold(ctx, topic, body, chunks)
+        return _claim_cold(ctx, topic, body, reads, missing)
     try:
         return _claim(ctx, topic, body)
     finally:
         reads.release()
 
 
-async def _claim_cold(ctx: ServerContext, topic: Topic, body: Any, chunks: list[ColdChunk]) -> Reply:
-    """A claim whose next jobs are cold: their chunks are loaded (off the event loop) and pinned
-    first, so the claim itself never waits for a disk."""
-    reads = await preload(chunks)
+async def _claim_cold(
+    ctx: ServerContext, topic: Topic, body: Any, reads: ColdReads, missing: list[ColdChunk]
+) -> Reply:
+    """A claim whose next jobs are cold and not in the page cache: their chunks are loaded (off
+    the event loop) and pinned with the rest first, so the claim itself never waits for a disk."""
+    await preload(missing, reads)
     try:
         reply = _claim(ctx, topic, body)
     finally:
@@ -174,11 +174,9 @@ class _WorkStream:
         want = self.sub.max - len(self.sub.held)
         if want <= 0:
             return []
-        chunks = self.ctx.queues.cold_chunks(self.topic.name, want)
-        reads, missing = preload_now(chunks)
+        reads, missing = preload_now(self.ctx.queues.cold_chunks(self.topic.name, want))
         if missing:
-            reads.release()
-            reads = await preload(chunks)
+            await preload(missing, reads)
         try:
             claimed = self.ctx.queues.claim_for(self.topic, self.sub, want)
         finally:

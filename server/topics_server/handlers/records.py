@@ -11,6 +11,7 @@ import msgspec
 from topics_engine import Engine
 from topics_engine.batch import check_batch_node
 from topics_engine.coldreads import ColdRead, examine_cold, read_strictly, read_without_blocking
+from topics_engine.errors import TopicNotFound
 from topics_engine.records import NewRecords
 from topics_engine.results import Appended, Diff, RecordsDeleted
 from topics_engine.topic import DeletePlan
@@ -116,6 +117,8 @@ async def _delete_cold(engine: Engine, plan: DeletePlan) -> Reply:
     """A tag delete whose matches may lie in cold chunks: they are read off the event loop,
     a group at a time (what matches is kept, not the records), then the delete runs."""
     await examine_cold(plan)
+    if engine.get(plan.topic.name) is not plan.topic:  # recreated meanwhile (deleted: 404)
+        raise TopicNotFound(plan.topic.name)
     reply = _deleted(engine.delete_seqs(plan.topic, plan.seqs()))
     return await reply if isinstance(reply, Awaitable) else reply
 
