@@ -14,7 +14,13 @@ from pathlib import Path
 
 import pytest
 from topics_engine import Engine, Limits, ManualClock, Queues
-from topics_engine.coldreads import ColdChunkLost, ColdRead, read_strictly, read_without_blocking
+from topics_engine.coldreads import (
+    ColdChunkLost,
+    ColdRead,
+    examine_cold,
+    read_strictly,
+    read_without_blocking,
+)
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.storage.fs import FileSystem
@@ -220,3 +226,25 @@ def test_a_tag_delete_finds_hot_records_older_than_a_chunk_gone_cold(node: Node)
         engine.append("t", [{"data": 100 + i, "tag": "k"}])
     assert engine.delete_records("t", match=["tag", "Eq", "k"]).deleted == 25
     assert engine.get("t").count == 0
+
+
+def test_a_tag_delete_keeps_the_chunks_it_found_cached_while_it_loads_the_rest(tmp_path: Path) -> None:
+    """Loading the missing chunks of a group can evict the ones that were cached (a small
+    cache): they are pinned with the group, so none is taken for lost."""
+    node = Node(tmp_path / "data", ManualClock(T0), cache_bytes=0, fs=DiskOnly())
+    try:
+        engine, cold = node.engine, node.datadir.cold
+        for b in range(4):  # chunks of 8 records, every one tagged "k"
+            engine.append(
+                "t", [{"data": {"i": i, "pad": "x" * 200}, "tag": "k"} for i in range(b * 8, b * 8 + 8)]
+            )
+        node.checkpoint()
+        plan = engine.plan_records_delete("t", match=["tag", "Eq", "k"])
+        assert len(plan.cold) == 4
+        first = plan.cold[0][1]
+        cold.cache = type(cold.cache)(3000)  # room for about one chunk
+        cold.cache.put(first.key, cold.batch(first), 2000)  # the first chunk cached, the others not
+        node.loop.run_until_complete(examine_cold(plan))
+        assert len(plan.seqs()) == 32
+    finally:
+        node.close()

@@ -624,3 +624,54 @@ async def test_a_coalesced_claim_pass_loads_cold_jobs_off_the_event_loop(cold: C
     jobs = sorted((job["$seq"], job["data"]) for body in bodies for job in body["claimed"])
     assert jobs == sorted(expected.items())  # 3 × 40: every job, once
     await reads.check(cold)
+
+
+async def test_a_tag_delete_whose_topic_is_recreated_while_it_loads_answers_404(cold: Cold) -> None:
+    """A tag delete reads cold chunks off the event loop; a topic deleted and recreated
+    meanwhile is another topic: the delete answers 404 and the new topic keeps its records."""
+    await cold.fill("t", 100)
+    store = cold.datadir.cold
+    release = asyncio.Event()
+    started = asyncio.Event()
+    load = store.load
+
+    async def held_load(chunks: Any) -> Any:
+        started.set()
+        await release.wait()
+        return await load(chunks)
+
+    store.load = held_load  # type: ignore[method-assign]
+    delete = asyncio.ensure_future(
+        cold.request("POST", "/v0/topics/t/delete", {"match": ["tag", "Eq", "k1"]})
+    )
+    await asyncio.wait_for(started.wait(), TIMEOUT)
+    await cold.call("DELETE", "/v0/topics/t")
+    await cold.append("t", [{"data": "new", "tag": "k1"}])
+    release.set()
+    r = await asyncio.wait_for(delete, TIMEOUT)
+    assert r.status_code == 404, r.text
+    assert r.json()["error"]["code"] == "topic_not_found"
+    page = await cold.call("POST", "/v0/topics/t/diff", {"from_seq": 0})
+    assert [rec["data"] for rec in page["records"]] == ["new"]
+
+
+async def test_a_cohort_pass_that_meets_a_corrupt_chunk_fails_its_claims(tmp_path: Path) -> None:
+    """The pass of a coalescing queue reads its cold jobs at once from the page cache; a chunk
+    whose bytes fail their CRC fails the cohort's claims — none is left waiting — and pins
+    nothing."""
+    async with cold_server(tmp_path / "data", page_cache=True) as cold:
+        await cold.put("q", {"type": "queue", "claim_jitter_ms": 50})
+        await cold.fill("q", 40)
+        first = sorted((tmp_path / "data" / "segments").glob("*/*.seg"))[0]
+        body = bytearray(first.read_bytes())
+        body[-2] ^= 0xFF  # a record byte of its last chunk
+        first.write_bytes(bytes(body))
+        claims = [
+            asyncio.ensure_future(cold.request("POST", "/v0/topics/q/claim", {"node": f"w{i}", "max": 40}))
+            for i in range(2)
+        ]
+        await asyncio.sleep(0.05)
+        cold.clock.advance(50)
+        answers = await asyncio.wait_for(asyncio.gather(*claims), TIMEOUT)
+        assert all(r.status_code >= 500 for r in answers), [r.text for r in answers]
+        assert not cold.datadir.cold._pins
