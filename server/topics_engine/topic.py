@@ -418,22 +418,6 @@ class Topic:
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
         self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
 
-    def load(self, batch: RecordBatch, gone: builtins.bytes) -> None:
-        """Recovery: records of a sealed segment (``gone`` flags, one per record, mark the ones
-        deleted or evicted before the segment was sealed or since)."""
-        skip = max(0, self.head_seq - batch.first_seq + 1)
-        live, size = self.log.load(batch, gone)
-        self.count += live
-        self.bytes += size
-        self.usage.add(live, size)
-        if batch.tags is not None:
-            for i in range(skip, batch.count):
-                tag = batch.tags[i]
-                if tag is not None and not gone[i]:
-                    self.tags.add(tag, batch.first_seq + i)
-        self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
-        self.reserved_seq = max(self.reserved_seq, self.head_seq)
-
     def load_sealed(self, index: ChunkIndex, cold: ColdChunk, gone: builtins.bytes) -> None:
         """Recovery: a chunk of a sealed segment, from the segment's index — its records stay on
         disk (``gone`` flags, one per record, mark the ones deleted or evicted)."""

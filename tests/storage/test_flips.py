@@ -9,7 +9,7 @@ from pathlib import Path
 from topics_engine import Engine, Limits, ManualClock
 from topics_engine.datadir.sealing import hot_batches
 from topics_engine.storage.fs import FileSystem
-from topics_engine.storage.segments import SegmentStore, decode_segment
+from topics_engine.storage.segments import SegmentStore, decode_segment, read_segment_index
 
 from ..fault.faulty_fs import FaultyFileSystem
 from .harness import T0, crash, diff_seqs, flush, open_node
@@ -99,6 +99,6 @@ def test_a_segment_counts_each_flag_once(tmp_path: Path) -> None:
     loaded = decode_segment(segment.path.read_bytes())
     assert loaded.dead == b"\x01\x00\x00"
     again = SegmentStore(FileSystem(), tmp_path)
-    again.add_loaded(1, segment.path, loaded)
+    again.add(1, read_segment_index(FileSystem(), segment.path).segment)
     again.flip_deleted(1, [1, 2])
     assert [s.deleted for s in again.live_segments(1, 1)] == [2]

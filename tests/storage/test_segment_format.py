@@ -322,8 +322,9 @@ def test_flip_deleted_flips_the_right_byte(tmp_path: Path, version: int) -> None
     assert store.by_topic[7][0].flags == want
 
 
-def test_add_loaded_keeps_the_files_flags_offset(tmp_path: Path) -> None:
-    """The transitional ``add_loaded`` (recovery reading whole files) flips v3 and v4 alike."""
+def test_a_segment_opened_from_its_index_flips_at_its_versions_flags_offset(tmp_path: Path) -> None:
+    """A segment recovery opens (``read_segment_index`` + ``SegmentStore.add``) flips the right
+    byte in version 3 and version 4 files alike."""
     bs = batches()
     dead = bytes(sum(b.count for b in bs))
     (tmp_path / "7").mkdir()
@@ -331,7 +332,7 @@ def test_add_loaded_keeps_the_files_flags_offset(tmp_path: Path) -> None:
         path = tmp_path / "7" / f"v{version}.seg"
         path.write_bytes(data)
         store = SegmentStore(FileSystem(), tmp_path)
-        store.add_loaded(7, path, decode_segment(data, path))
+        store.add(7, read_segment_index(FileSystem(), path).segment)
         store.flip_deleted(7, [13])
         assert read_segment_index(FileSystem(), path).dead == bytes(3) + b"\x01" + bytes(len(dead) - 4)
 

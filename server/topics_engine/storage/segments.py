@@ -465,13 +465,6 @@ class SegmentStore:
         """Index a segment read at recovery (``SegmentIndex.segment``), after those before it."""
         self.by_topic.setdefault(topic_id, []).append(segment)
 
-    def add_loaded(self, topic_id: int, path: Path, loaded: LoadedSegment) -> None:
-        """Index a segment read whole (:func:`decode_segment`). Transitional: recovery moves to
-        :func:`read_segment_index` and :meth:`add`; then this goes."""
-        first = loaded.chunks[0].first_seq if loaded.chunks else loaded.batches[0].first_seq
-        last = loaded.batches[-1].last_seq
-        self.add(topic_id, _segment(path, first, last, loaded.chunks, loaded.dead, loaded.flags_at))
-
     def seal(self, topic_id: int, batches: Sequence[RecordBatch], dead: bytes) -> Segment:
         """Write ``batches`` as a new sealed segment (version 4, atomically) and index it."""
         data, chunks = _encode(topic_id, batches, dead)
