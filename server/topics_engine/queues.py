@@ -244,6 +244,8 @@ class Queues:
         leases first freed, as the pick frees them). A poison job among them is dead-lettered
         and does not count, so a pick may read a little further: that read is made on the
         calling thread (``topics_cold_reads_blocking_total``)."""
+        if not topic.log.cold_chunks:
+            return []  # everything in memory: the common case of a queue keeping up
         q = _q(topic)
         q.expire(self.engine.clock.now_ms())
         chunks = topic.log.cold_at(q.peek_reclaimable(n))

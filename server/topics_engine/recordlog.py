@@ -197,6 +197,8 @@ class RecordLog:
         self._firsts: list[int] = []
         self.head_seq = 0
         """Highest seq stored (or skipped to): the next record's seq is above it."""
+        self.cold_chunks = 0
+        """How many stored chunks are cold (0: every read is served from memory)."""
         self.frozen_upto = 0
         """Chunks starting at or below this seq were exported for sealing: they never merge
         again, so the chunk a segment holds is still the same chunk when it goes cold."""
@@ -436,6 +438,8 @@ class RecordLog:
             ch.live -= 1
 
     def _drop_first(self) -> None:
+        if self._chunks[0].cold is not None:
+            self.cold_chunks -= 1
         del self._chunks[0]
         del self._firsts[0]
 
@@ -672,6 +676,7 @@ class RecordLog:
         ch = at[0]
         if ch.count != count or not ch.is_hot:
             return None
+        self.cold_chunks += 1
         return ch.go_cold(cold)
 
     def load_sealed(self, index: ChunkIndex, cold: ColdChunk, gone: bytes) -> tuple[int, int]:
@@ -683,6 +688,7 @@ class RecordLog:
         ch = _Chunk.sealed(index, cold)
         self.head_seq = index.first_seq + index.count - 1
         self._chunks.append(ch)
+        self.cold_chunks += 1
         self._firsts.append(ch.first_seq)
         size = ch.ends[-1] + 1
         i = gone.find(1)

@@ -78,12 +78,16 @@ def test_sealed_records_leave_memory_and_read_back(node: Node) -> None:
     topic = node.engine.get("t")
     hot_records, hot_bytes = topic.log.resident()
     assert hot_records < 16  # only the unsealed tail
+    chunks = topic.log._chunks
+    assert topic.log.cold_chunks == sum(not ch.is_hot for ch in chunks) > 0
     assert topic.count == 400 and topic.bytes > 400 * 100
     got, _ = read_all(node.engine, "t", limit=50)
     assert [r["data"]["i"] for r in got] == list(range(400))
     cold = node.datadir.cold
     assert cold.loads > 0
     assert cold.cache.bytes <= cold.cache.capacity
+    node.engine.put_topic("t", {"cap_records": 10})  # evicts cold chunks from the front
+    assert topic.log.cold_chunks == sum(not ch.is_hot for ch in chunks) > 0
 
 
 def test_a_strict_read_loads_off_the_calling_thread(tmp_path: Path) -> None:
