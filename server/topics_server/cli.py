@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ctypes
 import logging
 import os
 import signal
@@ -94,26 +93,8 @@ async def _recovered_unless_stopped(ctx: ServerContext, stopping: asyncio.Event)
     return False
 
 
-M_MMAP_THRESHOLD = -3
-"""glibc ``mallopt`` parameter (malloc.h)."""
-
-
-def tune_malloc() -> None:
-    """Allocations of 128 KiB and more (record batches, request bodies) get pages of their own
-    and go back to the system when freed. glibc otherwise raises that threshold at run time
-    after the first such block is freed, after which long-lived batches and short-lived request
-    buffers share the heap and fragment it: measured 212 -> 154 bytes of RSS per retained
-    ~100-byte record (docs/BENCHMARKS.md). Other C libraries: nothing to do."""
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(M_MMAP_THRESHOLD, 128 << 10)
-    except (OSError, AttributeError):
-        pass
-
-
 def serve(settings: Settings) -> int:
     logging.getLogger().setLevel(settings.log_level.upper())
-    tune_malloc()
     return uvloop.run(run(settings))
 
 
