@@ -198,4 +198,5 @@ class Checkpointer:
         await wal.run_task(lambda: None)  # the frames the flips witness are durable
         sealed = await self.sealer.run(lambda: write_cut(cut, segments, max_events, snapshot_dir))
         release_cut(self.engine, self.sealer.cold, sealed)
+        self.sealer.released()
         await wal.trim(lsn)

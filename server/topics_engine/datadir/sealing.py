@@ -32,6 +32,7 @@ from ..storage.formats import RecordBatch
 from ..storage.segments import Segment, SegmentStore
 from ..storage.wal import Wal
 from ..topic import Topic
+from . import heap
 
 T = TypeVar("T")
 
@@ -58,6 +59,7 @@ class Sealer:
         self.cold = cold
         self.inline = inline
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="topics-segments")
+        self._trim_queued = False
 
     def run(self, fn: Callable[[], T], then: Callable[[T], None] | None = None) -> asyncio.Future[T]:
         """Run segment/snapshot file work on the segment thread; an I/O error there turns the
@@ -94,6 +96,22 @@ class Sealer:
     def close(self) -> None:
         self._worker.shutdown(wait=True)
 
+    def released(self) -> None:
+        """Sealed batches left memory: give their pages back to the system (``heap.trim``) on
+        the segment thread, once for any number of releases queued meanwhile."""
+        if self.inline or self._trim_queued:  # inline (tests): nothing to gain
+            return
+        self._trim_queued = True
+
+        def trim() -> None:
+            self._trim_queued = False  # a release from now on queues another
+            heap.trim()
+
+        try:
+            self._worker.submit(trim)
+        except RuntimeError:  # closed: the server stops
+            self._trim_queued = False
+
     def maybe_seal(self, topic: Topic, now_ms: int) -> None:
         """Seal ``topic``'s hot records if they reached a segment limit."""
         hot = topic.hot
@@ -122,7 +140,11 @@ class Sealer:
                 for group, group_flags in segment_groups(batches, flags, max_events)
             ]
 
-        return self.run(task, lambda sealed: release_sealed(self.cold, topic, sealed))
+        def release(sealed: list[Segment]) -> None:
+            release_sealed(self.cold, topic, sealed)
+            self.released()
+
+        return self.run(task, release)
 
 
 def release_sealed(cold: ColdStore, topic: Topic, sealed: Iterable[Segment]) -> None:
