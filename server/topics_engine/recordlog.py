@@ -30,8 +30,7 @@ Hot and cold
     sizing, eviction and deletes by seq never read a record; a tag delete reads the cold
     chunks whose summaries may match (:meth:`cold_tag_candidates`). Reads do read records, and
     in a strict read (the event loop's) a chunk not in memory raises ``ColdRead`` naming the
-    chunks the read's budget reaches (:meth:`_cold_ahead`); a read that finishes a cold chunk
-    starts loading the next ones (:meth:`_read_ahead`). Chunks exported for sealing never
+    chunks the read's budget reaches (:meth:`_cold_ahead`). Chunks exported for sealing never
     merge again (``frozen_upto``), so the chunk a segment holds is the one that goes cold.
 
 Every record here has ``seq <= head_seq``; ``head_seq`` may exceed the last stored seq.
@@ -55,9 +54,6 @@ from .tags import ChunkTags
 MERGE_FANOUT = 16
 READ_AHEAD_CHUNKS = 64
 """The most cold chunks one read loads in one go."""
-READ_AHEAD_BYTES = 2 << 20
-"""How far ahead of a sequential reader cold chunks are read (:meth:`RecordLog._read_ahead`;
-at least one chunk): enough to stay a page of 1000 records of 1 KB ahead."""
 MERGE_MAX_BYTES = 64 << 10
 """Chunks merge only while the result stays below this size ..."""
 MERGE_SMALL_BYTES = 4 << 10
@@ -477,9 +473,7 @@ class RecordLog:
         budget = [max_bytes]
         chunks = self._chunks
         k, i = self._find(after + 1)
-        read_cold = False
         while k < len(chunks) and chunks[k].first_seq <= end and out.count < limit and out.scanned < max_scan:
-            read_cold = read_cold or chunks[k].cold is not None
             try:
                 more = self._scan_chunk(
                     chunks[k],
@@ -495,26 +489,11 @@ class RecordLog:
             except ColdRead:
                 raise ColdRead(self._cold_ahead(k, limit - out.count, budget[0])) from None
             if not more:
-                break
+                return out
             k, i = k + 1, 0
-        else:
-            if k >= len(chunks) or chunks[k].first_seq > end:
-                out.last_seq = max(out.last_seq, end)  # everything up to the bound examined
-        if read_cold:
-            self._read_ahead(out.last_seq + 1)
+        if k >= len(chunks) or chunks[k].first_seq > end:
+            out.last_seq = max(out.last_seq, end)  # everything up to the bound examined
         return out
-
-    def _read_ahead(self, seq: int) -> None:
-        """A read of cold records ended just before ``seq``: if that is the start of a cold
-        chunk not in memory, the read finished the chunk before — a sequential reader, most
-        likely — so the next :data:`READ_AHEAD_BYTES` of cold chunks start loading (in a strict
-        read; ``ColdStore.read_ahead``) while the reader handles what it got."""
-        k, i = self._find(seq)
-        if i != 0 or k >= len(self._chunks) or self._chunks[k].first_seq != seq:
-            return
-        cold = self._chunks[k].cold
-        if cold is not None and not cold.store.in_memory(cold):
-            cold.store.read_ahead(self._cold_ahead(k, 1 << 62, READ_AHEAD_BYTES))
 
     def _scan_chunk(
         self,

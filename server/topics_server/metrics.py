@@ -290,17 +290,6 @@ class TopicsCollector(Collector):
             "held them (never waiting for a disk).",
             cache.page_cache_loads,
         )
-        yield _counter(
-            "topics_cold_reads_ahead_total",
-            "Of topics_cold_reads_total, chunks read ahead of a sequential reader (on a reader "
-            "thread, while the reader handles what it got).",
-            cache.read_ahead,
-        )
-        yield _counter(
-            "topics_cold_reads_ahead_unused_total",
-            "Of topics_cold_reads_ahead_total, chunks evicted from the cache before a read used them.",
-            cache.read_ahead_unused,
-        )
 
 
 def _fsync_histogram(wal: WalView) -> HistogramMetricFamily:

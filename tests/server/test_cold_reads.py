@@ -141,15 +141,13 @@ class Cold:
 
 
 @contextlib.asynccontextmanager
-async def cold_server(
-    path: Path, *, cache_bytes: int = 0, page_cache: bool = False, fs: FileSystem | None = None
-) -> AsyncIterator[Cold]:
+async def cold_server(path: Path, *, cache_bytes: int = 0, page_cache: bool = False) -> AsyncIterator[Cold]:
     settings = load_settings({"TOPICS_DATA_DIR": str(path), **NO_THROTTLE})
     clock = ManualClock(T0)
     engine = Engine(clock, settings.limits)
     datadir = DataDirectory(
         path,
-        fs=fs or (FileSystem() if page_cache else NoPageCache()),
+        fs=FileSystem() if page_cache else NoPageCache(),
         segment_policy=TINY,
         cache_bytes=cache_bytes,
     )
@@ -256,40 +254,6 @@ async def test_diff_pages_through_cold_records(tmp_path: Path, cache_bytes: int,
         got, pages = await page_through(cold, "t", limit=1000, max_batch_bytes=1500)
         assert got == expected and pages > 10
         await reads.check(cold, page_cache=page_cache)
-
-
-class SlowDisk(NoPageCache):
-    """A disk that takes 20 ms per read: the reader's next page always arrives while the chunks
-    read ahead for it are still being read."""
-
-    def pread(self, path: Path, offset: int, length: int) -> bytes:
-        time.sleep(0.02)
-        return super().pread(path, offset, length)
-
-
-@pytest.mark.parametrize("fs", [NoPageCache, SlowDisk], ids=["disk", "slow-disk"])
-async def test_a_sequential_reader_is_read_ahead_and_no_chunk_is_read_twice(
-    tmp_path: Path, fs: type[FileSystem]
-) -> None:
-    async with cold_server(tmp_path / "data", cache_bytes=64 << 10, fs=fs()) as cold:
-        expected: list[bytes] = []
-        for k in range(30):  # 30 writes of 8 records: a segment (one chunk) each
-            records = [{"data": {"i": 8 * k + j, "pad": "x" * 100}} for j in range(8)]
-            seqs = await cold.append("t", records)
-            expected += [
-                orjson.dumps({"$seq": seq, "$ts": T0, **rec}) for seq, rec in zip(seqs, records, strict=True)
-            ]
-        await cold.sealed("t")
-        chunks = cold.engine.get("t").log.cold_chunks
-        assert chunks >= 29
-        reads = await Reads.start(cold)
-        got, pages = await page_through(cold, "t", limit=8)  # each page ends where a chunk does
-        assert got == expected and pages >= 30
-        after = await reads.check(cold)
-        delta = {name: after[name] - reads.before[name] for name in after}
-        assert delta["topics_cold_reads_ahead_total"] > 0
-        assert delta["topics_cold_reads_ahead_unused_total"] == 0, "a chunk was read ahead in vain"
-        assert delta["topics_cold_reads_total"] == chunks, "a chunk was read twice"
 
 
 async def test_diff_of_a_cold_middle_with_deletes_and_without_tags(cold: Cold) -> None:

@@ -66,8 +66,6 @@ CACHE = [
     "topics_cold_read_bytes_total",
     "topics_cold_reads_blocking_total",
     "topics_cold_reads_page_cache_total",
-    "topics_cold_reads_ahead_total",
-    "topics_cold_reads_ahead_unused_total",
 ]
 FAMILIES = [
     *AGGREGATES,

@@ -60,38 +60,3 @@ def test_discard_frees_its_bytes() -> None:
     cache.discard(2)
     cache.discard(3)
     assert cache.bytes == 0 and len(cache) == 0
-
-
-def test_a_chunk_read_ahead_is_protected_only_by_a_second_hit() -> None:
-    """Its first hit is the read it was loaded for: a sequential reader served ahead still only
-    churns probation, and the hot set survives it."""
-    cache: ChunkCache[str, int] = ChunkCache(100)  # protected: 80
-    for k in range(4):
-        cache.put(f"hot{k}", k, 10)
-        assert cache.get(f"hot{k}") == k
-    for k in range(1000):
-        cache.put(f"scan{k}", k, 10, ahead=True)
-        assert cache.get(f"scan{k}") == k  # used once, as a sequential reader does
-    assert all(cache.get(f"hot{k}") == k for k in range(4))
-    assert cache.stats.ahead == 1000 and cache.stats.ahead_unused == 0
-    cache.put("twice", 1, 10, ahead=True)
-    cache.get("twice")
-    cache.get("twice")  # a second reader: protected now
-    for k in range(10):
-        cache.put(f"more{k}", k, 10)
-    assert cache.peek("twice") == 1
-
-
-def test_a_chunk_read_ahead_in_vain_is_counted_when_it_leaves() -> None:
-    cache: ChunkCache[int, int] = ChunkCache(30)
-    cache.put(1, 1, 10, ahead=True)
-    cache.put(2, 2, 10, ahead=True)
-    cache.used(2)  # a read took it without a lookup (it awaited the read ahead)
-    cache.put(3, 3, 10)
-    cache.put(4, 4, 10)  # evicts 1, never used
-    assert cache.peek(1) is None and cache.stats.ahead_unused == 1
-    cache.discard(2)  # used: not in vain
-    assert cache.stats.ahead_unused == 1
-    cache.put(5, 5, 10, ahead=True)
-    cache.discard(5)
-    assert cache.stats.ahead_unused == 2

@@ -28,10 +28,6 @@ class CacheView:
     page_cache_loads: int = 0
     """Of :attr:`loads`, those read on the event loop because the OS page cache held them (never
     waiting for a disk); the rest were read on reader threads."""
-    read_ahead: int = 0
-    """Of :attr:`loads`, those read ahead of a sequential reader."""
-    read_ahead_unused: int = 0
-    """Of :attr:`read_ahead`, those evicted before any read used them."""
 
     @classmethod
     def of(cls, cold: ColdStore | None) -> CacheView:
@@ -49,6 +45,4 @@ class CacheView:
             cold.bytes_read,
             cold.blocking_loads,
             cold.page_cache_loads,
-            stats.ahead,
-            stats.ahead_unused,
         )

@@ -13,11 +13,6 @@ reads:
 A reader that touches each chunk once (a watch replaying millions of records, a router or Spark
 catching up) thus only ever churns probation, while chunks read twice stay protected.
 
-A chunk **read ahead** (``put(..., ahead=True)``: loaded because a sequential reader is about
-to need it) enters probation *unused*: its first hit is the read it was loaded for, so it stays
-in probation (moved to its most recent end) and only a second hit protects it. A read-ahead
-evicted before any hit counts in ``ahead_unused``.
-
 Sizes are the bytes a chunk holds (its record blob and columns, as the caller measures them);
 ``capacity`` 0 caches nothing. Not thread-safe: the event loop owns it (loads happen on reader
 threads, insertion back on the loop).
@@ -43,10 +38,6 @@ class CacheStats:
     misses: int = 0
     evictions: int = 0
     insertions: int = 0
-    ahead: int = 0
-    """Insertions read ahead of a sequential reader."""
-    ahead_unused: int = 0
-    """Read-ahead chunks evicted or discarded before their first hit (read ahead in vain)."""
 
 
 class ChunkCache(Generic[K, V]):
@@ -56,8 +47,6 @@ class ChunkCache(Generic[K, V]):
         self._probation: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._protected: OrderedDict[K, tuple[V, int]] = OrderedDict()
         self._protected_bytes = 0
-        self._unused: set[K] = set()
-        """Keys read ahead and not hit yet (all in probation)."""
         self.bytes = 0
         self.stats = CacheStats()
 
@@ -79,41 +68,25 @@ class ChunkCache(Generic[K, V]):
             self._protected.move_to_end(key)
             self.stats.hits += 1
             return entry[0]
-        entry = self._probation.get(key)
+        entry = self._probation.pop(key, None)
         if entry is None:
             self.stats.misses += 1
             return None
         self.stats.hits += 1
-        if key in self._unused:  # the read it was read ahead for: its first use
-            self._unused.discard(key)
-            self._probation.move_to_end(key)
-        else:
-            del self._probation[key]
-            self._protect(key, entry)
+        self._protect(key, entry)
         return entry[0]
 
-    def used(self, key: K) -> None:
-        """A read used a chunk read ahead without looking it up here (it had awaited the read
-        ahead): its first use, as :meth:`get` would count it — but no hit."""
-        if key in self._unused:
-            self._unused.discard(key)
-            self._probation.move_to_end(key)
-
-    def put(self, key: K, value: V, size: int, *, ahead: bool = False) -> None:
-        """Cache ``value`` (``size`` bytes) in probation; ``ahead``: read ahead of a sequential
-        reader (see the module docstring). A value larger than the capacity is not cached."""
+    def put(self, key: K, value: V, size: int) -> None:
+        """Cache ``value`` (``size`` bytes) in probation. A value larger than the capacity is
+        not cached."""
         if key in self or size > self.capacity:
             return
         self._make_room(size)
         self._probation[key] = (value, size)
         self.bytes += size
         self.stats.insertions += 1
-        if ahead:
-            self._unused.add(key)
-            self.stats.ahead += 1
 
     def discard(self, key: K) -> None:
-        self._drop_unused(key)
         entry = self._probation.pop(key, None)
         if entry is None:
             entry = self._protected.pop(key, None)
@@ -133,8 +106,7 @@ class ChunkCache(Generic[K, V]):
     def _make_room(self, size: int) -> None:
         while self.bytes + size > self.capacity:
             if self._probation:
-                old_key, (_, old_size) = self._probation.popitem(last=False)
-                self._drop_unused(old_key)
+                _, (_, old_size) = self._probation.popitem(last=False)
             elif self._protected:
                 _, (_, old_size) = self._protected.popitem(last=False)
                 self._protected_bytes -= old_size
@@ -142,8 +114,3 @@ class ChunkCache(Generic[K, V]):
                 return
             self.bytes -= old_size
             self.stats.evictions += 1
-
-    def _drop_unused(self, key: K) -> None:
-        if key in self._unused:
-            self._unused.discard(key)
-            self.stats.ahead_unused += 1

@@ -15,13 +15,6 @@ the log then keeps only what accounts its records (seqs, sizes, ``$ts`` runs, fl
 - elsewhere (recovery, tools, the sync engine tests, rare paths such as a router's start-up
   scan) reads the chunk on the calling thread, counted in ``blocking_loads``.
 
-A sequential reader is served ahead: :meth:`ColdStore.read_ahead` (called by the record log
-when a strict read finishes a cold chunk and the next one is cold too) loads the next chunks on
-a reader thread while the reader is busy with what it got, into the cache as *read ahead* (their
-first hit does not protect them: ``chunkcache``). A chunk being loaded so is never read twice: a
-strict read that needs it raises :class:`ColdRead`, and :meth:`ColdStore.load` awaits the load
-in flight.
-
 Loaded batches are served as they are: their blob is already the wire encoding.
 
 Thread model: the cache, the pins and the counters belong to the event loop; reader threads only
@@ -31,7 +24,6 @@ run :func:`segments.read_chunk` and hand the batch back.
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -82,9 +74,6 @@ class ColdRead(Exception):
         self.chunks = list(chunks)
 
 
-AHEAD_SHARE = 4
-"""What is read ahead at once takes at most 1/AHEAD_SHARE of the cache."""
-
 SCRATCH_KEPT = 4 << 20
 """The largest read buffer kept between page-cache reads (a larger chunk's is let go)."""
 
@@ -109,8 +98,6 @@ class ColdStore:
         self.fs = fs
         self.cache: ChunkCache[tuple[Path, int], RecordBatch] = ChunkCache(cache_bytes)
         self._pins: dict[tuple[Path, int], list[RecordBatch | int]] = {}
-        self._ahead: dict[tuple[Path, int], asyncio.Future[RecordBatch | None]] = {}
-        """Chunks being read ahead (:meth:`read_ahead`), until their batch is cached."""
         self._scratch = bytearray()
         """The buffer the event loop reads page-cached chunks into (they are decoded at once)."""
         self._readers = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="topics-reads")
@@ -140,12 +127,9 @@ class ColdStore:
 
     def read_now(self, chunk: ColdChunk) -> RecordBatch | None:
         """The chunk's batch if it can be had without waiting for a disk — pinned, cached, or
-        in the OS page cache (then read and cached) — else ``None`` (also while it is being
-        read ahead: :meth:`load` awaits that read)."""
+        in the OS page cache (then read and cached) — else ``None``."""
         batch = self.cached(chunk)
-        if batch is not None or chunk.key in self._ahead:
-            return batch
-        return self._read_cached(chunk)
+        return batch if batch is not None else self._read_cached(chunk)
 
     def batch(self, chunk: ColdChunk) -> RecordBatch:
         """The chunk's batch: pinned, cached, or read at once from the OS page cache; else a
@@ -178,116 +162,39 @@ class ColdStore:
         if len(self._scratch) > SCRATCH_KEPT:
             self._scratch = bytearray()  # a rare huge chunk: do not keep its buffer
         if batch is not None:
-            self._count_load(chunk)
+            self.loads += 1
             self.page_cache_loads += 1
+            self.bytes_read += chunk.length
             self.cache.put(chunk.key, batch, batch_size(batch))
         return batch
 
     def _read(self, chunk: ColdChunk) -> RecordBatch:
         batch = read_chunk(self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc)
-        self._count_load(chunk)
+        self.loads += 1
+        self.bytes_read += chunk.length
         return batch
 
     async def load(self, chunks: Sequence[ColdChunk]) -> list[RecordBatch | None]:
         """Read ``chunks`` on a reader thread (in file order) and cache them; ``None`` for a chunk
-        whose file is gone (its segment was dropped: nothing live is left in it). A chunk being
-        read ahead is not read again: its read ahead is awaited."""
-        ahead = {chunk.key: self._ahead[chunk.key] for chunk in chunks if chunk.key in self._ahead}
-        to_read = [chunk for chunk in chunks if chunk.key not in ahead]
+        whose file is gone (its segment was dropped: nothing live is left in it)."""
+
+        def read_all() -> list[RecordBatch | None]:
+            out: list[RecordBatch | None] = []
+            for chunk in chunks:
+                try:
+                    out.append(read_chunk(self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc))
+                except FileNotFoundError:
+                    out.append(None)
+            return out
+
         loop = asyncio.get_running_loop()
-        read = await loop.run_in_executor(self._readers, self._read_all, to_read) if to_read else []
-        got: dict[tuple[Path, int], RecordBatch | None] = {}
-        for chunk, batch in zip(to_read, read, strict=True):
-            got[chunk.key] = batch
+        batches = await loop.run_in_executor(self._readers, read_all)
+        for chunk, batch in zip(chunks, batches, strict=True):
             if batch is not None:
-                self._count_load(chunk)
+                self.loads += 1
+                self.bytes_read += chunk.length
                 self.cache.put(chunk.key, batch, batch_size(batch))
-        for key, future in ahead.items():
-            got[key] = await asyncio.shield(future)
-            self.cache.used(key)  # the read it was read ahead for
-        return [got[chunk.key] for chunk in chunks]
-
-    def read_ahead(self, chunks: Sequence[ColdChunk]) -> None:
-        """Start reading ``chunks`` (the next ones a sequential reader will need, in order) on a
-        reader thread, into the cache as read ahead — in a strict read on the event loop only,
-        and only chunks neither in memory nor already being read ahead, as many as fit in a
-        quarter of the cache (so what is read ahead is not evicted before it is used). Nothing
-        is awaited: a failed read ahead is dropped (the reader's own read then meets and
-        reports the failure)."""
-        if not _STRICT.get():
-            return
-        todo: list[ColdChunk] = []
-        room = self.cache.capacity // AHEAD_SHARE
-        for chunk in chunks:
-            if chunk.key in self._ahead or self.in_memory(chunk):
-                continue
-            room -= chunk.length
-            if room < 0:
-                break
-            todo.append(chunk)
-        if not todo:
-            return
-        loop = asyncio.get_running_loop()
-        futures = []
-        for chunk in todo:
-            self._ahead[chunk.key] = future = loop.create_future()
-            future.add_done_callback(_retrieve)
-            futures.append(future)
-        # Started once the current step of the loop is done (the reply to the read that asked
-        # for it is on its way): the reader thread then holds the GIL only while the loop idles.
-        loop.call_soon(self._start_ahead, loop, todo, futures)
-
-    def _start_ahead(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        chunks: list[ColdChunk],
-        futures: list[asyncio.Future[RecordBatch | None]],
-    ) -> None:
-        try:
-            batches = loop.run_in_executor(self._readers, self._read_all, chunks)
-        except RuntimeError:  # closed meanwhile (the server stops): nothing is read ahead
-            for chunk, future in zip(chunks, futures, strict=True):
-                del self._ahead[chunk.key]
-                future.cancel()
-            return
-        for k, (chunk, future) in enumerate(zip(chunks, futures, strict=True)):
-            batches.add_done_callback(functools.partial(self._landed, chunk, k, future))
-
-    def _landed(
-        self,
-        chunk: ColdChunk,
-        k: int,
-        future: asyncio.Future[RecordBatch | None],
-        batches: asyncio.Future[list[RecordBatch | None]],
-    ) -> None:
-        """A read ahead is done (on the event loop): cache chunk ``k`` of it and settle its future."""
-        del self._ahead[chunk.key]
-        if batches.cancelled():
-            future.cancel()
-            return
-        error = batches.exception()
-        if error is not None:
-            future.set_exception(error)
-            return
-        batch = batches.result()[k]
-        if batch is not None:
-            self._count_load(chunk)
-            self.cache.put(chunk.key, batch, batch_size(batch), ahead=True)
-        future.set_result(batch)
-
-    def _read_all(self, chunks: Sequence[ColdChunk]) -> list[RecordBatch | None]:
-        """On a reader thread: each chunk's batch, in order; ``None`` where the file is gone."""
-        out: list[RecordBatch | None] = []
-        for chunk in chunks:
-            try:
-                out.append(read_chunk(self.fs, chunk.path, chunk.offset, chunk.length, chunk.crc))
-            except FileNotFoundError:
-                out.append(None)
-        return out
-
-    def _count_load(self, chunk: ColdChunk) -> None:
-        self.loads += 1
-        self.bytes_read += chunk.length
+        return batches
 
     def pin(self, chunk: ColdChunk, batch: RecordBatch) -> None:
         """Keep ``batch`` available to :meth:`batch` until :meth:`unpin` (whatever the cache
@@ -306,10 +213,3 @@ class ColdStore:
 
     def close(self) -> None:
         self._readers.shutdown(wait=True)
-
-
-def _retrieve(future: asyncio.Future[RecordBatch | None]) -> None:
-    """Mark a read ahead's outcome seen: nobody may await it, and its failure is reported by the
-    reader's own read, not as an unretrieved exception."""
-    if not future.cancelled():
-        future.exception()
