@@ -29,6 +29,7 @@ from .config import Durability, TopicConfig, resolve_config
 from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound, cap_reached
 from .fanout import Hub
 from .jsonvalues import to_int
+from .leases import QueueState
 from .limits import Limits
 from .listing import decode_cursor, effective_prefixes, encode_cursor, names_after
 from .matching import MatchSpec, parse_match
@@ -260,9 +261,21 @@ class Engine:
         q = topic.queue
         if q is None:
             return None
-        q.expire(self.clock.now_ms())
+        now = self.clock.now_ms()
+        q.expire(now)
         ready, in_flight = q.counters(topic.count)
-        return QueueCounters(ready, in_flight, q.dead_lettered)
+        holders, holder_count = q.holders(MAX_HOLDERS)
+        oldest = _oldest_ready_ts(topic, q) if ready else None
+        return QueueCounters(
+            ready,
+            in_flight,
+            q.dead_lettered,
+            delayed=len(q.delayed),
+            oldest_ready_age_ms=0 if oldest is None else max(0, now - oldest),
+            holders=holders,
+            holders_truncated=holder_count > len(holders),
+            holder_count=holder_count,
+        )
 
     def list_topics(
         self,
@@ -607,3 +620,24 @@ def node_set(node: NodeFilter) -> frozenset[str] | None:
     if isinstance(node, list) and all(isinstance(n, str) for n in node):
         return frozenset(node) if node else None
     raise InvalidRequest("node must be a string or an array of strings", {"field": "node"})
+
+
+MAX_HOLDERS = 100
+"""The most lease holders a queue's counters list (``holders_truncated`` says there are more)."""
+
+
+def _oldest_ready_ts(topic: Topic, q: QueueState) -> int | None:
+    """``$ts`` of the oldest claimable job: the lowest seq on the reclaim freelist, or the first
+    job past the claim cursor (never handed out), whichever is older; read from what the record
+    log keeps resident, so no record is read."""
+    log = topic.log
+    times = []
+    reclaimable = q.oldest_reclaimable()
+    if reclaimable is not None:
+        ts = log.ts_of(reclaimable)
+        if ts is not None:
+            times.append(ts)
+    fresh = log.live_at_or_after(q.cursor + 1)
+    if fresh is not None:
+        times.append(fresh[1])
+    return min(times) if times else None

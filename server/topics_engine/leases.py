@@ -12,7 +12,8 @@ drain before fresh jobs. Delayed nacks wait in a second heap until due. A poison
 to the dead-letter topic failed is *held back* (docs/DECISIONS.md, "Dead-letter move failures"):
 neither claimable nor in flight until the move is retried. Invariants (with the jobs log's live
 records): a seq is in at most one of ``leases``, ``delayed``, ``held_back`` and the freelist;
-every seq there is a live job; ``cursor`` is the highest seq ever handed out fresh.
+every seq there is a live job; ``cursor`` is the highest seq ever handed out fresh; ``_holding``
+counts ``leases`` by node.
 """
 
 from __future__ import annotations
@@ -86,6 +87,12 @@ class QueueState:
     _due: list[tuple[int, int]] = field(default_factory=list)
     _freelist: deque[int] = field(default_factory=deque)
     _free: set[int] = field(default_factory=set)
+    _free_heap: list[int] = field(default_factory=list)
+    """The freelist's seqs as a min-heap, for the oldest reclaimable job: entries no longer in
+    ``_free`` are dropped lazily, and the heap is rebuilt from ``_free`` when they are most of
+    it (so it stays within about twice the freelist, however jobs churn)."""
+    _holding: dict[str, int] = field(default_factory=dict)
+    """Leases held per node (``{node: n}``, no zeros): the sum is ``len(leases)``."""
 
     # -- the projection ----------------------------------------------------------------------
     #
@@ -125,12 +132,16 @@ class QueueState:
             free.discard(seq)  # its freelist entry is skipped lazily
             if delayed:
                 delayed.pop(seq, None)
+            replaced = leases.get(seq)
+            if replaced is not None:  # a replayed claim over a lease not ended in the log
+                self._let_go(replaced)
             lease = leases[seq] = Lease(node, lease_id, deadline, n)
             counts[seq] = n
             heapq.heappush(expiry, (deadline, seq, lease_id))
             out.append(lease)
         if seqs:
             self.cursor = max(self.cursor, *seqs)
+            self._holding[node] = self._holding.get(node, 0) + len(seqs)
         return out
 
     def end(self, seq: int, lease_id: str) -> Lease | None:
@@ -140,6 +151,7 @@ class QueueState:
         if lease is None or lease.lease_id != lease_id:
             return None
         del self.leases[seq]
+        self._let_go(lease)
         if lease.holder is not None:
             lease.holder.lease_ended(seq)
         return lease
@@ -172,6 +184,20 @@ class QueueState:
         if seq not in self._free:
             self._free.add(seq)
             self._freelist.append(seq)
+            heap = self._free_heap
+            if len(heap) > 2 * len(self._free) + 64:  # mostly stale entries: rebuild
+                heap[:] = self._free
+                heapq.heapify(heap)
+            else:
+                heapq.heappush(heap, seq)
+
+    def _let_go(self, lease: Lease) -> None:
+        """``lease`` left ``leases``: its node holds one fewer."""
+        n = self._holding[lease.node] - 1
+        if n:
+            self._holding[lease.node] = n
+        else:
+            del self._holding[lease.node]
 
     # -- lazy time ---------------------------------------------------------------------------
 
@@ -184,6 +210,7 @@ class QueueState:
             lease = self.leases.get(seq)
             if lease is not None and lease.lease_id == lease_id and lease.deadline == deadline:
                 del self.leases[seq]
+                self._let_go(lease)
                 self._push_free(seq)
                 self._ended(lease, seq)
         due = self._due
@@ -238,6 +265,7 @@ class QueueState:
         self._free.discard(seq)
         lease = self.leases.pop(seq, None)
         if lease is not None:
+            self._let_go(lease)
             self._ended(lease, seq)
 
     def reconcile(self, live_seqs: Iterable[int]) -> None:
@@ -261,6 +289,20 @@ class QueueState:
         if seq in self.held_back:
             self.held_back.discard(seq)
             self._push_free(seq)
+
+    def oldest_reclaimable(self) -> int | None:
+        """The lowest seq on the reclaim freelist, or ``None``."""
+        heap, free = self._free_heap, self._free
+        while heap and heap[0] not in free:
+            heapq.heappop(heap)
+        return heap[0] if heap else None
+
+    def holders(self, most: int) -> tuple[list[tuple[str, int]], int]:
+        """The nodes holding leases now as ``(node, leases)``, most leases first (then by
+        node), at most ``most`` of them; and how many nodes hold leases."""
+        holding = self._holding
+        top = heapq.nsmallest(most, holding.items(), key=lambda item: (-item[1], item[0]))
+        return top, len(holding)
 
     def counters(self, live_jobs: int) -> tuple[int, int]:
         """``(ready, in_flight)``; jobs waiting out a nack delay or held back after a failed

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import logging
 import secrets
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from . import listing
 from .coldreads import ColdReads, preload, preload_now
 from .config import TopicType
 from .engine import Engine
@@ -33,7 +35,7 @@ from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicsEr
 from .jsonvalues import U64_MAX, dumps, to_int
 from .leases import Lease, LeaseEvent, LeaseEventKind, QueueState
 from .records import NewRecords, Record
-from .results import AckWait, QueueCounters
+from .results import AckWait, LeaseInfo, LeasePage, QueueCounters
 from .storage.coldstore import ColdChunk
 from .storage.formats import RecordBatch
 from .topic import Topic
@@ -86,7 +88,7 @@ class Claimed:
     cohort: every caller awaits ``wait`` (when not ``None``) before handing ``jobs`` out, and
     ``jobs`` is final once ``wait`` is ``None`` or done without error.
 
-    - Served at once (no coalescing window): ``jobs`` are leased and ``ready`` counted now;
+    - Served at once (no coalescing window): ``jobs`` are leased and ``counters`` taken now;
       ``wait`` is the lease frame's durability (``leases_durable`` on an ``fsync`` queue).
     - ``coalesced`` (``claim_jitter_ms > 0``): ``jobs`` stays empty until the cohort's pass
       serves it (``ready`` is counted then); ``wait`` resolves once the pass ran and the lease
@@ -97,8 +99,8 @@ class Claimed:
 
     topic: str
     jobs: list[ClaimedJob]
-    ready: int
-    """Claimable jobs still waiting after this claim (§10.2)."""
+    counters: QueueCounters = field(default_factory=lambda: QueueCounters(0, 0, 0))
+    """The queue's counters after this claim (``ready``: claimable jobs still waiting, §10.2)."""
     wait: AckWait = None
     coalesced: bool = False
 
@@ -220,6 +222,21 @@ class Queues:
         assert counters is not None, "queue operations resolve the topic with queue_topic()"
         return counters
 
+    def leases(self, name: str, node: str | None, page_size: int, after: int) -> LeasePage:
+        """One page of the queue's active leases (expired ones are not), ascending by seq:
+        those of ``node`` (any node when ``None``) with seqs above ``after``."""
+        topic = self.queue_topic(name)
+        q = topic.queue
+        assert q is not None
+        q.expire(self.engine.clock.now_ms())
+        size = listing.page_size(page_size)
+        held = q.leases
+        seqs = (seq for seq, lease in held.items() if seq > after and (node is None or lease.node == node))
+        chosen = heapq.nsmallest(size + 1, seqs)
+        more = len(chosen) > size
+        page = [_lease_info(seq, held[seq]) for seq in chosen[:size]]
+        return LeasePage(page, page[-1].seq if more else None)
+
     # -- claim --------------------------------------------------------------------------------
 
     def claim(self, name: str, node: str, max_: int | None = None, lease_ms: int | None = None) -> Claimed:
@@ -227,7 +244,7 @@ class Queues:
         at the cohort's pass (see :class:`Claimed`)."""
         topic = self.queue_topic(name)
         node, max_jobs, lease = self._node(node), _clamp_max(max_), self._lease_ms(topic, lease_ms)
-        return self._lease(topic, _Waiting(node, max_jobs, lease, None, Claimed(name, [], 0)))
+        return self._lease(topic, _Waiting(node, max_jobs, lease, None, Claimed(name, [])))
 
     def cold_chunks(self, name: str, max_: int | None = None) -> list[ColdChunk]:
         """The cold record chunks (not in memory) that a claim of ``max_`` jobs on queue
@@ -254,7 +271,7 @@ class Queues:
     def claim_for(self, topic: Topic, sub: WorkSubscription, want: int) -> Claimed:
         """A /work refill: lease up to ``want`` jobs to the subscription (in the cohort when
         the queue coalesces). Like a claim, jobs are handed out once their leases are durable."""
-        return self._lease(topic, _Waiting(sub.node, want, sub.lease_ms, sub, Claimed(topic.name, [], 0)))
+        return self._lease(topic, _Waiting(sub.node, want, sub.lease_ms, sub, Claimed(topic.name, [])))
 
     def _lease(self, topic: Topic, waiting: _Waiting) -> Claimed:
         """Serve ``waiting`` now, or join the queue's cohort when it coalesces."""
@@ -263,7 +280,7 @@ class Queues:
             self._join_cohort(topic, waiting)
             return claimed
         self._serve(topic, [waiting])
-        claimed.ready = self.counters(topic).ready
+        claimed.counters = self.counters(topic)
         claimed.wait = self._log_claims(topic, claimed.jobs)
         return claimed
 
@@ -327,10 +344,10 @@ class Queues:
                 )
             return
         self._serve(topic, live)
-        ready = self.counters(topic).ready if live else 0
+        counters = self.counters(topic) if live else QueueCounters(0, 0, 0)
         for w in live:
             assert w.future is not None
-            w.claimed.ready = ready
+            w.claimed.counters = counters
             _resolve_after(w.future, self._log_claims(topic, w.claimed.jobs))
 
     def _serve(self, topic: Topic, claimers: list[_Waiting]) -> None:
@@ -689,3 +706,7 @@ def _shares(wants: list[int], available: int) -> list[int]:
     for k in order[: available - sum(shares)]:
         shares[k] += 1
     return shares
+
+
+def _lease_info(seq: int, lease: Lease) -> LeaseInfo:
+    return LeaseInfo(seq, lease.node, lease.lease_id, lease.deadline, lease.deliveries)

@@ -376,6 +376,26 @@ class RecordLog:
         at = self.first_live()
         return None if at is None else _ts_of(at[0].ts_runs, at[1])
 
+    def live_at_or_after(self, seq: int) -> tuple[int, int] | None:
+        """``(seq, $ts)`` of the first live record at or after ``seq`` (``None`` if none),
+        from what is resident: no record is read."""
+        k, i = self._find(seq)
+        chunks = self._chunks
+        while k < len(chunks):
+            ch = chunks[k]
+            i = ch.next_live(i)
+            if i < ch.count:
+                return ch.first_seq + i, _ts_of(ch.ts_runs, i)
+            k, i = k + 1, 0
+        return None
+
+    def ts_of(self, seq: int) -> int | None:
+        """``$ts`` of the live record ``seq`` (``None`` if gone), without reading it."""
+        at = self._at(seq)
+        if at is None or not at[0].is_live(at[1]):
+            return None
+        return _ts_of(at[0].ts_runs, at[1])
+
     def evict_front(
         self, *, records: int = 0, ts_before: int | None = None, seqs: list[int] | None = None
     ) -> Gone:

@@ -32,9 +32,20 @@ class TopicPut:
 
 @dataclass(slots=True)
 class QueueCounters:
+    """A queue's counters (§10.7) and its health (extensions, docs/DECISIONS.md)."""
+
     ready: int
     in_flight: int
     dead_lettered: int
+    delayed: int = 0
+    """Jobs not claimable yet: waiting out a nack's ``delay_ms``."""
+    oldest_ready_age_ms: int = 0
+    """How long the oldest claimable job has been in the queue (now - its ``$ts``); 0 if none."""
+    holders: list[tuple[str, int]] = field(default_factory=list)
+    """``(node, in_flight)`` of the nodes holding leases, most first, at most ``MAX_HOLDERS``."""
+    holders_truncated: bool = False
+    holder_count: int = 0
+    """How many nodes hold leases (all of them, not only those listed)."""
 
 
 @dataclass(slots=True)
@@ -162,3 +173,21 @@ class RecordsDeleted:
     count: int = 0
     bytes: int = 0
     wait: AckWait = None
+
+
+@dataclass(slots=True)
+class LeaseInfo:
+    """An active lease on a queue's job (``GET /v0/topics/{q}/leases``)."""
+
+    seq: int
+    node: str
+    lease_id: str
+    deadline: int
+    deliveries: int
+
+
+@dataclass(slots=True)
+class LeasePage:
+    leases: list[LeaseInfo]
+    next_after: int | None
+    """The seq the next page starts after; ``None`` on the last page."""

@@ -54,6 +54,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from topics_engine import Engine
 from topics_engine.config import Durability
 from topics_engine.datadir import CacheView, WalView
+from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
 
 from .context import ServerContext
@@ -78,8 +79,8 @@ class TopicRow:
     earliest_seq: int
     records: int
     bytes: int
-    ready: int | None
-    in_flight: int | None
+    queue: QueueCounters | None
+    """A queue's counters and health; ``None`` for a log."""
 
 
 @dataclass(slots=True)
@@ -136,12 +137,16 @@ def _row(engine: Engine, topic: Topic, now: int) -> TopicRow:
         topic.earliest_seq,
         topic.count,
         topic.bytes,
-        counters.ready if counters is not None else None,
-        counters.in_flight if counters is not None else None,
+        counters,
     )
 
 
 # -- the families ------------------------------------------------------------------------------
+
+
+def _queue(value: Callable[[QueueCounters], int]) -> Callable[[TopicRow], int | None]:
+    """A per-topic value of queue topics only."""
+    return lambda row: None if row.queue is None else value(row.queue)
 
 
 def _gauge(name: str, help_: str, value: float) -> GaugeMetricFamily:
@@ -219,11 +224,26 @@ class TopicsCollector(Collector):
         )
         yield family("topics_topic_records_live", "Live records per topic.", lambda r: r.records)
         yield family("topics_topic_bytes_live", "Encoded bytes of live records per topic.", lambda r: r.bytes)
-        yield family("topics_topic_queue_ready", "Claimable jobs per queue topic.", lambda r: r.ready)
+        yield family("topics_topic_queue_ready", "Claimable jobs per queue topic.", _queue(lambda q: q.ready))
         yield family(
             "topics_topic_queue_in_flight",
             "Leased, unacknowledged jobs per queue topic.",
-            lambda r: r.in_flight,
+            _queue(lambda q: q.in_flight),
+        )
+        yield family(
+            "topics_topic_queue_delayed",
+            "Jobs per queue topic waiting out a nack's delay_ms (not claimable yet).",
+            _queue(lambda q: q.delayed),
+        )
+        yield family(
+            "topics_topic_queue_oldest_ready_age_ms",
+            "Age of the oldest claimable job per queue topic (now - its $ts; 0 when none).",
+            _queue(lambda q: q.oldest_ready_age_ms),
+        )
+        yield family(
+            "topics_topic_queue_holders",
+            "Nodes holding leases per queue topic.",
+            _queue(lambda q: q.holder_count),
         )
         yield _gauge(
             "topics_topic_metrics_truncated",

@@ -21,6 +21,7 @@ from topics_engine.queues import ClaimedJob, LeaseChange
 from topics_engine.results import (
     Appended,
     Diff,
+    LeasePage,
     QueueCounters,
     RecordsDeleted,
     Tombstone,
@@ -100,8 +101,19 @@ def topic_put(r: TopicPut) -> dict[str, Any]:
     return {"topic": r.topic, "created": r.created, "config": r.config.to_wire()}
 
 
-def queue_counters(q: QueueCounters) -> dict[str, int]:
-    return {"ready": q.ready, "in_flight": q.in_flight, "dead_lettered": q.dead_lettered}
+def queue_counters(q: QueueCounters) -> dict[str, Any]:
+    return {"ready": q.ready, "in_flight": q.in_flight, "dead_lettered": q.dead_lettered, **queue_health(q)}
+
+
+def queue_health(q: QueueCounters) -> dict[str, Any]:
+    """The queue health fields (an extension) of the topic state and the claim, ack and nack
+    responses."""
+    return {
+        "delayed": q.delayed,
+        "oldest_ready_age_ms": q.oldest_ready_age_ms,
+        "holders": [{"node": node, "in_flight": n} for node, n in q.holders],
+        "holders_truncated": q.holders_truncated,
+    }
 
 
 def topic_state(s: TopicState) -> dict[str, Any]:
@@ -239,7 +251,7 @@ def records_deleted(r: RecordsDeleted) -> dict[str, Any]:
 # -- queues (§10) ------------------------------------------------------------------------------
 
 
-def claimed(topic: str, jobs: list[ClaimedJob], ready: int) -> bytes:
+def claimed(topic: str, jobs: list[ClaimedJob], counters: QueueCounters) -> bytes:
     """The claim response as open JSON object bytes (jobs are joined from record bytes)."""
     return b"".join(
         (
@@ -247,7 +259,8 @@ def claimed(topic: str, jobs: list[ClaimedJob], ready: int) -> bytes:
             orjson.dumps(topic),
             b',"claimed":[',
             b",".join(j.encode() for j in jobs),
-            b'],"count":%d,"ready":%d' % (len(jobs), ready),
+            b'],"count":%d,"ready":%d,' % (len(jobs), counters.ready),
+            orjson.dumps(queue_health(counters))[1:-1],
         )
     )
 
@@ -259,6 +272,7 @@ def acked(r: LeaseChange, counters: QueueCounters) -> dict[str, Any]:
         "skipped": r.skipped,
         "ready": counters.ready,
         "in_flight": counters.in_flight,
+        **queue_health(counters),
     }
 
 
@@ -269,7 +283,26 @@ def nacked(r: LeaseChange, counters: QueueCounters) -> dict[str, Any]:
         "skipped": r.skipped,
         "ready": counters.ready,
         "in_flight": counters.in_flight,
+        **queue_health(counters),
     }
+
+
+def lease_page(page: LeasePage) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "leases": [
+            {
+                "seq": x.seq,
+                "node": x.node,
+                "lease_id": x.lease_id,
+                "deadline": x.deadline,
+                "deliveries": x.deliveries,
+            }
+            for x in page.leases
+        ]
+    }
+    if page.next_after is not None:
+        body["next_cursor"] = str(page.next_after)
+    return body
 
 
 def extended(r: LeaseChange) -> dict[str, Any]:

@@ -96,7 +96,7 @@ async def test_claim_after_the_pass_opens_a_new_cohort(engine: Engine, clock: Ma
     assert not _done(f2)
     clock.advance(1)
     assert _seqs(_jobs(f1)) == [1] and _seqs(_jobs(f2)) == [2]
-    assert (f1.ready, f2.ready) == (3, 2)  # counted at each pass
+    assert (f1.counters.ready, f2.counters.ready) == (3, 2)  # counted at each pass
 
 
 async def test_ten_workers_max_ten_over_fifty_jobs_get_five_each(engine: Engine, clock: ManualClock) -> None:

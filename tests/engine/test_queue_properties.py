@@ -14,7 +14,8 @@ Checked on every step:
     delivered ``max_deliveries`` times are dead-lettered, and those are never delivered;
   * ack / nack / extend: ``done`` is exactly the requested seqs the node holds (first
     occurrence; token matching when ``lease_ids`` are given), ``skipped`` the rest, in order;
-  * the ``queue`` counters and ``count`` equal the model's after every step.
+  * the ``queue`` counters (with the health: delayed jobs, the oldest claimable job's age, the
+    nodes holding leases) and ``count`` equal the model's after every step.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Job:
     deadline: int = 0
     due: int | None = None
     old_ids: list[str] = field(default_factory=list)
+    ts: int = 0
 
 
 class QueueMachine(RuleBasedStateMachine):
@@ -75,6 +77,23 @@ class QueueMachine(RuleBasedStateMachine):
     def delayed(self, job: Job) -> bool:
         return job.lease_id is None and job.due is not None and self.now() < job.due
 
+    def health(self) -> dict[str, object]:
+        """The model's queue health: delayed jobs, the oldest claimable job's age, and the
+        nodes holding leases (most first, then by node)."""
+        holding: dict[str, int] = {}
+        for job in self.jobs.values():
+            if self.held(job):
+                assert job.node is not None
+                holding[job.node] = holding.get(job.node, 0) + 1
+        ready_ts = [job.ts for job in self.jobs.values() if self.claimable(job)]
+        return {
+            "delayed": sum(1 for job in self.jobs.values() if self.delayed(job)),
+            "oldest_ready_age_ms": self.now() - min(ready_ts) if ready_ts else 0,
+            "holders": sorted(holding.items(), key=lambda item: (-item[1], item[0])),
+            "holders_truncated": False,
+            "holder_count": len(holding),
+        }
+
     def pick_seqs(self, picks: list[int]) -> list[int]:
         if not self.all_seqs:
             return [p + 1 for p in picks] or [1]
@@ -86,7 +105,7 @@ class QueueMachine(RuleBasedStateMachine):
     def produce(self, n: int) -> None:
         r = self.engine.append("q", [{"data": i} for i in range(n)])
         for seq in range(r.first_seq, r.last_seq + 1):
-            self.jobs[seq] = Job()
+            self.jobs[seq] = Job(ts=self.now())
             self.all_seqs.append(seq)
 
     @rule(
@@ -228,6 +247,7 @@ class QueueMachine(RuleBasedStateMachine):
             "ready": ready,
             "in_flight": in_flight,
             "dead_lettered": len(self.dead),
+            **self.health(),
         }
         if self.dead:
             dlq = self.engine.diff("dlq", limit=1000, touch=False)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from topics_engine import Engine, ManualClock
 from topics_engine.errors import BatchTooLarge, InvalidRequest, NotAQueue, TopicNotFound
+from topics_engine.leases import QueueState
 from topics_engine.queues import Claimed
 
 from .conftest import T0, fields, raises_topics, seqs
@@ -34,7 +35,7 @@ def test_claim_returns_jobs_with_lease_fields(engine: Engine) -> None:
         "q", [{"data": {"k": 1}, "tag": "clip-1", "meta": {"trace": "z9"}}, {"data": 2}], node="prod"
     )
     r = claim(engine, "w1", 5)
-    assert r.topic == "q" and r.ready == 0
+    assert r.topic == "q" and r.counters.ready == 0
     jobs = [wire(j) for j in r.jobs]
     assert [j["$seq"] for j in jobs] == [1, 2]
     first, second = jobs
@@ -67,7 +68,7 @@ def test_claim_hands_out_fresh_jobs_in_seq_order(engine: Engine) -> None:
     assert claimed_seqs(claim(engine, "b", 3)) == [4, 5, 6]
     assert claimed_seqs(claim(engine, "a", 10)) == [7, 8, 9, 10]
     r = claim(engine, "c", 5)
-    assert r.jobs == [] and r.ready == 0  # count < max: the (near-)empty signal, never an error
+    assert r.jobs == [] and r.counters.ready == 0  # count < max: the (near-)empty signal, never an error
 
 
 def test_reclaimed_jobs_are_served_before_fresh_ones(engine: Engine, clock: ManualClock) -> None:
@@ -200,7 +201,7 @@ def test_max_default_and_clamp(engine: Engine, max_: Any, n: int) -> None:
     produce(engine, 1200)
     r = claim(engine, "a", max_)
     assert len(r.jobs) == n
-    assert r.ready == 1200 - n
+    assert r.counters.ready == 1200 - n
 
 
 # -- visibility timeout: lazy expiry ------------------------------------------------------------
@@ -717,10 +718,24 @@ def test_topic_state_has_queue_sub_object(engine: Engine) -> None:
     make_queue(engine)
     s = engine.topic_state("q")
     assert s.type == "queue"
-    assert fields(s.queue) == {"ready": 0, "in_flight": 0, "dead_lettered": 0}
+    idle = {
+        "delayed": 0,
+        "oldest_ready_age_ms": 0,
+        "holders": [],
+        "holders_truncated": False,
+        "holder_count": 0,
+    }
+    assert fields(s.queue) == {"ready": 0, "in_flight": 0, "dead_lettered": 0, **idle}
     produce(engine, 5)
     claim(engine, "a", 2)
-    assert fields(engine.topic_state("q").queue) == {"ready": 3, "in_flight": 2, "dead_lettered": 0}
+    assert fields(engine.topic_state("q").queue) == {
+        "ready": 3,
+        "in_flight": 2,
+        "dead_lettered": 0,
+        **idle,
+        "holders": [("a", 2)],
+        "holder_count": 1,
+    }
     engine.append("log", [{"data": 1}])
     assert engine.topic_state("log").queue is None
 
@@ -728,9 +743,9 @@ def test_topic_state_has_queue_sub_object(engine: Engine) -> None:
 def test_claim_ready_is_post_claim(engine: Engine, clock: ManualClock) -> None:
     make_queue(engine, lease_ms=100)
     produce(engine, 10)
-    assert claim(engine, "a", 4).ready == 6
+    assert claim(engine, "a", 4).counters.ready == 6
     clock.advance(101)  # the 4 leases expire
-    assert claim(engine, "a", 1).ready == 9
+    assert claim(engine, "a", 1).counters.ready == 9
 
 
 def test_delete_records_drops_leases(engine: Engine, clock: ManualClock) -> None:
@@ -828,7 +843,7 @@ def test_claim_on_empty_queue(engine: Engine) -> None:
     make_queue(engine)
     r = queues_for(engine).claim("q", "a", 10)
     assert isinstance(r, Claimed)
-    assert (r.jobs, r.ready) == ([], 0)
+    assert (r.jobs, r.counters.ready) == ([], 0)
 
 
 def test_reads_never_mutate_leases(engine: Engine) -> None:
@@ -863,3 +878,22 @@ def test_next_change_at_is_the_earliest_live_deadline_or_due_time() -> None:
     state.expire(4_000)
     assert state.pop_reclaimable() == 1
     assert state.next_change_at() is None
+
+
+def test_the_oldest_reclaimable_job_survives_any_churn_in_bounded_memory() -> None:
+    """The freelist's min-heap drops stale entries as jobs are reclaimed and claimed again, so
+    a worker nacking and reclaiming one job forever does not grow it."""
+    q = QueueState()
+    q.claim_many([1, 2, 3], ["l1", "l2", "l3"], "w", 100, [1, 1, 1])
+    q.release(2, "l2", 0)
+    assert q.oldest_reclaimable() == 2
+    for k in range(10_000):
+        assert q.pop_reclaimable() == 2
+        q.claim(2, f"m{k}", "w", 100, 2)
+        q.release(2, f"m{k}", 0)
+    assert len(q._free_heap) <= 2 * len(q._free) + 65
+    q.release(3, "l3", 0)
+    q.release(1, "l1", 0)
+    assert q.oldest_reclaimable() == 1
+    q.discard(1)
+    assert q.oldest_reclaimable() == 2

@@ -61,7 +61,7 @@ EXPECTED_OPERATIONS = {
 }
 
 # Operations tagged `queues` (§10).
-QUEUE_OPERATIONS = {"claim_jobs", "ack_jobs", "nack_jobs", "extend_leases", "work_stream"}
+QUEUE_OPERATIONS = {"claim_jobs", "ack_jobs", "nack_jobs", "extend_leases", "work_stream", "list_leases"}
 
 # Operations tagged `watch` (§7).
 WATCH_OPERATIONS = {"create_watch", "watch_stream", "open_websocket"}
@@ -546,6 +546,13 @@ def test_queue_operations(doc: dict[str, Any]) -> None:
     assert schemas["ClaimRequest"]["required"] == ["node"]
     # The queue counters are one named schema, used by the topic state.
     assert schemas["TopicState"]["properties"]["queue"]["$ref"] == "#/components/schemas/QueueCounters"
+    # Queue health (an extension, ruling 22): in the counters and in every response echoing them.
+    health = {"delayed", "oldest_ready_age_ms", "holders", "holders_truncated"}
+    for name in ("QueueCounters", "ClaimResponse", "AckResponse", "NackResponse"):
+        props = schemas[name]["properties"]
+        assert health <= set(schemas[name]["required"]), name
+        assert all(props[field]["x-topics-extension"] is True for field in health), name
+    assert ops["list_leases"][2]["x-topics-extension"] is True
     # The SSE operation declares its parameters inline (self-contained). `?token=` is the
     # `tokenQuery` security scheme, not a parameter.
     _, _, work = ops["work_stream"]
@@ -943,6 +950,7 @@ ROUTE_SCOPES = {
     "ack_jobs": ["write"],
     "nack_jobs": ["write"],
     "extend_leases": ["write"],
+    "list_leases": ["read"],
     "claim_jobs": ["read", "write"],
     "work_stream": ["read", "write"],
     "delete_topic": ["delete"],

@@ -155,6 +155,7 @@ EXAMPLES: dict[str, Call] = {
     "extend_leases": Call(
         "POST", "/v0/topics/{ns}q/extend", 200, {"node": "n", "seqs": [1], "lease_ms": 1000}
     ),
+    "list_leases": Call("GET", "/v0/topics/{ns}q/leases", 200),
     # the streams never end; over the ASGI transport they are admitted and then refused by
     # their handler (the streams themselves: see the watch-binding and work-stream tests)
     "work_stream": Call("GET", "/v0/topics/{ns}q/work", 406, headers={"Accept": "application/json"}),
@@ -319,6 +320,7 @@ def test_the_spec_gives_every_protected_route_its_scopes() -> None:
         "get_topic": {READ},
         "diff_topic": {READ},
         "list_routers": {READ},
+        "list_leases": {READ},
         "get_router": {READ},
         "create_watch": {READ},
         "watch_stream": {READ},

@@ -411,7 +411,15 @@ async def test_claims_drain_a_cold_queue_exactly_once(cold: Cold) -> None:
         assert acked["acked"] == len(jobs)
     assert claimed == sorted(expected)  # every job once, in order
     state = await cold.call("GET", "/v0/topics/q?touch=false")
-    assert state["queue"] == {"ready": 0, "in_flight": 0, "dead_lettered": 0}
+    assert state["queue"] == {
+        "ready": 0,
+        "in_flight": 0,
+        "dead_lettered": 0,
+        "delayed": 0,
+        "oldest_ready_age_ms": 0,
+        "holders": [],
+        "holders_truncated": False,
+    }
     assert state["count"] == 0
     await reads.check(cold)
 

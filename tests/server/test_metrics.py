@@ -43,6 +43,9 @@ PER_TOPIC = [
     "topics_topic_bytes_live",
     "topics_topic_queue_ready",
     "topics_topic_queue_in_flight",
+    "topics_topic_queue_delayed",
+    "topics_topic_queue_oldest_ready_age_ms",
+    "topics_topic_queue_holders",
 ]
 WAL = [
     "topics_wal_frames_total",

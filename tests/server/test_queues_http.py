@@ -19,6 +19,10 @@ from .conftest import assert_error
 
 LEASE_ID = re.compile(r"^lease_[0-9a-f]+$")
 ENDPOINTS = ("claim", "ack", "nack", "extend")
+COUNTERS = ("ready", "in_flight", "dead_lettered")
+"""The queue counters of §10.7 (the health fields are checked on their own)."""
+HEALTH = ("delayed", "oldest_ready_age_ms", "holders", "holders_truncated")
+"""The queue health fields (an extension) every response echoing the counters carries."""
 # A request body each endpoint accepts (so only the topic can make it fail).
 VALID: dict[str, dict[str, Any]] = {
     "claim": {"node": "w"},
@@ -63,10 +67,19 @@ async def _post(client: httpx.AsyncClient, name: str, op: str, **body: Any) -> d
     return dict(r.json())
 
 
+def _health(
+    *, delayed: int = 0, age: int = 0, holders: list[tuple[str, int]] | None = None
+) -> dict[str, Any]:
+    """The health fields of a queue's counters, for exact comparisons."""
+    listed = [{"node": node, "in_flight": n} for node, n in holders or []]
+    return {"delayed": delayed, "oldest_ready_age_ms": age, "holders": listed, "holders_truncated": False}
+
+
 async def _queue_state(client: httpx.AsyncClient, name: str = "q") -> dict[str, Any]:
     r = await client.get(f"/v0/topics/{name}", params={"touch": "false"})
     assert r.status_code == 200, r.text
-    return dict(r.json()["queue"])
+    queue = r.json()["queue"]
+    return {name: queue[name] for name in COUNTERS}
 
 
 async def _live_records(client: httpx.AsyncClient, name: str) -> list[dict[str, Any]]:
@@ -106,7 +119,7 @@ async def test_claim_body_carries_record_and_lease_fields(
     )
     clock.advance(250)
     body = await _claim(client, max=16)
-    assert set(body) == {"topic", "claimed", "count", "ready", "performance"}
+    assert set(body) == {"topic", "claimed", "count", "ready", *HEALTH, "performance"}
     assert body["topic"] == "q"
     assert body["count"] == len(body["claimed"]) == 3
     assert body["ready"] == 0
@@ -210,14 +223,14 @@ async def test_ack_deletes_held_jobs_and_reports_counters(client: httpx.AsyncCli
     claimed = await _claim(client, max=3)
     held = [j["$seq"] for j in claimed["claimed"]]
     body = await _post(client, "q", "ack", node="w", seqs=held[:2])
-    assert set(body) == {"topic", "acked", "skipped", "ready", "in_flight", "performance"}
+    assert set(body) == {"topic", "acked", "skipped", "ready", "in_flight", *HEALTH, "performance"}
     assert body["topic"] == "q"
     assert body["acked"] == 2 and body["skipped"] == []  # skipped is always present
     assert body["ready"] == 2 and body["in_flight"] == 1
     _perf(body)
     state = (await client.get("/v0/topics/q")).json()
     assert state["count"] == 3
-    assert state["queue"] == {"ready": 2, "in_flight": 1, "dead_lettered": 0}
+    assert state["queue"] == {"ready": 2, "in_flight": 1, "dead_lettered": 0, **_health(holders=[("w", 1)])}
     # the ack is the delete: the jobs log no longer holds them
     assert await _live_seqs(client, "q") == [s for s in seqs if s not in held[:2]]
 
@@ -274,7 +287,7 @@ async def test_nack_releases_for_immediate_reclaim(client: httpx.AsyncClient) ->
     seqs = await _jobs(client, "q", 2)
     await _claim(client, max=2)
     body = await _post(client, "q", "nack", node="w", seqs=[seqs[0], 77])
-    assert set(body) == {"topic", "nacked", "skipped", "ready", "in_flight", "performance"}
+    assert set(body) == {"topic", "nacked", "skipped", "ready", "in_flight", *HEALTH, "performance"}
     assert body["topic"] == "q" and body["nacked"] == 1 and body["skipped"] == [77]
     assert body["ready"] == 1 and body["in_flight"] == 1
     _perf(body)
@@ -523,7 +536,7 @@ async def test_queue_sub_object_in_topic_state(client: httpx.AsyncClient, clock:
     r = await client.get("/v0/topics/q")
     state = r.json()
     assert state["type"] == "queue" and state["config"]["type"] == "queue"
-    assert state["queue"] == {"ready": 0, "in_flight": 0, "dead_lettered": 0}
+    assert state["queue"] == {"ready": 0, "in_flight": 0, "dead_lettered": 0, **_health()}
     seqs = await _jobs(client, "q", 4)
     assert (await _queue_state(client)) == {"ready": 4, "in_flight": 0, "dead_lettered": 0}
     await _claim(client, max=3, lease_ms=1_000)
@@ -579,3 +592,116 @@ async def test_type_is_immutable(client: httpx.AsyncClient) -> None:
 async def test_produce_auto_creates_a_log_not_a_queue(client: httpx.AsyncClient) -> None:
     await _produce(client, "auto", [{"data": 1}])
     assert_error(await client.post("/v0/topics/auto/claim", json=VALID["claim"]), 409, "not_a_queue")
+
+
+# ---------------------------------------------------------------------------------------------
+# queue health and the leases list (extensions)
+# ---------------------------------------------------------------------------------------------
+
+
+async def _health_of(client: httpx.AsyncClient, name: str = "q") -> dict[str, Any]:
+    r = await client.get(f"/v0/topics/{name}", params={"touch": "false"})
+    assert r.status_code == 200, r.text
+    queue = r.json()["queue"]
+    return {field: queue[field] for field in HEALTH}
+
+
+async def test_queue_health_follows_claims_nacks_and_time(
+    client: httpx.AsyncClient, clock: ManualClock
+) -> None:
+    await _queue(client, lease_ms=10_000)
+    assert await _health_of(client) == _health()
+    first = await _jobs(client, "q", 3)
+    clock.advance(500)
+    later = await _jobs(client, "q", 2)
+    clock.advance(1_000)
+    assert await _health_of(client) == _health(age=1_500)  # the oldest job waits since it was written
+    a = await _claim(client, node="a", max=2)
+    assert [j["$seq"] for j in a["claimed"]] == first[:2]
+    # first[2] is the oldest claimable job now: written with the first two
+    assert {field: a[field] for field in HEALTH} == _health(age=1_500, holders=[("a", 2)])
+    b = await _claim(client, node="b", max=2)
+    assert {field: b[field] for field in HEALTH} == _health(age=1_000, holders=[("a", 2), ("b", 2)])
+    nacked = await _post(client, "q", "nack", node="a", seqs=[first[0]], delay_ms=5_000)
+    assert {field: nacked[field] for field in HEALTH} == _health(
+        delayed=1, age=1_000, holders=[("b", 2), ("a", 1)]
+    )
+    acked = await _post(client, "q", "ack", node="b", seqs=[first[2], later[0]])
+    assert {field: acked[field] for field in HEALTH} == _health(delayed=1, age=1_000, holders=[("a", 1)])
+    clock.advance(5_000)  # the nack delay is over: first[0] is claimable again, and the oldest
+    assert await _health_of(client) == _health(age=6_500, holders=[("a", 1)])
+    clock.advance(10_001)  # a's remaining lease expires
+    assert await _health_of(client) == _health(age=16_501)
+    state = await _queue_state(client)
+    assert state == {"ready": 3, "in_flight": 0, "dead_lettered": 0}
+
+
+async def test_holders_list_the_100_busiest_nodes(client: httpx.AsyncClient) -> None:
+    await _queue(client)
+    await _jobs(client, "q", 103)
+    await _claim(client, node="n-busy", max=2)
+    for k in range(101):
+        await _claim(client, node=f"n{k:03d}", max=1)
+    r = await client.get("/v0/topics/q")
+    queue = r.json()["queue"]
+    assert queue["in_flight"] == 103 and queue["holders_truncated"] is True
+    assert queue["holders"][0] == {"node": "n-busy", "in_flight": 2}
+    assert [h["node"] for h in queue["holders"][1:]] == [f"n{k:03d}" for k in range(99)]  # ties by name
+    metrics = (await client.get("/v0/metrics")).text
+    assert 'topics_topic_queue_holders{topic="q"} 102.0' in metrics
+
+
+async def test_leases_lists_who_holds_what_page_by_page(
+    client: httpx.AsyncClient, clock: ManualClock
+) -> None:
+    await _queue(client, lease_ms=10_000)
+    seqs = await _jobs(client, "q", 7)
+    a = await _claim(client, node="a", max=3)
+    b = await _claim(client, node="b", max=3)
+    await _post(client, "q", "extend", node="b", seqs=[seqs[4]], lease_ms=60_000)
+    await _post(client, "q", "ack", node="a", seqs=[seqs[1]])
+    r = await client.get("/v0/topics/q/leases", params={"page_size": 2})
+    assert r.status_code == 200, r.text
+    page = r.json()
+    assert page["leases"] == [
+        {
+            "seq": seqs[0],
+            "node": "a",
+            "lease_id": a["claimed"][0]["lease_id"],
+            "deadline": a["claimed"][0]["deadline"],
+            "deliveries": 1,
+        },
+        {
+            "seq": seqs[2],
+            "node": "a",
+            "lease_id": a["claimed"][2]["lease_id"],
+            "deadline": a["claimed"][2]["deadline"],
+            "deliveries": 1,
+        },
+    ]
+    assert page["next_cursor"] == str(seqs[2])
+    _perf(page)
+    rest = (await client.get("/v0/topics/q/leases", params={"cursor": page["next_cursor"]})).json()
+    assert [(x["seq"], x["node"]) for x in rest["leases"]] == [(seqs[3], "b"), (seqs[4], "b"), (seqs[5], "b")]
+    assert (
+        rest["leases"][1]["deadline"] == clock.now_ms() + 60_000
+        and rest["leases"][0]["lease_id"] == b["claimed"][0]["lease_id"]
+    )
+    assert "next_cursor" not in rest
+    only_b = (await client.get("/v0/topics/q/leases", params={"node": "b", "cursor": str(seqs[3])})).json()
+    assert [x["seq"] for x in only_b["leases"]] == [seqs[4], seqs[5]]
+    clock.advance(10_001)  # every lease but the extended one expires: not listed any more
+    left = (await client.get("/v0/topics/q/leases")).json()
+    assert [x["seq"] for x in left["leases"]] == [seqs[4]]
+
+
+async def test_leases_answers_like_every_queue_endpoint(client: httpx.AsyncClient) -> None:
+    assert_error(await client.get("/v0/topics/nope/leases"), 404, "topic_not_found")
+    r = await client.put("/v0/topics/log", json={})
+    assert r.status_code == 201, r.text
+    assert_error(await client.get("/v0/topics/log/leases", params={"cursor": "x"}), 409, "not_a_queue")
+    await _queue(client)
+    assert_error(await client.get("/v0/topics/q/leases", params={"cursor": "x"}), 400, "invalid_request")
+    assert_error(await client.get("/v0/topics/q/leases", params={"page_size": -1}), 400, "invalid_request")
+    r = await client.get("/v0/topics/q/leases", params={"cursor": "99999999999999999999", "page_size": 0})
+    assert r.status_code == 200 and r.json()["leases"] == []

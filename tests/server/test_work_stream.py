@@ -173,10 +173,15 @@ async def _post(http: httpx.AsyncClient, name: str, op: str, **body: Any) -> dic
     return dict(r.json())
 
 
+COUNTERS = ("ready", "in_flight", "dead_lettered")
+"""The queue counters of §10.7 (the health fields are checked in ``test_queues_http``)."""
+
+
 async def _queue_state(http: httpx.AsyncClient, name: str) -> dict[str, Any]:
     r = await http.get(f"/v0/topics/{name}", params={"touch": "false"})
     assert r.status_code == 200, r.text
-    return dict(r.json()["queue"])
+    queue = r.json()["queue"]
+    return {name: queue[name] for name in COUNTERS}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -62,7 +62,7 @@ def _claim(ctx: ServerContext, topic: Topic, body: Any) -> Reply | Awaitable[Rep
     claimed = ctx.queues.claim(topic.name, body.node, opt(body.max), opt(body.lease_ms))
     if claimed.coalesced:
         return _claimed_in_cohort(ctx, claimed)
-    return after_ack(claimed.wait, 200, wire.claimed(topic.name, claimed.jobs, claimed.ready))
+    return after_ack(claimed.wait, 200, wire.claimed(topic.name, claimed.jobs, claimed.counters))
 
 
 async def _claimed_in_cohort(ctx: ServerContext, claimed: Claimed) -> Reply:
@@ -72,8 +72,8 @@ async def _claimed_in_cohort(ctx: ServerContext, claimed: Claimed) -> Reply:
     await await_ack(claimed.wait)
     waited = round((time.perf_counter() - started) * 1000, 3)
     name = claimed.topic
-    ready = ctx.queues.counters(ctx.queues.queue_topic(name)).ready
-    return Reply(200, wire.claimed(name, claimed.jobs, ready), {"throttle_wait_ms": waited})
+    counters = ctx.queues.counters(ctx.queues.queue_topic(name))
+    return Reply(200, wire.claimed(name, claimed.jobs, counters), {"throttle_wait_ms": waited})
 
 
 def ack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
@@ -92,6 +92,14 @@ def extend_leases(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitabl
     topic, body = _queue_body(req, ctx)
     result = ctx.queues.extend(topic.name, body.node, body.seqs, body.lease_ms, opt(body.lease_ids))
     return after_ack(result.wait, 200, wire.extended(result))
+
+
+def list_leases(req: ValidatedRequest, ctx: ServerContext) -> Reply:
+    ctx.queues.queue_topic(req.path["topic"])  # 404 / 409 before the query is validated
+    q = req.query
+    cursor = q.get("cursor")
+    page = ctx.queues.leases(req.path["topic"], q.get("node"), q.get("page_size", 0), int(cursor or 0))
+    return Reply(200, wire.lease_page(page))
 
 
 def _counters(ctx: ServerContext, name: str) -> QueueCounters:

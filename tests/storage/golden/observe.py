@@ -28,7 +28,7 @@ from topics_engine import Engine, Limits, Queues
 from topics_engine.clock import Clock
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.queues import Claimed
-from topics_engine.results import Diff, Tombstone
+from topics_engine.results import Diff, QueueCounters, Tombstone
 from topics_engine.routers import Routers
 
 GOLDEN = Path(__file__).resolve().parent
@@ -180,6 +180,12 @@ def _idempotency(engine: Engine, name: str) -> list[list[Any]]:
     return [row for row in topic.idempotency.entries() if now - row[1] < window]  # type: ignore[operator]
 
 
+def _counters(queue: QueueCounters) -> dict[str, int]:
+    """The §10.7 counters the observation was made of (the queue health added since, issue 24,
+    is derived from the same state)."""
+    return {"ready": queue.ready, "in_flight": queue.in_flight, "dead_lettered": queue.dead_lettered}
+
+
 def observe_topic(engine: Engine, name: str, full: bool = True) -> dict[str, Any]:
     st = engine.topic_state(name, touch=False)
     records, pages = _walk(engine, name)
@@ -195,7 +201,7 @@ def observe_topic(engine: Engine, name: str, full: bool = True) -> dict[str, Any
             "effective_priority": st.effective_priority,
             "last_write_ts": st.last_write_ts,
             "last_read_ts": st.last_read_ts,
-            "queue": dataclasses.asdict(st.queue) if st.queue is not None else None,
+            "queue": _counters(st.queue) if st.queue is not None else None,
         },
         "records": records,
         "pages": pages,
@@ -293,7 +299,7 @@ async def run_probe(node: Node, probe: dict[str, Any]) -> dict[str, Any]:
                 }
                 for j in claimed.jobs
             ],
-            "ready": claimed.ready,
+            "ready": claimed.counters.ready,
         }
     elif kind == "forward":
         copied = node.routers.drain()

@@ -22,6 +22,8 @@ from .extend_request import ExtendRequest
 from .extend_response import ExtendResponse
 from .extend_response_deadlines import ExtendResponseDeadlines
 from .health import Health
+from .lease_info import LeaseInfo
+from .lease_list import LeaseList
 from .match_op import MatchOp
 from .metric_family import MetricFamily
 from .metric_sample import MetricSample
@@ -32,6 +34,7 @@ from .nack_request import NackRequest
 from .nack_response import NackResponse
 from .performance import Performance
 from .queue_counters import QueueCounters
+from .queue_holder import QueueHolder
 from .ready import Ready
 from .record import Record
 from .record_in import RecordIn
@@ -86,6 +89,8 @@ __all__ = (
     "ExtendResponse",
     "ExtendResponseDeadlines",
     "Health",
+    "LeaseInfo",
+    "LeaseList",
     "MatchOp",
     "MetricFamily",
     "MetricSample",
@@ -96,6 +101,7 @@ __all__ = (
     "NackResponse",
     "Performance",
     "QueueCounters",
+    "QueueHolder",
     "Ready",
     "Record",
     "RecordIn",

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.performance import Performance
+    from ..models.queue_holder import QueueHolder
 
 
 T = TypeVar("T", bound="AckResponse")
@@ -24,6 +25,12 @@ class AckResponse:
             empty.
         ready (int): Post-ack `ready` counter.
         in_flight (int): Post-ack `in_flight` counter.
+        delayed (int): Jobs not claimable yet because they wait out a nack's `delay_ms` (counted in neither `ready` nor
+            `in_flight`).
+        oldest_ready_age_ms (int): How long the oldest claimable job has waited, in ms (now minus its `$ts`); 0 when no
+            job is claimable.
+        holders (list[QueueHolder]): The nodes holding leases now, most `in_flight` first (ties by node), at most 100.
+        holders_truncated (bool): True when more nodes hold leases than `holders` lists.
         performance (Performance): Server-side timings and counters for this request. Best-effort and additive;
             clients must tolerate any subset. `fsync_ms` is 0.0 for non-fsync topics;
             `throttle_wait_ms` is time parked behind the elastic scheduler.
@@ -34,6 +41,10 @@ class AckResponse:
     skipped: list[int]
     ready: int
     in_flight: int
+    delayed: int
+    oldest_ready_age_ms: int
+    holders: list[QueueHolder]
+    holders_truncated: bool
     performance: Performance
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -48,6 +59,17 @@ class AckResponse:
 
         in_flight = self.in_flight
 
+        delayed = self.delayed
+
+        oldest_ready_age_ms = self.oldest_ready_age_ms
+
+        holders = []
+        for holders_item_data in self.holders:
+            holders_item = holders_item_data.to_dict()
+            holders.append(holders_item)
+
+        holders_truncated = self.holders_truncated
+
         performance = self.performance.to_dict()
 
         field_dict: dict[str, Any] = {}
@@ -59,6 +81,10 @@ class AckResponse:
                 "skipped": skipped,
                 "ready": ready,
                 "in_flight": in_flight,
+                "delayed": delayed,
+                "oldest_ready_age_ms": oldest_ready_age_ms,
+                "holders": holders,
+                "holders_truncated": holders_truncated,
                 "performance": performance,
             }
         )
@@ -68,6 +94,7 @@ class AckResponse:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.performance import Performance  # noqa: PLC0415
+        from ..models.queue_holder import QueueHolder  # noqa: PLC0415
 
         d = dict(src_dict)
         topic = d.pop("topic")
@@ -80,6 +107,19 @@ class AckResponse:
 
         in_flight = d.pop("in_flight")
 
+        delayed = d.pop("delayed")
+
+        oldest_ready_age_ms = d.pop("oldest_ready_age_ms")
+
+        holders = []
+        _holders = d.pop("holders")
+        for holders_item_data in _holders:
+            holders_item = QueueHolder.from_dict(holders_item_data)
+
+            holders.append(holders_item)
+
+        holders_truncated = d.pop("holders_truncated")
+
         performance = Performance.from_dict(d.pop("performance"))
 
         ack_response = cls(
@@ -88,6 +128,10 @@ class AckResponse:
             skipped=skipped,
             ready=ready,
             in_flight=in_flight,
+            delayed=delayed,
+            oldest_ready_age_ms=oldest_ready_age_ms,
+            holders=holders,
+            holders_truncated=holders_truncated,
             performance=performance,
         )
 

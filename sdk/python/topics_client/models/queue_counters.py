@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.queue_holder import QueueHolder
+
 
 T = TypeVar("T", bound="QueueCounters")
 
@@ -19,11 +23,21 @@ class QueueCounters:
         in_flight (int): Jobs with an active (un-expired) lease.
         dead_lettered (int): Cumulative jobs moved to the dead-letter topic over this topic instance's life (resets on
             delete + recreate).
+        delayed (int): Jobs not claimable yet because they wait out a nack's `delay_ms` (counted in neither `ready` nor
+            `in_flight`).
+        oldest_ready_age_ms (int): How long the oldest claimable job has waited, in ms (now minus its `$ts`); 0 when no
+            job is claimable.
+        holders (list[QueueHolder]): The nodes holding leases now, most `in_flight` first (ties by node), at most 100.
+        holders_truncated (bool): True when more nodes hold leases than `holders` lists.
     """
 
     ready: int
     in_flight: int
     dead_lettered: int
+    delayed: int
+    oldest_ready_age_ms: int
+    holders: list[QueueHolder]
+    holders_truncated: bool
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -33,6 +47,17 @@ class QueueCounters:
 
         dead_lettered = self.dead_lettered
 
+        delayed = self.delayed
+
+        oldest_ready_age_ms = self.oldest_ready_age_ms
+
+        holders = []
+        for holders_item_data in self.holders:
+            holders_item = holders_item_data.to_dict()
+            holders.append(holders_item)
+
+        holders_truncated = self.holders_truncated
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -40,6 +65,10 @@ class QueueCounters:
                 "ready": ready,
                 "in_flight": in_flight,
                 "dead_lettered": dead_lettered,
+                "delayed": delayed,
+                "oldest_ready_age_ms": oldest_ready_age_ms,
+                "holders": holders,
+                "holders_truncated": holders_truncated,
             }
         )
 
@@ -47,6 +76,8 @@ class QueueCounters:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.queue_holder import QueueHolder  # noqa: PLC0415
+
         d = dict(src_dict)
         ready = d.pop("ready")
 
@@ -54,10 +85,27 @@ class QueueCounters:
 
         dead_lettered = d.pop("dead_lettered")
 
+        delayed = d.pop("delayed")
+
+        oldest_ready_age_ms = d.pop("oldest_ready_age_ms")
+
+        holders = []
+        _holders = d.pop("holders")
+        for holders_item_data in _holders:
+            holders_item = QueueHolder.from_dict(holders_item_data)
+
+            holders.append(holders_item)
+
+        holders_truncated = d.pop("holders_truncated")
+
         queue_counters = cls(
             ready=ready,
             in_flight=in_flight,
             dead_lettered=dead_lettered,
+            delayed=delayed,
+            oldest_ready_age_ms=oldest_ready_age_ms,
+            holders=holders,
+            holders_truncated=holders_truncated,
         )
 
         queue_counters.additional_properties = d
