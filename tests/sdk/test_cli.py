@@ -328,6 +328,10 @@ def test_topic_put_get_ls_rm(cli: Callable[..., tuple[int, str, str]], name: Nam
         "ready": 0,
         "in_flight": 0,
         "dead_lettered": 0,
+        "delayed": 0,
+        "oldest_ready_age_ms": 0,
+        "holders": [],
+        "holders_truncated": False,
     }
 
     cli("topic", "put", dlq)
@@ -390,9 +394,17 @@ def test_queue_claim_ack_nack_stats(
     jobs = lines(out)
     assert [(j["seq"], j["deliveries"], j["data"]) for j in jobs] == [(1, 1, {"job": 0}), (2, 1, {"job": 1})]
     assert all(isinstance(j["lease_id"], str) and j["deadline"] > 0 for j in jobs)
-    assert lines(cli("queue", "stats", q)[1]) == [
-        {"topic": q, "ready": 1, "in_flight": 2, "dead_lettered": 0, "count": 3, "head_seq": 3}
+    (stats,) = lines(cli("queue", "stats", q)[1])
+    assert stats == {
+        "topic": q, "ready": 1, "in_flight": 2, "dead_lettered": 0, "delayed": 0,
+        "oldest_ready_age_ms": stats["oldest_ready_age_ms"], "holders": {"w1": 2}, "count": 3, "head_seq": 3,
+    }  # fmt: skip
+    status, out, _ = cli("queue", "leases", q)
+    assert status == 0
+    assert [(x["seq"], x["node"], x["lease_id"]) for x in lines(out)] == [
+        (j["seq"], "w1", j["lease_id"]) for j in jobs
     ]
+    assert lines(cli("queue", "leases", q, "--node", "w2")[1]) == []
 
     status, out, _ = cli("queue", "ack", q, "--node", "w1", "1")
     assert status == 0 and lines(out)[0]["acked"] == 1
@@ -404,9 +416,11 @@ def test_queue_claim_ack_nack_stats(
     assert lines(done.stdout)[0]["nacked"] == 1
     status, out, _ = cli("queue", "ack", q, "--node", "other", "3")
     assert status == 0 and lines(out)[0]["skipped"] == [3]  # not held by that node
-    assert lines(cli("queue", "stats", q)[1]) == [
-        {"topic": q, "ready": 2, "in_flight": 0, "dead_lettered": 0, "count": 2, "head_seq": 3}
-    ]
+    (stats,) = lines(cli("queue", "stats", q)[1])
+    assert stats == {
+        "topic": q, "ready": 2, "in_flight": 0, "dead_lettered": 0, "delayed": 0,
+        "oldest_ready_age_ms": stats["oldest_ready_age_ms"], "holders": {}, "count": 2, "head_seq": 3,
+    }  # fmt: skip
 
     log = name("log")
     cli("pub", log, "1")

@@ -29,7 +29,7 @@ from urllib.parse import quote
 import msgspec
 from topics_client.api.probes import health as _health
 from topics_client.api.probes import ready as _ready
-from topics_client.api.queues import ack_jobs, claim_jobs, extend_leases, nack_jobs
+from topics_client.api.queues import ack_jobs, claim_jobs, extend_leases, list_leases, nack_jobs
 from topics_client.api.records import append_records, delete_records, diff_topic
 from topics_client.api.routers import delete_router, get_router, list_routers, put_router
 from topics_client.api.topics import delete_topic, get_topic, list_topics, put_topic
@@ -38,6 +38,7 @@ from topics_client.models.ack_response import AckResponse
 from topics_client.models.error_code import ErrorCode
 from topics_client.models.extend_response import ExtendResponse
 from topics_client.models.health import Health as _Health
+from topics_client.models.lease_list import LeaseList
 from topics_client.models.nack_response import NackResponse
 from topics_client.models.ready import Ready as _Ready
 from topics_client.models.resolved_topic_config import ResolvedTopicConfig
@@ -58,8 +59,10 @@ from .models import (
     ExtendResult,
     Health,
     Job,
+    Lease,
     NackResult,
     QueueCounters,
+    QueueHolder,
     RawRecord,
     Readiness,
     Record,
@@ -188,6 +191,12 @@ def list_routers_route(
     )
 
 
+def list_leases_route(queue: str, node: str | None, page_size: int | None, cursor: str | None) -> Route:
+    return _route(
+        list_leases._get_kwargs(queue, node=_opt(node), page_size=_opt(page_size), cursor=_opt(cursor))
+    )
+
+
 def delete_router_route(router: str) -> Route:
     return _route(delete_router._get_kwargs(router))
 
@@ -248,7 +257,16 @@ def topic_state(body: dict[str, Any]) -> TopicState:
     m = _TopicState.from_dict(body)
     queue = None
     if not isinstance(m.queue, Unset):
-        queue = QueueCounters(m.queue.ready, m.queue.in_flight, m.queue.dead_lettered)
+        q = m.queue
+        queue = QueueCounters(
+            q.ready,
+            q.in_flight,
+            q.dead_lettered,
+            q.delayed,
+            q.oldest_ready_age_ms,
+            [QueueHolder(h.node, h.in_flight) for h in q.holders],
+            q.holders_truncated,
+        )
     return TopicState(
         topic=m.topic,
         type=str(m.type_),
@@ -350,6 +368,12 @@ def router_page(body: dict[str, Any]) -> tuple[list[RouterInfo], str | None]:
         )
         for r in m.routers
     ]
+    return items, None if isinstance(m.next_cursor, Unset) else m.next_cursor
+
+
+def lease_page(body: dict[str, Any]) -> tuple[list[Lease], str | None]:
+    m = LeaseList.from_dict(body)
+    items = [Lease(x.seq, x.node, x.lease_id, x.deadline, x.deliveries) for x in m.leases]
     return items, None if isinstance(m.next_cursor, Unset) else m.next_cursor
 
 

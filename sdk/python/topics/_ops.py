@@ -485,6 +485,10 @@ def list_routers(prefix: str | None, source: str | None, dest: str | None) -> St
     return _paged(lambda cursor: g.list_routers_route(prefix, source, dest, None, cursor), g.router_page)
 
 
+def leases(queue: str, node: str | None) -> Steps:
+    return _paged(lambda cursor: g.list_leases_route(queue, node, None, cursor), g.lease_page)
+
+
 def delete_router(name: str) -> Call[bool]:
     return Call(g.delete_router_route(name), g.router_deleted)
 

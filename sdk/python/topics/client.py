@@ -24,6 +24,7 @@ from .models import (
     ExtendResult,
     Health,
     Job,
+    Lease,
     NackResult,
     RawRecord,
     Readiness,
@@ -446,6 +447,21 @@ class Client:
         """
         return self._result(ops.redrive(dead_letter_topic, to, limit, filter, dry_run))  # type: ignore[no-any-return]
 
+    def leases(self, queue: str, *, node: str | None = None) -> Iterator[Lease]:
+        """The active leases of ``queue`` (only ``node``'s, if given), ascending by seq,
+        paging as it goes — who holds which job. The queue's health (delayed jobs, the oldest
+        claimable job's age, the nodes holding leases) is in :meth:`topic`'s ``queue``.
+
+        >>> _ = client.create_topic("renders", type="queue")
+        >>> _ = client.append_many("renders", [{"data": {"frame": 1}}, {"data": {"frame": 2}}])
+        >>> _ = client.claim("renders", "worker-7", max=2)
+        >>> [(lease.seq, lease.node) for lease in client.leases("renders")]
+        [(1, 'worker-7'), (2, 'worker-7')]
+        >>> client.topic("renders").queue.holders
+        [QueueHolder(node='worker-7', in_flight=2)]
+        """
+        return self._items(ops.leases(queue, node))
+
     # -- routers ---------------------------------------------------------------------------
 
     def put_router(self, name: str, source: str, dest: str, **options: Any) -> RouterInfo:
@@ -727,6 +743,10 @@ class AsyncClient:
     async def router(self, name: str) -> RouterInfo:
         """:meth:`Client.router`, awaited."""
         return await self._call(ops.router(name))
+
+    def leases(self, queue: str, *, node: str | None = None) -> AsyncIterator[Lease]:
+        """:meth:`Client.leases` with ``async for``."""
+        return self._items(ops.leases(queue, node))
 
     def list_routers(
         self, prefix: str | None = None, *, source: str | None = None, dest: str | None = None

@@ -49,12 +49,38 @@ class TopicInfo:
 
 
 @dataclass(slots=True)
+class QueueHolder:
+    """A node holding leases on a queue, and how many."""
+
+    node: str
+    in_flight: int
+
+
+@dataclass(slots=True)
 class QueueCounters:
-    """A queue's counters (§10.7): claimable now, leased now, moved to the dead-letter topic."""
+    """A queue's counters (§10.7): claimable now, leased now, moved to the dead-letter topic;
+    and its health: jobs waiting out a nack delay, how long the oldest claimable job has
+    waited (ms), and the nodes holding leases (most first, at most 100;
+    ``holders_truncated`` when more do)."""
 
     ready: int
     in_flight: int
     dead_lettered: int
+    delayed: int = 0
+    oldest_ready_age_ms: int = 0
+    holders: list[QueueHolder] = field(default_factory=list)
+    holders_truncated: bool = False
+
+
+@dataclass(slots=True)
+class Lease:
+    """An active lease on a queue's job (:meth:`topics.Client.leases`)."""
+
+    seq: int
+    node: str
+    lease_id: str
+    deadline: int
+    deliveries: int
 
 
 @dataclass(slots=True)

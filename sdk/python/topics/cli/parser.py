@@ -208,9 +208,16 @@ def _records(sub: Sub, common: Parser) -> None:
 
 def _queues(sub: Sub, common: Parser) -> None:
     queue = _group(sub, "queue", "queue counters, and claiming/acking/nacking jobs by hand")
-    p = queue.add_parser("stats", parents=[common], help="ready, in_flight, dead_lettered")
+    p = queue.add_parser(
+        "stats", parents=[common], help="ready, in_flight, dead_lettered, delayed, oldest ready age, holders"
+    )
     p.add_argument("queue")
     p.set_defaults(run=queues.cmd_queue_stats)
+
+    p = queue.add_parser("leases", parents=[common], help="who holds which job (one lease per line)")
+    p.add_argument("queue")
+    p.add_argument("--node", help="only this worker's leases")
+    p.set_defaults(run=queues.cmd_queue_leases)
 
     p = queue.add_parser("claim", parents=[common], help="lease ready jobs (one JSON line each)")
     p.add_argument("queue")

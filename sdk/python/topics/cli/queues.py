@@ -1,4 +1,4 @@
-"""``topics queue stats|claim|ack|nack`` and ``topics dlq ls|redrive``.
+"""``topics queue stats|leases|claim|ack|nack`` and ``topics dlq ls|redrive``.
 
 ``claim`` prints one job per line (``seq``, ``lease_id``, ``deadline``, ``deliveries``, ``ts``,
 ``tag``/``node``/``meta`` when present, ``data``). ``ack``/``nack`` take seqs as arguments or,
@@ -26,10 +26,12 @@ from .output import Output, record_dict
 
 JOB_COLUMNS = ("seq", "lease_id", "deadline", "deliveries", "tag", "data")
 DLQ_COLUMNS = ("seq", "from", "deliveries", "src_seq", "tag", "data")
+LEASE_COLUMNS = ("seq", "node", "lease_id", "deadline", "deliveries")
 
 
 def cmd_queue_stats(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``queue stats QUEUE``: ready, in flight, dead-lettered, and the jobs log's count/head."""
+    """``queue stats QUEUE``: ready, in flight, dead-lettered, delayed, the oldest ready job's
+    age, the nodes holding leases (``{node: in_flight}``), and the jobs log's count/head."""
     state = client.topic(args.queue, touch=False)
     if state.queue is None:
         raise NotAQueue(409, "not_a_queue", f"topic {args.queue!r} is a {state.type}, not a queue")
@@ -39,10 +41,19 @@ def cmd_queue_stats(client: Client, args: argparse.Namespace, out: Output) -> in
             "ready": state.queue.ready,
             "in_flight": state.queue.in_flight,
             "dead_lettered": state.queue.dead_lettered,
+            "delayed": state.queue.delayed,
+            "oldest_ready_age_ms": state.queue.oldest_ready_age_ms,
+            "holders": {h.node: h.in_flight for h in state.queue.holders},
             "count": state.count,
             "head_seq": state.head_seq,
         }
     )
+    return 0
+
+
+def cmd_queue_leases(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``queue leases QUEUE [--node N]``: who holds which job, ascending by seq."""
+    out.rows(client.leases(args.queue, node=args.node), LEASE_COLUMNS, empty="(no leases)")
     return 0
 
 
