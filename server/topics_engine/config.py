@@ -78,6 +78,8 @@ class TopicConfig:
     max_deliveries: int = 0
     dead_letter: str | None = None
     leases_durable: bool = False
+    max_in_flight: int = 0
+    """Queue only (an extension): the most jobs leased at once over all consumers; 0 = no cap."""
     extra: dict[str, Any] = field(default_factory=dict, hash=False)
     """Keys of the stored config record this server does not know (written by a newer one):
     carried through reconfigurations and written back by :meth:`to_stored`, never served."""
@@ -106,6 +108,7 @@ class TopicConfig:
             "max_deliveries": self.max_deliveries,
             "dead_letter": self.dead_letter,
             "leases_durable": self.leases_durable,
+            "max_in_flight": self.max_in_flight,
         }
 
     def to_stored(self) -> dict[str, Any]:
@@ -125,6 +128,7 @@ _U64_FIELDS = (
     "lease_ms",
     "claim_jitter_ms",
     "max_deliveries",
+    "max_in_flight",
 )
 _BOOL_FIELDS = ("auto_priority", "auto_create", "dedupe_node", "leases_durable", "durable")
 _ENUM_FIELDS: dict[str, type[StrEnum]] = {

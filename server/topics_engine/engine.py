@@ -221,7 +221,10 @@ class Engine:
         if config == topic.config:
             return TopicPut(name, False, config)
         self.persistence.check_writable()
+        raised_cap = topic.queue is not None and _cap_raised(topic.config.max_in_flight, config.max_in_flight)
         self.apply_config(topic, config)
+        if raised_cap:
+            self.hub.notify(name)  # /work streams waiting for room under the old cap
         return TopicPut(name, False, config, self.persistence.topic_put(topic, self.clock.now_ms()))
 
     def apply_config(self, topic: Topic, config: TopicConfig, at_ms: int | None = None) -> None:
@@ -641,3 +644,8 @@ def _oldest_ready_ts(topic: Topic, q: QueueState) -> int | None:
     if fresh is not None:
         times.append(fresh[1])
     return min(times) if times else None
+
+
+def _cap_raised(old: int, new: int) -> bool:
+    """Whether a ``max_in_flight`` change makes room (0 is no cap)."""
+    return old != 0 and (new == 0 or new > old)

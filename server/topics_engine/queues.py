@@ -7,8 +7,12 @@ Every operation first resolves the topic — 404 ``topic_not_found`` if absent, 
 is the permanent delete of §5 (durable iff the topic is), so acked jobs never come back.
 
 Claim order: the reclaim freelist (expired leases, elapsed nack delays) first, then fresh jobs
-past the claim cursor. A job about to be delivered for the ``(max_deliveries + 1)``-th time on a
-queue with a ``dead_letter`` topic is moved there instead (meta stamped with provenance) and
+past the claim cursor. With ``max_in_flight`` (an extension) a claim or refill takes at most the
+room left under the cap; what frees room or jobs (an ack under a cap, a nack, a stream's
+release) wakes the queue's /work streams.
+
+A job about to be delivered for the ``(max_deliveries + 1)``-th time on a queue with a
+``dead_letter`` topic is moved there instead (meta stamped with provenance) and
 deleted from the queue. With ``claim_jitter_ms > 0`` claims (and /work refills) that arrive
 within the window form a cohort served in one pass, the available jobs divided in proportion to
 each claimer's ``max`` and dealt round-robin.
@@ -358,6 +362,9 @@ class Queues:
         q = _q(topic)
         q.expire(now)
         wanted = sum(w.max for w in claimers)
+        cap = topic.config.max_in_flight
+        if cap:
+            wanted = min(wanted, max(0, cap - len(q.leases)))
         picked = self._pick(topic, q, wanted, now)
         if len(claimers) == 1:
             dealt = [picked]
@@ -537,6 +544,8 @@ class Queues:
             )
         done = [seq for seq, _ in held]
         deleted = self.engine.delete_seqs(topic, sorted(done))
+        if topic.config.max_in_flight:
+            self._freed(topic)  # room under the cap
         return LeaseChange(name, done, skipped, wait=deleted.wait)
 
     def nack(
@@ -558,6 +567,8 @@ class Queues:
         for e in events:
             _q(topic).apply(e)
         wait = self.engine.persistence.lease_events(topic, events) if events else None
+        if events and (not delay or topic.config.max_in_flight):
+            self._freed(topic)  # claimable jobs (a delayed one wakes the streams when due), or room
         return LeaseChange(name, [seq for seq, _ in held], skipped, wait=wait)
 
     def extend(
@@ -625,7 +636,14 @@ class Queues:
         if events:
             with contextlib.suppress(NotReady):  # a read-only WAL: the leases expire instead
                 self.engine.persistence.lease_events(topic, events)
+            self._freed(topic)
         return len(events)
+
+    def _freed(self, topic: Topic) -> None:
+        """Jobs became claimable, or room under ``max_in_flight``: wake the queue's /work
+        streams (hub listeners; a long-poll on the topic wakes too, finds nothing new and
+        waits on)."""
+        self.engine.hub.notify(topic.name)
 
 
 _Picked = tuple[RecordBatch, int, int]

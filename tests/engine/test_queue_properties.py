@@ -9,9 +9,10 @@ with its delivery counter. Time rules come from the contract: a lease is expired
 
 Checked on every step:
   * claim: results ascending, fresh ``lease_ids``, ``deadline = now + lease_ms``,
-    ``deliveries = previous + 1``; a claim takes ``max`` jobs unless it drains everything
-    claimable; jobs already delivered go before fresh ones, fresh ones in seq order; only jobs
-    delivered ``max_deliveries`` times are dead-lettered, and those are never delivered;
+    ``deliveries = previous + 1``; a claim takes ``max`` jobs — at most the room left under
+    ``max_in_flight`` in the capped variant — unless it drains everything claimable; jobs
+    already delivered go before fresh ones, fresh ones in seq order; only jobs delivered
+    ``max_deliveries`` times are dead-lettered, and those are never delivered;
   * ack / nack / extend: ``done`` is exactly the requested seqs the node holds (first
     occurrence; token matching when ``lease_ids`` are given), ``skipped`` the rest, in order;
   * the ``queue`` counters (with the health: delayed jobs, the oldest claimable job's age, the
@@ -46,6 +47,8 @@ class Job:
 
 
 class QueueMachine(RuleBasedStateMachine):
+    CAP = 0
+    """The queue's ``max_in_flight`` (0: none)."""
     clock: ManualClock
     engine: Engine
     jobs: dict[int, Job]
@@ -56,7 +59,15 @@ class QueueMachine(RuleBasedStateMachine):
     def setup(self) -> None:
         self.clock = ManualClock(T0)
         self.engine = Engine(self.clock)
-        self.engine.put_topic("q", {"type": "queue", "max_deliveries": MAX_DELIVERIES, "dead_letter": "dlq"})
+        self.engine.put_topic(
+            "q",
+            {
+                "type": "queue",
+                "max_deliveries": MAX_DELIVERIES,
+                "dead_letter": "dlq",
+                "max_in_flight": self.CAP,
+            },
+        )
         self.jobs: dict[int, Job] = {}
         self.all_seqs: list[int] = []
         self.dead: list[int] = []
@@ -116,6 +127,9 @@ class QueueMachine(RuleBasedStateMachine):
         reclaim = {s for s, j in before.items() if j.deliveries > 0}
         fresh = sorted(s for s, j in before.items() if j.deliveries == 0)
         poison = {s for s in reclaim if self.jobs[s].deliveries >= MAX_DELIVERIES}
+        limit = max_  # what the claim may take: max, or the room left under the cap
+        if self.CAP:
+            limit = min(max_, max(0, self.CAP - sum(1 for j in self.jobs.values() if self.held(j))))
         r = queues_for(self.engine).claim("q", node, max_, lease_ms)
         got = [j.seq for j in r.jobs]  # type: ignore[union-attr]
         assert got == sorted(got) and len(set(got)) == len(got)
@@ -125,10 +139,12 @@ class QueueMachine(RuleBasedStateMachine):
         assert topic is not None
         moved = {s for s in before if not topic.is_live(s)}
         assert moved <= poison, "dead-lettered a job below max_deliveries"
-        if len(got) < max_:
+        if not limit:
+            assert got == [] and not moved, "a claim without room took (or moved) jobs"
+        elif len(got) < limit:
             assert set(got) | moved == set(before), "a short claim left claimable jobs behind"
         else:
-            assert len(got) == max_
+            assert len(got) == limit
         fresh_got = [s for s in got if s in fresh]
         if fresh_got:
             assert reclaim <= set(got) | moved, "fresh jobs served before reclaimed ones"
@@ -262,3 +278,13 @@ QueueMachine.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 TestQueueModel = QueueMachine.TestCase
+
+
+class CappedQueueMachine(QueueMachine):
+    """The same rules on a queue with ``max_in_flight``: a claim takes at most the room left."""
+
+    CAP = 3
+
+
+CappedQueueMachine.TestCase.settings = QueueMachine.TestCase.settings
+TestCappedQueueModel = CappedQueueMachine.TestCase

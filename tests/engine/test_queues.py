@@ -897,3 +897,41 @@ def test_the_oldest_reclaimable_job_survives_any_churn_in_bounded_memory() -> No
     assert q.oldest_reclaimable() == 1
     q.discard(1)
     assert q.oldest_reclaimable() == 2
+
+
+# -- max_in_flight (an extension) ---------------------------------------------------------------
+
+
+def _ack(engine: Engine, node: str, seqs: list[int]) -> list[int]:
+    return queues_for(engine).ack("q", node, seqs).done
+
+
+def test_max_in_flight_caps_the_jobs_leased_at_once(engine: Engine, clock: ManualClock) -> None:
+    make_queue(engine, max_in_flight=3, lease_ms=1000)
+    jobs = produce(engine, 8)
+    assert claimed_seqs(claim(engine, "a", 2)) == jobs[:2]
+    assert claimed_seqs(claim(engine, "b", 5)) == jobs[2:3]  # the room left, not max
+    nothing = claim(engine, "c", 1)
+    assert nothing.jobs == [] and nothing.counters.ready == 5  # ready, but no room
+    assert _ack(engine, "a", [jobs[0]]) == [jobs[0]]
+    assert claimed_seqs(claim(engine, "c", 4)) == jobs[3:4]  # the ack made room for one
+    queues_for(engine).nack("q", "b", [jobs[2]])
+    assert claimed_seqs(claim(engine, "c", 4)) == jobs[2:3]  # a nack makes room too
+    clock.advance(1001)  # every lease expires: room for three
+    assert claimed_seqs(claim(engine, "d", 8)) == jobs[1:4]  # the three reclaimed, ascending
+    assert_consistent(engine)
+
+
+def test_a_lowered_cap_lets_the_jobs_in_flight_finish(engine: Engine) -> None:
+    make_queue(engine)
+    jobs = produce(engine, 6)
+    assert claimed_seqs(claim(engine, "a", 4)) == jobs[:4]
+    engine.put_topic("q", {"max_in_flight": 2})
+    assert claim(engine, "b", 1).jobs == []  # 4 in flight, cap 2
+    assert _ack(engine, "a", jobs[:2]) == jobs[:2]  # in flight above the cap: they finish normally
+    assert claim(engine, "b", 1).jobs == []  # 2 in flight: still no room
+    assert _ack(engine, "a", [jobs[2]]) == [jobs[2]]
+    assert claimed_seqs(claim(engine, "b", 5)) == jobs[4:5]
+    engine.put_topic("q", {"max_in_flight": 0})  # no cap
+    assert claimed_seqs(claim(engine, "b", 5)) == jobs[5:6]
+    assert engine.topic_state("q").config.max_in_flight == 0

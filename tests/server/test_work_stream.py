@@ -276,6 +276,27 @@ async def test_max_in_flight_bound_and_refill_on_ack(server: str, http: httpx.As
         assert await _queue_state(http, q) == {"ready": 0, "in_flight": 0, "dead_lettered": 0}
 
 
+async def test_a_queue_cap_is_shared_by_claims_and_streams(server: str, http: httpx.AsyncClient) -> None:
+    """``max_in_flight`` bounds the jobs leased at once over every consumer: a stream waiting for
+    room gets jobs as another consumer's ack frees it, and at once when the cap is raised."""
+    q = _name()
+    await _queue(http, q, max_in_flight=2)
+    seqs = await _produce(http, q, 5)
+    claimed = await _post(http, q, "claim", node="poller", max=5)
+    assert [j["$seq"] for j in claimed["claimed"]] == seqs[:2]  # the room, not max
+    async with work(server, q, node="w1", max=3) as (_, frames):
+        await opened(frames)
+        await frames.quiet()  # no room: nothing pushed
+        await _post(http, q, "ack", node="poller", seqs=[seqs[0]])
+        assert (await frames.job()).json()["$seq"] == seqs[2]  # room freed by another's ack
+        await frames.quiet()
+        r = await http.put(f"/v0/topics/{q}", json={"max_in_flight": 4})
+        assert r.status_code == 200 and r.json()["config"]["max_in_flight"] == 4
+        assert [job["$seq"] for job in await frames.jobs(2)] == seqs[3:5]
+        # the poller's seqs[1] and the stream's three
+        assert await _queue_state(http, q) == {"ready": 0, "in_flight": 4, "dead_lettered": 0}
+
+
 async def test_nack_refills_and_redelivers(server: str, http: httpx.AsyncClient) -> None:
     q = _name()
     await _queue(http, q)

@@ -245,6 +245,7 @@ def _config(c: ResolvedTopicConfig) -> TopicConfig:
         max_deliveries=c.max_deliveries,
         dead_letter=c.dead_letter,
         leases_durable=c.leases_durable,
+        max_in_flight=c.max_in_flight,
     )
 
 

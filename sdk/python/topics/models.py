@@ -37,6 +37,8 @@ class TopicConfig:
     max_deliveries: int
     dead_letter: str | None
     leases_durable: bool
+    max_in_flight: int = 0
+    """Queue only: the most jobs leased at once (0 = no cap)."""
 
 
 @dataclass(slots=True)

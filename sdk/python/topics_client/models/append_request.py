@@ -36,7 +36,7 @@ class AppendRequest:
             `default:` so a generated client sends only the fields its user set.
             Unknown fields are `400 invalid_request`. The queue fields
             (`lease_ms`, `claim_jitter_ms`, `max_deliveries`, `dead_letter`,
-            `leases_durable`) are only meaningful when `type` is `queue` (accepted but
+            `leases_durable`, `max_in_flight`) are only meaningful when `type` is `queue` (accepted but
             inert on a log).
         disable_backpressure (bool | Unset): If true, opt out of `429` for this write; the server may queue it instead.
             Default false.

@@ -37,6 +37,7 @@ class ResolvedTopicConfig:
             max_deliveries (int):
             dead_letter (None | str):
             leases_durable (bool):
+            max_in_flight (int): Queue only. The most jobs leased at once (0 = no cap).
     """
 
     type_: str | TopicType
@@ -56,6 +57,7 @@ class ResolvedTopicConfig:
     max_deliveries: int
     dead_letter: None | str
     leases_durable: bool
+    max_in_flight: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,6 +109,8 @@ class ResolvedTopicConfig:
 
         leases_durable = self.leases_durable
 
+        max_in_flight = self.max_in_flight
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -128,6 +132,7 @@ class ResolvedTopicConfig:
                 "max_deliveries": max_deliveries,
                 "dead_letter": dead_letter,
                 "leases_durable": leases_durable,
+                "max_in_flight": max_in_flight,
             }
         )
 
@@ -214,6 +219,8 @@ class ResolvedTopicConfig:
 
         leases_durable = d.pop("leases_durable")
 
+        max_in_flight = d.pop("max_in_flight")
+
         resolved_topic_config = cls(
             type_=type_,
             ttl_ms=ttl_ms,
@@ -232,6 +239,7 @@ class ResolvedTopicConfig:
             max_deliveries=max_deliveries,
             dead_letter=dead_letter,
             leases_durable=leases_durable,
+            max_in_flight=max_in_flight,
         )
 
         resolved_topic_config.additional_properties = d

@@ -22,7 +22,7 @@ class TopicConfig:
     `default:` so a generated client sends only the fields its user set.
     Unknown fields are `400 invalid_request`. The queue fields
     (`lease_ms`, `claim_jitter_ms`, `max_deliveries`, `dead_letter`,
-    `leases_durable`) are only meaningful when `type` is `queue` (accepted but
+    `leases_durable`, `max_in_flight`) are only meaningful when `type` is `queue` (accepted but
     inert on a log).
 
         Attributes:
@@ -60,6 +60,9 @@ class TopicConfig:
                 none. Must differ from this topic (else `400 invalid_request`). Default null.
             leases_durable (bool | Unset): Queue only. Durability of the leases log; losing leases on a crash is self-
                 healing. Default false.
+            max_in_flight (int | Unset): Queue only. The most jobs leased at once across all consumers (claims and `/work`
+                streams); a claim gets at most the room left, and none when there is none. A change takes effect at once; jobs
+                in flight above a lowered cap finish normally. 0 = no cap. Default 0.
     """
 
     type_: TopicType | Unset = UNSET
@@ -79,6 +82,7 @@ class TopicConfig:
     max_deliveries: int | Unset = UNSET
     dead_letter: None | str | Unset = UNSET
     leases_durable: bool | Unset = UNSET
+    max_in_flight: int | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         type_: str | Unset = UNSET
@@ -129,6 +133,8 @@ class TopicConfig:
 
         leases_durable = self.leases_durable
 
+        max_in_flight = self.max_in_flight
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -166,6 +172,8 @@ class TopicConfig:
             field_dict["dead_letter"] = dead_letter
         if leases_durable is not UNSET:
             field_dict["leases_durable"] = leases_durable
+        if max_in_flight is not UNSET:
+            field_dict["max_in_flight"] = max_in_flight
 
         return field_dict
 
@@ -235,6 +243,8 @@ class TopicConfig:
 
         leases_durable = d.pop("leases_durable", UNSET)
 
+        max_in_flight = d.pop("max_in_flight", UNSET)
+
         topic_config = cls(
             type_=type_,
             ttl_ms=ttl_ms,
@@ -253,6 +263,7 @@ class TopicConfig:
             max_deliveries=max_deliveries,
             dead_letter=dead_letter,
             leases_durable=leases_durable,
+            max_in_flight=max_in_flight,
         )
 
         return topic_config

@@ -115,7 +115,8 @@ def sync_detailed(
             `default:` so a generated client sends only the fields its user set.
             Unknown fields are `400 invalid_request`. The queue fields
             (`lease_ms`, `claim_jitter_ms`, `max_deliveries`, `dead_letter`,
-            `leases_durable`) are only meaningful when `type` is `queue` (accepted but
+            `leases_durable`, `max_in_flight`) are only meaningful when `type` is `queue` (accepted
+            but
             inert on a log).
 
     Raises:
@@ -165,7 +166,8 @@ def sync(
             `default:` so a generated client sends only the fields its user set.
             Unknown fields are `400 invalid_request`. The queue fields
             (`lease_ms`, `claim_jitter_ms`, `max_deliveries`, `dead_letter`,
-            `leases_durable`) are only meaningful when `type` is `queue` (accepted but
+            `leases_durable`, `max_in_flight`) are only meaningful when `type` is `queue` (accepted
+            but
             inert on a log).
 
     Raises:
@@ -210,7 +212,8 @@ async def asyncio_detailed(
             `default:` so a generated client sends only the fields its user set.
             Unknown fields are `400 invalid_request`. The queue fields
             (`lease_ms`, `claim_jitter_ms`, `max_deliveries`, `dead_letter`,
-            `leases_durable`) are only meaningful when `type` is `queue` (accepted but
+            `leases_durable`, `max_in_flight`) are only meaningful when `type` is `queue` (accepted
+            but
             inert on a log).
 
     Raises:
@@ -258,7 +261,8 @@ async def asyncio(
             `default:` so a generated client sends only the fields its user set.
             Unknown fields are `400 invalid_request`. The queue fields
             (`lease_ms`, `claim_jitter_ms`, `max_deliveries`, `dead_letter`,
-            `leases_durable`) are only meaningful when `type` is `queue` (accepted but
+            `leases_durable`, `max_in_flight`) are only meaningful when `type` is `queue` (accepted
+            but
             inert on a log).
 
     Raises:
