@@ -22,3 +22,6 @@ CONTRACT_DEFAULTS = {
     "dead_letter": None,
     "leases_durable": False,
 }
+CONFIG_DEFAULTS = {**CONTRACT_DEFAULTS, "max_in_flight": 0}
+"""A resolved config's defaults as this server echoes them: the contract's (§0.10, in its order),
+then the extensions' (docs/DECISIONS.md)."""

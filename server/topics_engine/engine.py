@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -125,8 +126,15 @@ class Engine:
         self.by_class[topic.config.durability] += 1
         if topic.queue is not None:
             self.queue_topics[topic.id] = topic
+            topic.queue.lease_dropped = functools.partial(self._lease_dropped, topic)
         self.next_topic_id = max(self.next_topic_id, topic.id + 1)
         bisect.insort(self._names, topic.name)
+
+    def _lease_dropped(self, topic: Topic) -> None:
+        """A lease of ``topic`` ended with its job (deleted, evicted): room under its
+        ``max_in_flight``, if it has one — wake its /work streams."""
+        if topic.config.max_in_flight and self.is_current(topic):
+            self.hub.notify(topic.name)
 
     def unregister(self, topic: Topic) -> None:
         """Remove a topic (live or replayed delete); remembers its head for ``recreated``."""
@@ -258,6 +266,14 @@ class Engine:
             last_read_ts=topic.last_read_ts,
             queue=self.queue_counters(topic),
         )
+
+    def queue_in_flight(self, topic: Topic) -> int:
+        """A queue's leased jobs (lazy lease expiry applied first); 0 for a log."""
+        q = topic.queue
+        if q is None:
+            return 0
+        q.expire(self.clock.now_ms())
+        return len(q.leases)
 
     def queue_counters(self, topic: Topic) -> QueueCounters | None:
         """A queue's §10.7 counters (lazy lease expiry applied first); ``None`` for a log."""
@@ -635,7 +651,7 @@ def _oldest_ready_ts(topic: Topic, q: QueueState) -> int | None:
     log keeps resident, so no record is read."""
     log = topic.log
     times = []
-    reclaimable = q.oldest_reclaimable()
+    reclaimable = q.oldest_reclaimable(log.is_live)
     if reclaimable is not None:
         ts = log.ts_of(reclaimable)
         if ts is not None:

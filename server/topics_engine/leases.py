@@ -13,14 +13,15 @@ to the dead-letter topic failed is *held back* (docs/DECISIONS.md, "Dead-letter 
 neither claimable nor in flight until the move is retried. Invariants (with the jobs log's live
 records): a seq is in at most one of ``leases``, ``delayed``, ``held_back`` and the freelist;
 every seq there is a live job; ``cursor`` is the highest seq ever handed out fresh; ``_holding``
-counts ``leases`` by node.
+counts ``leases`` by node, and ``_ranked`` orders it.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -93,6 +94,12 @@ class QueueState:
     it (so it stays within about twice the freelist, however jobs churn)."""
     _holding: dict[str, int] = field(default_factory=dict)
     """Leases held per node (``{node: n}``, no zeros): the sum is ``len(leases)``."""
+    _ranked: list[tuple[int, str]] = field(default_factory=list)
+    """``(-n, node)`` for every node of ``_holding``, sorted: the busiest holders first, ties
+    by node (kept as counts change, so listing the top ones never sorts them all)."""
+    lease_dropped: Callable[[], None] | None = None
+    """Called when a lease ends because its job left the log (deleted, evicted, expired by
+    TTL): the engine wakes the queue's streams, as that may make room under a cap."""
 
     # -- the projection ----------------------------------------------------------------------
     #
@@ -128,20 +135,23 @@ class QueueState:
             self._expiry,
         )
         out = []
+        replaced: list[Lease] = []
         for seq, lease_id, n in zip(seqs, lease_ids, deliveries, strict=True):
             free.discard(seq)  # its freelist entry is skipped lazily
             if delayed:
                 delayed.pop(seq, None)
-            replaced = leases.get(seq)
-            if replaced is not None:  # a replayed claim over a lease not ended in the log
-                self._let_go(replaced)
+            old = leases.get(seq)
+            if old is not None:  # a replayed claim over a lease not ended in the log
+                replaced.append(old)
             lease = leases[seq] = Lease(node, lease_id, deadline, n)
             counts[seq] = n
             heapq.heappush(expiry, (deadline, seq, lease_id))
             out.append(lease)
         if seqs:
             self.cursor = max(self.cursor, *seqs)
-            self._holding[node] = self._holding.get(node, 0) + len(seqs)
+            self._hold(node, len(seqs))
+            for old in replaced:
+                self._hold(old.node, -1)
         return out
 
     def end(self, seq: int, lease_id: str) -> Lease | None:
@@ -193,11 +203,21 @@ class QueueState:
 
     def _let_go(self, lease: Lease) -> None:
         """``lease`` left ``leases``: its node holds one fewer."""
-        n = self._holding[lease.node] - 1
-        if n:
-            self._holding[lease.node] = n
+        self._hold(lease.node, -1)
+
+    def _hold(self, node: str, change: int) -> None:
+        """``node`` holds ``change`` more leases (fewer if negative): ``_holding`` and
+        ``_ranked`` follow."""
+        old = self._holding.get(node, 0)
+        new = old + change
+        ranked = self._ranked
+        if old:
+            del ranked[bisect.bisect_left(ranked, (-old, node))]
+        if new > 0:
+            self._holding[node] = new
+            bisect.insort(ranked, (-new, node))
         else:
-            del self._holding[lease.node]
+            del self._holding[node]
 
     # -- lazy time ---------------------------------------------------------------------------
 
@@ -267,6 +287,8 @@ class QueueState:
         if lease is not None:
             self._let_go(lease)
             self._ended(lease, seq)
+            if self.lease_dropped is not None:
+                self.lease_dropped()
 
     def reconcile(self, live_seqs: Iterable[int]) -> None:
         """After recovery: a live job at or below the claim cursor that is neither leased,
@@ -290,19 +312,19 @@ class QueueState:
             self.held_back.discard(seq)
             self._push_free(seq)
 
-    def oldest_reclaimable(self) -> int | None:
-        """The lowest seq on the reclaim freelist, or ``None``."""
+    def oldest_reclaimable(self, live: Callable[[int], bool]) -> int | None:
+        """The lowest seq on the reclaim freelist whose job is ``live``, or ``None``. (A seq
+        whose job left the log is normally discarded with it; one that is not yet is dropped
+        from the heap here — :meth:`pop_reclaimable`'s callers skip it the same way.)"""
         heap, free = self._free_heap, self._free
-        while heap and heap[0] not in free:
+        while heap and (heap[0] not in free or not live(heap[0])):
             heapq.heappop(heap)
         return heap[0] if heap else None
 
     def holders(self, most: int) -> tuple[list[tuple[str, int]], int]:
         """The nodes holding leases now as ``(node, leases)``, most leases first (then by
         node), at most ``most`` of them; and how many nodes hold leases."""
-        holding = self._holding
-        top = heapq.nsmallest(most, holding.items(), key=lambda item: (-item[1], item[0]))
-        return top, len(holding)
+        return [(node, -n) for n, node in self._ranked[:most]], len(self._holding)
 
     def counters(self, live_jobs: int) -> tuple[int, int]:
         """``(ready, in_flight)``; jobs waiting out a nack delay or held back after a failed

@@ -8,8 +8,9 @@ is the permanent delete of §5 (durable iff the topic is), so acked jobs never c
 
 Claim order: the reclaim freelist (expired leases, elapsed nack delays) first, then fresh jobs
 past the claim cursor. With ``max_in_flight`` (an extension) a claim or refill takes at most the
-room left under the cap; what frees room or jobs (an ack under a cap, a nack, a stream's
-release) wakes the queue's /work streams.
+room left under the cap; what frees room or jobs, or moves a due time earlier (an ack at the
+cap, a nack, an extend that shortens a lease, a stream's release, a leased job deleted under a
+cap) wakes the queue's /work streams.
 
 A job about to be delivered for the ``(max_deliveries + 1)``-th time on a queue with a
 ``dead_letter`` topic is moved there instead (meta stamped with provenance) and
@@ -284,7 +285,8 @@ class Queues:
             self._join_cohort(topic, waiting)
             return claimed
         self._serve(topic, [waiting])
-        claimed.counters = self.counters(topic)
+        if waiting.holder is None:  # a claim answers with the counters; a /work refill does not
+            claimed.counters = self.counters(topic)
         claimed.wait = self._log_claims(topic, claimed.jobs)
         return claimed
 
@@ -348,7 +350,8 @@ class Queues:
                 )
             return
         self._serve(topic, live)
-        counters = self.counters(topic) if live else QueueCounters(0, 0, 0)
+        claims = any(w.holder is None for w in live)  # /work refills take no counters
+        counters = self.counters(topic) if claims else QueueCounters(0, 0, 0)
         for w in live:
             assert w.future is not None
             w.claimed.counters = counters
@@ -536,6 +539,8 @@ class Queues:
         persistence = self.engine.persistence
         persistence.check_writable()
         q = _q(topic)
+        cap = topic.config.max_in_flight
+        was_full = bool(cap) and len(q.leases) >= cap
         for seq, lease in held:
             q.end(seq, lease.lease_id)
         if persistence.logs_leases(topic):
@@ -544,7 +549,7 @@ class Queues:
             )
         done = [seq for seq, _ in held]
         deleted = self.engine.delete_seqs(topic, sorted(done))
-        if topic.config.max_in_flight:
+        if was_full:
             self._freed(topic)  # room under the cap
         return LeaseChange(name, done, skipped, wait=deleted.wait)
 
@@ -567,8 +572,8 @@ class Queues:
         for e in events:
             _q(topic).apply(e)
         wait = self.engine.persistence.lease_events(topic, events) if events else None
-        if events and (not delay or topic.config.max_in_flight):
-            self._freed(topic)  # claimable jobs (a delayed one wakes the streams when due), or room
+        if events:  # jobs claimable now or at a new due time (streams re-arm their timers), room
+            self._freed(topic)
         return LeaseChange(name, [seq for seq, _ in held], skipped, wait=wait)
 
     def extend(
@@ -588,9 +593,12 @@ class Queues:
         events = [
             LeaseEvent(LeaseEventKind.EXTENDED, seq, lease.lease_id, at=deadline) for seq, lease in held
         ]
+        shortened = any(deadline < lease.deadline for _, lease in held)
         for e in events:
             _q(topic).apply(e)
         wait = self.engine.persistence.lease_events(topic, events) if events else None
+        if shortened:
+            self._freed(topic)  # a lease now expires sooner: streams re-arm their timers
         done = [seq for seq, _ in held]
         return LeaseChange(name, done, skipped, {str(seq): deadline for seq in done}, wait)
 

@@ -776,10 +776,12 @@ def _first_at_or_after(ts_runs: list[tuple[int, int]], count: int, start: int, t
 
 
 def _ts_of(ts_runs: list[tuple[int, int]], i: int) -> int:
-    k = len(ts_runs) - 1
-    while ts_runs[k][0] > i:
-        k -= 1
-    return ts_runs[k][1]
+    """``$ts`` of record ``i``: that of the last run starting at or before it."""
+    return ts_runs[bisect.bisect_right(ts_runs, (i, _TS_MAX)) - 1][1]
+
+
+_TS_MAX = 1 << 64
+"""Above every ``$ts``: ``(i, _TS_MAX)`` sorts after every run starting at ``i``."""
 
 
 def slice_batch(batch: RecordBatch, i: int) -> RecordBatch:

@@ -103,7 +103,6 @@ def aggregates(ctx: ServerContext, ready: bool) -> Aggregates:
         return Aggregates(engine.topic_count, dict.fromkeys(Durability, 0), ctx.routers.count, 0, 0, 0, 0)
     usage, queues = engine.usage, list(engine.queue_topics.values())
     # in flight after lazy lease expiry, as any read of a queue applies it
-    counters = (engine.queue_counters(topic) for topic in queues)
     return Aggregates(
         engine.topic_count,
         dict(engine.by_class),
@@ -111,7 +110,7 @@ def aggregates(ctx: ServerContext, ready: bool) -> Aggregates:
         usage.records,
         usage.bytes,
         len(queues),
-        sum(c.in_flight for c in counters if c is not None),
+        sum(engine.queue_in_flight(topic) for topic in queues),
     )
 
 

@@ -7,14 +7,14 @@ from topics_engine import Discard, Durability, TopicConfig, TopicType
 from topics_engine.config import U64_MAX, resolve_config
 from topics_engine.errors import InvalidRequest, TopicExistsIncompatible
 
-from ..contract import CONTRACT_DEFAULTS
+from ..contract import CONFIG_DEFAULTS
 from .conftest import raises_topics
 
 
 def test_empty_config_is_all_contract_defaults() -> None:
     cfg = resolve_config("t", {})
-    assert cfg.to_wire() == CONTRACT_DEFAULTS
-    assert list(cfg.to_wire()) == list(CONTRACT_DEFAULTS)  # §0.10 key order
+    assert cfg.to_wire() == CONFIG_DEFAULTS
+    assert list(cfg.to_wire()) == list(CONFIG_DEFAULTS)  # §0.10 key order, then the extensions'
     assert cfg == TopicConfig()
 
 
@@ -36,6 +36,7 @@ def test_every_field_round_trips() -> None:
         "max_deliveries": 4,
         "dead_letter": "jobs.dlq",
         "leases_durable": True,
+        "max_in_flight": 5,
     }
     wire = resolve_config("jobs", fields).to_wire()
     assert wire == {**fields, "durable": False}

@@ -884,9 +884,14 @@ def test_the_oldest_reclaimable_job_survives_any_churn_in_bounded_memory() -> No
     """The freelist's min-heap drops stale entries as jobs are reclaimed and claimed again, so
     a worker nacking and reclaiming one job forever does not grow it."""
     q = QueueState()
+    gone: set[int] = set()
+
+    def live(seq: int) -> bool:
+        return seq not in gone
+
     q.claim_many([1, 2, 3], ["l1", "l2", "l3"], "w", 100, [1, 1, 1])
     q.release(2, "l2", 0)
-    assert q.oldest_reclaimable() == 2
+    assert q.oldest_reclaimable(live) == 2
     for k in range(10_000):
         assert q.pop_reclaimable() == 2
         q.claim(2, f"m{k}", "w", 100, 2)
@@ -894,9 +899,11 @@ def test_the_oldest_reclaimable_job_survives_any_churn_in_bounded_memory() -> No
     assert len(q._free_heap) <= 2 * len(q._free) + 65
     q.release(3, "l3", 0)
     q.release(1, "l1", 0)
-    assert q.oldest_reclaimable() == 1
+    assert q.oldest_reclaimable(live) == 1
     q.discard(1)
-    assert q.oldest_reclaimable() == 2
+    assert q.oldest_reclaimable(live) == 2
+    gone.add(2)  # a freelist seq whose job left the log without a discard yet: skipped
+    assert q.oldest_reclaimable(live) == 3
 
 
 # -- max_in_flight (an extension) ---------------------------------------------------------------
@@ -935,3 +942,20 @@ def test_a_lowered_cap_lets_the_jobs_in_flight_finish(engine: Engine) -> None:
     engine.put_topic("q", {"max_in_flight": 0})  # no cap
     assert claimed_seqs(claim(engine, "b", 5)) == jobs[5:6]
     assert engine.topic_state("q").config.max_in_flight == 0
+
+
+def test_holders_are_ranked_and_counted_through_every_lease_change() -> None:
+    q = QueueState()
+    q.claim_many([1, 2], ["l1", "l2"], "b", 100, [1, 1])
+    q.claim_many([3, 4], ["l3", "l4"], "a", 100, [1, 1])
+    q.claim_many([5, 5], ["l5", "l5b"], "c", 100, [1, 1])  # one seq twice: one lease
+    assert q.holders(10) == ([("a", 2), ("b", 2), ("c", 1)], 3)  # most first, ties by node
+    assert q.holders(1) == ([("a", 2)], 3)
+    q.end(3, "l3")
+    q.release(1, "l1", 0)
+    assert q.holders(10) == ([("a", 1), ("b", 1), ("c", 1)], 3)
+    q.expire(101)  # every lease is past its deadline
+    assert q.holders(10) == ([], 0) and q.leases == {}
+    q.claim_many([6], ["l6"], "d", 200, [1])
+    q.discard(6)  # the job left the log
+    assert q.holders(10) == ([], 0)

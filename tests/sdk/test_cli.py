@@ -397,7 +397,8 @@ def test_queue_claim_ack_nack_stats(
     (stats,) = lines(cli("queue", "stats", q)[1])
     assert stats == {
         "topic": q, "ready": 1, "in_flight": 2, "dead_lettered": 0, "delayed": 0,
-        "oldest_ready_age_ms": stats["oldest_ready_age_ms"], "holders": {"w1": 2}, "count": 3, "head_seq": 3,
+        "oldest_ready_age_ms": stats["oldest_ready_age_ms"], "holders": {"w1": 2}, "holders_truncated": False,
+        "count": 3, "head_seq": 3,
     }  # fmt: skip
     status, out, _ = cli("queue", "leases", q)
     assert status == 0
@@ -419,7 +420,8 @@ def test_queue_claim_ack_nack_stats(
     (stats,) = lines(cli("queue", "stats", q)[1])
     assert stats == {
         "topic": q, "ready": 2, "in_flight": 0, "dead_lettered": 0, "delayed": 0,
-        "oldest_ready_age_ms": stats["oldest_ready_age_ms"], "holders": {}, "count": 2, "head_seq": 3,
+        "oldest_ready_age_ms": stats["oldest_ready_age_ms"], "holders": {}, "holders_truncated": False,
+        "count": 2, "head_seq": 3,
     }  # fmt: skip
 
     log = name("log")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 from topics_engine import ManualClock
 
-from ..contract import CONTRACT_DEFAULTS
+from ..contract import CONFIG_DEFAULTS
 from .conftest import assert_error
 
 
@@ -14,7 +14,7 @@ async def test_put_creates_then_is_idempotent_then_updates(client: httpx.AsyncCl
     assert r.status_code == 201
     body = r.json()
     assert body["topic"] == "jobs" and body["created"] is True
-    assert body["config"] == CONTRACT_DEFAULTS
+    assert body["config"] == CONFIG_DEFAULTS
     assert "server_total_ms" in body["performance"]
 
     r = await client.put("/v0/topics/jobs", json={})
@@ -31,7 +31,7 @@ async def test_put_creates_then_is_idempotent_then_updates(client: httpx.AsyncCl
 async def test_put_without_body_creates_all_default(client: httpx.AsyncClient) -> None:
     r = await client.put("/v0/topics/bare")
     assert r.status_code == 201
-    assert r.json()["config"] == CONTRACT_DEFAULTS
+    assert r.json()["config"] == CONFIG_DEFAULTS
 
 
 async def test_explicit_durability_wins_over_durable(client: httpx.AsyncClient) -> None:

@@ -297,6 +297,20 @@ async def test_a_queue_cap_is_shared_by_claims_and_streams(server: str, http: ht
         assert await _queue_state(http, q) == {"ready": 0, "in_flight": 4, "dead_lettered": 0}
 
 
+async def test_a_deleted_leased_job_makes_room_under_the_cap(server: str, http: httpx.AsyncClient) -> None:
+    q = _name()
+    await _queue(http, q, max_in_flight=1, lease_ms=3_600_000)
+    seqs = await _produce(http, q, 2)
+    claimed = await _post(http, q, "claim", node="poller")
+    assert [j["$seq"] for j in claimed["claimed"]] == seqs[:1]
+    async with work(server, q, node="w1", max=2) as (_, frames):
+        await opened(frames)
+        await frames.quiet()  # no room for an hour
+        r = await http.post(f"/v0/topics/{q}/delete", json={"before_seq": seqs[1]})
+        assert r.status_code == 200 and r.json()["deleted"] == 1, r.text
+        assert (await frames.job()).json()["$seq"] == seqs[1]  # the lease went with its job
+
+
 async def test_nack_refills_and_redelivers(server: str, http: httpx.AsyncClient) -> None:
     q = _name()
     await _queue(http, q)

@@ -61,6 +61,13 @@ def leases(e: Engine, name: str = "q") -> dict[int, tuple[str, str, int, int]]:
     }
 
 
+def health(e: Engine, name: str = "q") -> tuple[int, int, list[tuple[str, int]], bool]:
+    """``(delayed, oldest_ready_age_ms, holders, holders_truncated)`` of the queue."""
+    q = e.topic_state(name, touch=False).queue
+    assert q is not None
+    return q.delayed, q.oldest_ready_age_ms, q.holders, q.holders_truncated
+
+
 def dlq_records(e: Engine, name: str = "dlq") -> list[dict[str, Any]]:
     return [orjson.loads(b) for b in diff_bytes(e, name, include_tags=True)]
 
@@ -78,9 +85,11 @@ async def test_non_durable_leases_make_every_in_flight_job_claimable(h: Harness,
     assert await ack(e, "a", [1]) == [1]
     queues_for(e).nack("q", "b", [4], delay_ms=50_000)
     h.clock.advance(10)
+    assert health(e) == (1, 10, [("a", 2)], False)
     e = await h.restart()
     assert qstate(e) == {"ready": 5, "in_flight": 0, "dead_lettered": 0, "count": 5}
     assert leases(e) == {}
+    assert health(e) == (0, 10, [], False)  # nobody holds anything; job 2 is the oldest ready
     # the old holders hold nothing any more
     assert queues_for(e).ack("q", "a", [2, 3]).done == []
     r = await claim(e, "c", 10)
@@ -255,8 +264,10 @@ async def test_durable_leases_are_restored(h: Harness, durability: str) -> None:
     assert set(before) == {1, 2, 3}
     assert before[1][2] == T0 + 20_100 and before[3][2] == T0 + 500
     counters_before = qstate(e)
+    assert health(e) == (0, 100, [("a", 2), ("b", 1)], False)  # job 5 waits since T0
     e = await h.restart()
     assert leases(e) == before
+    assert health(e) == (0, 100, [("a", 2), ("b", 1)], False)  # the holders are restored too
     assert qstate(e) == counters_before == {"ready": 2, "in_flight": 3, "dead_lettered": 0, "count": 5}
     # holders keep their leases: lease_id fencing still works against the restored tokens
     assert await ack(e, "a", [2], [before[2][1]]) == [2]

@@ -104,6 +104,7 @@ async def test_restart_preserves_every_config_field(h: Harness) -> None:
         "max_deliveries": 3,
         "dead_letter": "dlq",
         "leases_durable": True,
+        "max_in_flight": 5,
     }
     await e.put_topic("q", full).wait
     await e.put_topic("updated", {"cap_records": 10}).wait

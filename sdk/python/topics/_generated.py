@@ -23,7 +23,7 @@ generation").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import msgspec
@@ -226,6 +226,14 @@ def ready_route() -> Route:
 # -- control-plane answers, through the generated models --------------------------------------
 
 
+T = TypeVar("T")
+
+
+def _or(value: T | Unset, default: T) -> T:
+    """An optional field of an answer (an extension a server may not send), or ``default``."""
+    return default if isinstance(value, Unset) else value
+
+
 def _config(c: ResolvedTopicConfig) -> TopicConfig:
     return TopicConfig(
         type=str(c.type_),
@@ -245,7 +253,7 @@ def _config(c: ResolvedTopicConfig) -> TopicConfig:
         max_deliveries=c.max_deliveries,
         dead_letter=c.dead_letter,
         leases_durable=c.leases_durable,
-        max_in_flight=c.max_in_flight,
+        max_in_flight=_or(c.max_in_flight, 0),
     )
 
 
@@ -263,10 +271,10 @@ def topic_state(body: dict[str, Any]) -> TopicState:
             q.ready,
             q.in_flight,
             q.dead_lettered,
-            q.delayed,
-            q.oldest_ready_age_ms,
-            [QueueHolder(h.node, h.in_flight) for h in q.holders],
-            q.holders_truncated,
+            _or(q.delayed, 0),
+            _or(q.oldest_ready_age_ms, 0),
+            [QueueHolder(h.node, h.in_flight) for h in _or(q.holders, [])],
+            _or(q.holders_truncated, False),
         )
     return TopicState(
         topic=m.topic,

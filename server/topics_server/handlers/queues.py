@@ -178,7 +178,7 @@ class _WorkStream:
     async def _refill(self) -> list[ClaimedJob]:
         """Lease up to the stream's free depth; the jobs go out once their leases are durable
         (on an ``fsync`` queue with durable leases), exactly like a claim's."""
-        self.ctx.queues.counters(self.topic)  # lazy expiry: frees expired held leases
+        self.ctx.engine.queue_in_flight(self.topic)  # lazy expiry: frees expired held leases
         want = self.sub.max - len(self.sub.held)
         if want <= 0:
             return []

@@ -44,6 +44,7 @@ def cmd_queue_stats(client: Client, args: argparse.Namespace, out: Output) -> in
             "delayed": state.queue.delayed,
             "oldest_ready_age_ms": state.queue.oldest_ready_age_ms,
             "holders": {h.node: h.in_flight for h in state.queue.holders},
+            "holders_truncated": state.queue.holders_truncated,
             "count": state.count,
             "head_seq": state.head_seq,
         }

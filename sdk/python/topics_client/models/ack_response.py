@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.performance import Performance
     from ..models.queue_holder import QueueHolder
@@ -25,15 +27,16 @@ class AckResponse:
             empty.
         ready (int): Post-ack `ready` counter.
         in_flight (int): Post-ack `in_flight` counter.
-        delayed (int): Jobs not claimable yet because they wait out a nack's `delay_ms` (counted in neither `ready` nor
-            `in_flight`).
-        oldest_ready_age_ms (int): How long the oldest claimable job has waited, in ms (now minus its `$ts`); 0 when no
-            job is claimable.
-        holders (list[QueueHolder]): The nodes holding leases now, most `in_flight` first (ties by node), at most 100.
-        holders_truncated (bool): True when more nodes hold leases than `holders` lists.
         performance (Performance): Server-side timings and counters for this request. Best-effort and additive;
             clients must tolerate any subset. `fsync_ms` is 0.0 for non-fsync topics;
             `throttle_wait_ms` is time parked behind the elastic scheduler.
+        delayed (int | Unset): Jobs not claimable yet because they wait out a nack's `delay_ms` (counted in neither
+            `ready` nor `in_flight`).
+        oldest_ready_age_ms (int | Unset): How long the oldest claimable job has waited, in ms (now minus its `$ts`); 0
+            when no job is claimable.
+        holders (list[QueueHolder] | Unset): The nodes holding leases now, most `in_flight` first (ties by node), at
+            most 100.
+        holders_truncated (bool | Unset): True when more nodes hold leases than `holders` lists.
     """
 
     topic: str
@@ -41,11 +44,11 @@ class AckResponse:
     skipped: list[int]
     ready: int
     in_flight: int
-    delayed: int
-    oldest_ready_age_ms: int
-    holders: list[QueueHolder]
-    holders_truncated: bool
     performance: Performance
+    delayed: int | Unset = UNSET
+    oldest_ready_age_ms: int | Unset = UNSET
+    holders: list[QueueHolder] | Unset = UNSET
+    holders_truncated: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,18 +62,20 @@ class AckResponse:
 
         in_flight = self.in_flight
 
+        performance = self.performance.to_dict()
+
         delayed = self.delayed
 
         oldest_ready_age_ms = self.oldest_ready_age_ms
 
-        holders = []
-        for holders_item_data in self.holders:
-            holders_item = holders_item_data.to_dict()
-            holders.append(holders_item)
+        holders: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.holders, Unset):
+            holders = []
+            for holders_item_data in self.holders:
+                holders_item = holders_item_data.to_dict()
+                holders.append(holders_item)
 
         holders_truncated = self.holders_truncated
-
-        performance = self.performance.to_dict()
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -81,13 +86,17 @@ class AckResponse:
                 "skipped": skipped,
                 "ready": ready,
                 "in_flight": in_flight,
-                "delayed": delayed,
-                "oldest_ready_age_ms": oldest_ready_age_ms,
-                "holders": holders,
-                "holders_truncated": holders_truncated,
                 "performance": performance,
             }
         )
+        if delayed is not UNSET:
+            field_dict["delayed"] = delayed
+        if oldest_ready_age_ms is not UNSET:
+            field_dict["oldest_ready_age_ms"] = oldest_ready_age_ms
+        if holders is not UNSET:
+            field_dict["holders"] = holders
+        if holders_truncated is not UNSET:
+            field_dict["holders_truncated"] = holders_truncated
 
         return field_dict
 
@@ -107,20 +116,22 @@ class AckResponse:
 
         in_flight = d.pop("in_flight")
 
-        delayed = d.pop("delayed")
-
-        oldest_ready_age_ms = d.pop("oldest_ready_age_ms")
-
-        holders = []
-        _holders = d.pop("holders")
-        for holders_item_data in _holders:
-            holders_item = QueueHolder.from_dict(holders_item_data)
-
-            holders.append(holders_item)
-
-        holders_truncated = d.pop("holders_truncated")
-
         performance = Performance.from_dict(d.pop("performance"))
+
+        delayed = d.pop("delayed", UNSET)
+
+        oldest_ready_age_ms = d.pop("oldest_ready_age_ms", UNSET)
+
+        _holders = d.pop("holders", UNSET)
+        holders: list[QueueHolder] | Unset = UNSET
+        if _holders is not UNSET:
+            holders = []
+            for holders_item_data in _holders:
+                holders_item = QueueHolder.from_dict(holders_item_data)
+
+                holders.append(holders_item)
+
+        holders_truncated = d.pop("holders_truncated", UNSET)
 
         ack_response = cls(
             topic=topic,
@@ -128,11 +139,11 @@ class AckResponse:
             skipped=skipped,
             ready=ready,
             in_flight=in_flight,
+            performance=performance,
             delayed=delayed,
             oldest_ready_age_ms=oldest_ready_age_ms,
             holders=holders,
             holders_truncated=holders_truncated,
-            performance=performance,
         )
 
         ack_response.additional_properties = d

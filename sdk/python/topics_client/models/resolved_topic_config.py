@@ -9,6 +9,7 @@ from attrs import field as _attrs_field
 from ..models.discard import Discard
 from ..models.durability import Durability
 from ..models.topic_type import TopicType
+from ..types import UNSET, Unset
 
 T = TypeVar("T", bound="ResolvedTopicConfig")
 
@@ -37,7 +38,8 @@ class ResolvedTopicConfig:
             max_deliveries (int):
             dead_letter (None | str):
             leases_durable (bool):
-            max_in_flight (int): Queue only. The most jobs leased at once (0 = no cap).
+            max_in_flight (int | Unset): Queue only. The most jobs leased at once (0 = no cap). An extension this server
+                always sends; optional in the schema so a client also reads a server without it.
     """
 
     type_: str | TopicType
@@ -57,7 +59,7 @@ class ResolvedTopicConfig:
     max_deliveries: int
     dead_letter: None | str
     leases_durable: bool
-    max_in_flight: int
+    max_in_flight: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -132,9 +134,10 @@ class ResolvedTopicConfig:
                 "max_deliveries": max_deliveries,
                 "dead_letter": dead_letter,
                 "leases_durable": leases_durable,
-                "max_in_flight": max_in_flight,
             }
         )
+        if max_in_flight is not UNSET:
+            field_dict["max_in_flight"] = max_in_flight
 
         return field_dict
 
@@ -219,7 +222,7 @@ class ResolvedTopicConfig:
 
         leases_durable = d.pop("leases_durable")
 
-        max_in_flight = d.pop("max_in_flight")
+        max_in_flight = d.pop("max_in_flight", UNSET)
 
         resolved_topic_config = cls(
             type_=type_,

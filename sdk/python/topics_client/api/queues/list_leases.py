@@ -91,7 +91,8 @@ def sync_detailed(
     docs/DECISIONS.md, "Queue health"). Expired leases are not listed (a read of a
     queue applies lazy lease expiry first). Paged like the other lists:
     `next_cursor` is present only when more leases follow; pass it back as
-    `cursor`.
+    `cursor`. Each page looks at every active lease of the queue: an operator's
+    view, not a hot path.
 
     Order of checks: the topic must exist (`404 topic_not_found`) and be a queue
     (`409 not_a_queue` on a log topic) — both answered before the endpoint's own
@@ -140,7 +141,8 @@ def sync(
     docs/DECISIONS.md, "Queue health"). Expired leases are not listed (a read of a
     queue applies lazy lease expiry first). Paged like the other lists:
     `next_cursor` is present only when more leases follow; pass it back as
-    `cursor`.
+    `cursor`. Each page looks at every active lease of the queue: an operator's
+    view, not a hot path.
 
     Order of checks: the topic must exist (`404 topic_not_found`) and be a queue
     (`409 not_a_queue` on a log topic) — both answered before the endpoint's own
@@ -184,7 +186,8 @@ async def asyncio_detailed(
     docs/DECISIONS.md, "Queue health"). Expired leases are not listed (a read of a
     queue applies lazy lease expiry first). Paged like the other lists:
     `next_cursor` is present only when more leases follow; pass it back as
-    `cursor`.
+    `cursor`. Each page looks at every active lease of the queue: an operator's
+    view, not a hot path.
 
     Order of checks: the topic must exist (`404 topic_not_found`) and be a queue
     (`409 not_a_queue` on a log topic) — both answered before the endpoint's own
@@ -231,7 +234,8 @@ async def asyncio(
     docs/DECISIONS.md, "Queue health"). Expired leases are not listed (a read of a
     queue applies lazy lease expiry first). Paged like the other lists:
     `next_cursor` is present only when more leases follow; pass it back as
-    `cursor`.
+    `cursor`. Each page looks at every active lease of the queue: an operator's
+    view, not a hot path.
 
     Order of checks: the topic must exist (`404 topic_not_found`) and be a queue
     (`409 not_a_queue` on a log topic) — both answered before the endpoint's own
