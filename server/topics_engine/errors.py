@@ -72,6 +72,12 @@ class NotAQueue(TopicsError):
     code = "not_a_queue"
 
 
+class NoDeadLetter(TopicsError):
+    """An explicit dead-letter move on a queue without a ``dead_letter`` topic (an extension)."""
+
+    code = "no_dead_letter"
+
+
 class TopicFull(TopicsError):
     code = "topic_full"
 

@@ -36,7 +36,7 @@ from . import listing
 from .coldreads import ColdReads, preload, preload_now
 from .config import TopicType
 from .engine import Engine
-from .errors import BatchTooLarge, InvalidRequest, NotAQueue, NotReady, TopicsError
+from .errors import BatchTooLarge, InvalidRequest, NoDeadLetter, NotAQueue, NotReady, TopicsError
 from .jsonvalues import U64_MAX, dumps, to_int
 from .leases import Lease, LeaseEvent, LeaseEventKind, QueueState
 from .records import NewRecords, Record
@@ -451,20 +451,7 @@ class Queues:
         self._retries.pop((topic.id, record.seq), None)
 
     def _move_to_dead_letter(self, topic: Topic, record: Record, deliveries: int) -> None:
-        meta = orjson.loads(record.meta_json) if record.meta_json is not None else {}
-        meta.update(
-            {
-                "$dead_letter_from": topic.name,
-                "$dead_letter_deliveries": deliveries,
-                "$dead_letter_src_seq": record.seq,
-            }
-        )
-        moved = NewRecords(
-            [record.data_json],
-            [record.tag] if record.tag is not None else None,
-            [record.node] if record.node is not None else None,
-            [dumps(meta)],
-        )
+        moved = _dead_letters(topic, [(record, deliveries)], None)
         self.engine.append_prepared(topic.config.dead_letter or "", moved)
         self.engine.delete_seqs(topic, [record.seq])
         q = _q(topic)
@@ -552,6 +539,62 @@ class Queues:
         if was_full:
             self._freed(topic)  # room under the cap
         return LeaseChange(name, done, skipped, wait=deleted.wait)
+
+    def dead_letter(
+        self,
+        name: str,
+        node: str,
+        seqs: list[int],
+        lease_ids: list[str] | None = None,
+        reason: str | None = None,
+    ) -> LeaseChange:
+        """Move held jobs to the queue's dead-letter topic now, whatever their delivery count
+        (a permanent failure): one append of them all to the dead-letter topic (with the usual
+        provenance meta and ``$dead_letter_reason``), then their delete here — if the append is
+        refused, nothing moved and every lease stands. Their records must be in memory (a
+        caller on the event loop pins their cold chunks first: :meth:`cold_chunks_of`)."""
+        topic = self.queue_topic(name)
+        node = self._node(node)
+        ints, ids = self._seqs(seqs, lease_ids)
+        if reason is not None and not isinstance(reason, str):
+            raise InvalidRequest("reason must be a string", {"field": "reason"})
+        dead_letter = topic.config.dead_letter
+        if not dead_letter:
+            raise NoDeadLetter(
+                f'queue "{name}" has no dead_letter topic; set one with PUT /v0/topics/{name}',
+                {"topic": name},
+            )
+        held, skipped = self._held(topic, node, ints, ids)
+        if not held:
+            return LeaseChange(name, [], skipped)
+        persistence = self.engine.persistence
+        persistence.check_writable()
+        records = []
+        for seq, lease in held:
+            at = topic.locate(seq)
+            assert at is not None, "a leased job is live"
+            records.append((Record(at[0], at[1]), lease.deliveries))
+        moved = self.engine.append_prepared(dead_letter, _dead_letters(topic, records, reason))
+        q = _q(topic)
+        for seq, lease in held:
+            q.end(seq, lease.lease_id)
+        if persistence.logs_leases(topic):
+            persistence.lease_events(
+                topic, [LeaseEvent(LeaseEventKind.ACKED, seq, lease.lease_id) for seq, lease in held]
+            )
+        done = sorted(seq for seq, _ in held)
+        deleted = self.engine.delete_seqs(topic, done)
+        event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, done[-1], "", deliveries=q.dead_lettered + len(done))
+        q.apply(event)
+        persistence.lease_events(topic, [event], always=True)
+        self._freed(topic)  # room under a cap, and the jobs left: streams look again
+        return LeaseChange(name, done, skipped, wait=deleted.wait or moved.wait)
+
+    def cold_chunks_of(self, name: str, seqs: list[Any]) -> list[ColdChunk]:
+        """The cold chunks not in memory holding these live jobs (for :meth:`dead_letter`)."""
+        topic = self.queue_topic(name)
+        ints = [s for s in seqs if isinstance(s, int) and not isinstance(s, bool)]
+        return topic.log.cold_at(ints)
 
     def nack(
         self,
@@ -736,3 +779,34 @@ def _shares(wants: list[int], available: int) -> list[int]:
 
 def _lease_info(seq: int, lease: Lease) -> LeaseInfo:
     return LeaseInfo(seq, lease.node, lease.lease_id, lease.deadline, lease.deliveries)
+
+
+def _dead_letters(topic: Topic, records: list[tuple[Record, int]], reason: str | None) -> NewRecords:
+    """``records`` (with their delivery counts) as dead-letter topic records: data, tag and node
+    as they were, meta stamped with the provenance of §10.6 and, for an explicit move,
+    ``$dead_letter_reason``."""
+    datas: list[bytes] = []
+    tags: list[str | None] = []
+    nodes: list[str | None] = []
+    metas: list[bytes | None] = []
+    for record, deliveries in records:
+        meta = orjson.loads(record.meta_json) if record.meta_json is not None else {}
+        meta.update(
+            {
+                "$dead_letter_from": topic.name,
+                "$dead_letter_deliveries": deliveries,
+                "$dead_letter_src_seq": record.seq,
+            }
+        )
+        if reason is not None:
+            meta["$dead_letter_reason"] = reason
+        datas.append(record.data_json)
+        tags.append(record.tag)
+        nodes.append(record.node)
+        metas.append(dumps(meta))
+    return NewRecords(
+        datas,
+        tags if any(t is not None for t in tags) else None,
+        nodes if any(n is not None for n in nodes) else None,
+        metas,
+    )

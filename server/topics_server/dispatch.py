@@ -111,6 +111,7 @@ OPERATIONS: dict[str, Operation] = _table(
     Operation("nack_jobs", queues.nack_jobs),
     Operation("extend_leases", queues.extend_leases),
     Operation("list_leases", queues.list_leases),
+    Operation("dead_letter_jobs", queues.dead_letter_jobs),
     Operation("work_stream", queues.work_stream, Kind.STREAM),
     Operation("put_router", routers.put_router, body_names=router_names),
     Operation("get_router", routers.get_router),

@@ -52,6 +52,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "topic_exists_incompatible": 409,
     "topic_not_empty": 409,
     "not_a_queue": 409,
+    "no_dead_letter": 409,
     "payload_too_large": 413,
     "unsupported_media_type": 415,
     "topic_full": 422,
@@ -280,6 +281,17 @@ def nacked(r: LeaseChange, counters: QueueCounters) -> dict[str, Any]:
     return {
         "topic": r.topic,
         "nacked": len(r.done),
+        "skipped": r.skipped,
+        "ready": counters.ready,
+        "in_flight": counters.in_flight,
+        **queue_health(counters),
+    }
+
+
+def dead_lettered(r: LeaseChange, counters: QueueCounters) -> dict[str, Any]:
+    return {
+        "topic": r.topic,
+        "moved": r.done,
         "skipped": r.skipped,
         "ready": counters.ready,
         "in_flight": counters.in_flight,

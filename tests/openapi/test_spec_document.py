@@ -61,7 +61,15 @@ EXPECTED_OPERATIONS = {
 }
 
 # Operations tagged `queues` (§10).
-QUEUE_OPERATIONS = {"claim_jobs", "ack_jobs", "nack_jobs", "extend_leases", "work_stream", "list_leases"}
+QUEUE_OPERATIONS = {
+    "claim_jobs",
+    "ack_jobs",
+    "nack_jobs",
+    "extend_leases",
+    "work_stream",
+    "list_leases",
+    "dead_letter_jobs",
+}
 
 # Operations tagged `watch` (§7).
 WATCH_OPERATIONS = {"create_watch", "watch_stream", "open_websocket"}
@@ -530,7 +538,12 @@ def test_queue_operations(doc: dict[str, Any]) -> None:
         path, method, op = ops[op_id]
         # 404 topic_not_found / 409 not_a_queue come before endpoint-specific validation.
         assert op["responses"]["404"] == {"$ref": "#/components/responses/NotFound"}, op_id
-        assert op["responses"]["409"] == {"$ref": "#/components/responses/NotAQueue"}, op_id
+        if op_id == "dead_letter_jobs":  # its 409 is also no_dead_letter
+            examples = op["responses"]["409"]["content"]["application/json"]["examples"]
+            codes = {ex["value"]["error"]["code"] for ex in examples.values()}
+            assert codes == {"not_a_queue", "no_dead_letter"}, op_id
+        else:
+            assert op["responses"]["409"] == {"$ref": "#/components/responses/NotAQueue"}, op_id
         assert "not_a_queue" in op["description"] and "topic_not_found" in op["description"], op_id
         assert "before the endpoint's own" in op["description"], op_id
     not_a_queue = doc["components"]["responses"]["NotAQueue"]["content"]["application/json"]
@@ -952,6 +965,7 @@ ROUTE_SCOPES = {
     "nack_jobs": ["write"],
     "extend_leases": ["write"],
     "list_leases": ["read"],
+    "dead_letter_jobs": ["write"],
     "claim_jobs": ["read", "write"],
     "work_stream": ["read", "write"],
     "delete_topic": ["delete"],

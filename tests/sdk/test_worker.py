@@ -192,6 +192,51 @@ def test_a_retry_on_the_last_delivery_is_dead_lettered(
     assert time.monotonic() - started < 3
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_permanent_failure_goes_to_the_dead_letter_topic_at_once(
+    mode: str, client: topics.Client, queue: Callable[..., str], name: Callable[[str], str]
+) -> None:
+    """``topics.Permanent`` and the ``permanent=`` exception types skip the remaining deliveries:
+    the job is moved now, with the reason in its meta; other failures are retried as before."""
+    dlq = name("dlq")
+    q = queue(3, max_deliveries=5, dead_letter=dlq)
+
+    def handle(job: Job) -> None:
+        if job.data == 0:
+            raise topics.Permanent("not a PNG")
+        if job.data == 1:
+            raise KeyError("width")
+
+    worker = Worker(client, q, handle, mode=mode, permanent=(KeyError,), backoff=Backoff.fixed(50, jitter=0))
+    assert worker.drain(timeout_s=20) == stats(processed=1, failed=2, dead_lettered=2)
+    moved = {r.data: r.meta for r in client.read(dlq)}
+    assert set(moved) == {0, 1}
+    assert moved[0]["$dead_letter_reason"] == "not a PNG" and moved[0]["$dead_letter_deliveries"] == 1
+    assert moved[1]["$dead_letter_reason"] == "KeyError: 'width'"
+    assert client.topic(q).queue == topics.QueueCounters(0, 0, 2)
+
+
+def test_a_permanent_failure_without_a_dead_letter_topic_is_retried(
+    client: topics.Client, queue: Callable[..., str]
+) -> None:
+    q = queue(1)
+    attempts: list[int] = []
+
+    def handle(job: Job) -> None:
+        attempts.append(job.deliveries)
+        if len(attempts) < 2:
+            raise topics.Permanent("no dead-letter topic to take it")
+
+    worker = Worker(client, q, handle, mode="poll", backoff=Backoff.fixed(50, jitter=0))
+    assert worker.drain(timeout_s=20) == stats(processed=1, failed=1, retried=1)
+    assert attempts == [1, 2]
+
+
+def test_permanent_must_list_exception_types(client: topics.Client) -> None:
+    with pytest.raises(TypeError, match="permanent"):
+        Worker(client, "q", lambda job: None, permanent=(ValueError, "oops"))  # type: ignore[arg-type]
+
+
 # -- leases ------------------------------------------------------------------------------------
 
 

@@ -156,6 +156,8 @@ EXAMPLES: dict[str, Call] = {
         "POST", "/v0/topics/{ns}q/extend", 200, {"node": "n", "seqs": [1], "lease_ms": 1000}
     ),
     "list_leases": Call("GET", "/v0/topics/{ns}q/leases", 200),
+    # the world's queue has no dead-letter topic: admitted, then refused by the handler
+    "dead_letter_jobs": Call("POST", "/v0/topics/{ns}q/dead_letter", 409, {"node": "n", "seqs": [1]}),
     # the streams never end; over the ASGI transport they are admitted and then refused by
     # their handler (the streams themselves: see the watch-binding and work-stream tests)
     "work_stream": Call("GET", "/v0/topics/{ns}q/work", 406, headers={"Accept": "application/json"}),
@@ -321,6 +323,7 @@ def test_the_spec_gives_every_protected_route_its_scopes() -> None:
         "diff_topic": {READ},
         "list_routers": {READ},
         "list_leases": {READ},
+        "dead_letter_jobs": {WRITE},
         "get_router": {READ},
         "create_watch": {READ},
         "watch_stream": {READ},

@@ -705,3 +705,68 @@ async def test_leases_answers_like_every_queue_endpoint(client: httpx.AsyncClien
     assert_error(await client.get("/v0/topics/q/leases", params={"page_size": -1}), 400, "invalid_request")
     r = await client.get("/v0/topics/q/leases", params={"cursor": "99999999999999999999", "page_size": 0})
     assert r.status_code == 200 and r.json()["leases"] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# explicit dead-letter moves (an extension)
+# ---------------------------------------------------------------------------------------------
+
+
+async def test_dead_letter_moves_held_jobs_now_with_the_reason(client: httpx.AsyncClient) -> None:
+    await _queue(client, dead_letter="q.dlq", max_deliveries=5)
+    seqs = await _produce(
+        client, "q", [{"data": {"job": 1}, "tag": "t1", "meta": {"trace": "z9"}}, {"data": 2}]
+    )
+    jobs = (await _claim(client, node="w", max=2))["claimed"]
+    body = await _post(
+        client,
+        "q",
+        "dead_letter",
+        node="w",
+        seqs=[seqs[0], seqs[1], 99],
+        lease_ids=[jobs[0]["lease_id"], "lease_stale", "x"],
+        reason="not a PNG",
+    )
+    assert body["moved"] == [seqs[0]] and body["skipped"] == [seqs[1], 99]
+    assert (body["ready"], body["in_flight"]) == (0, 1) and body["holders"] == [{"node": "w", "in_flight": 1}]
+    _perf(body)
+    [moved] = await _live_records(client, "q.dlq")
+    assert moved["data"] == {"job": 1} and moved["$tag"] == "t1"
+    assert moved["meta"] == {
+        "trace": "z9",
+        "$dead_letter_from": "q",
+        "$dead_letter_deliveries": 1,
+        "$dead_letter_src_seq": seqs[0],
+        "$dead_letter_reason": "not a PNG",
+    }
+    assert await _live_seqs(client, "q") == [seqs[1]]
+    assert await _queue_state(client) == {"ready": 0, "in_flight": 1, "dead_lettered": 1}
+
+
+async def test_a_refused_dead_letter_move_moves_nothing(client: httpx.AsyncClient) -> None:
+    r = await client.put("/v0/topics/full.dlq", json={"cap_records": 1, "discard": "reject"})
+    assert r.status_code == 201, r.text
+    await _produce(client, "full.dlq", [{"data": 0}])
+    await _queue(client, dead_letter="full.dlq")
+    seqs = await _jobs(client, "q", 2)
+    await _claim(client, node="w", max=2)
+    r = await client.post("/v0/topics/q/dead_letter", json={"node": "w", "seqs": seqs})
+    assert_error(r, 422, "topic_full")
+    assert await _live_seqs(client, "q") == seqs  # nothing moved, every lease stands
+    assert await _queue_state(client) == {"ready": 0, "in_flight": 2, "dead_lettered": 0}
+    assert (await _post(client, "q", "ack", node="w", seqs=seqs))["acked"] == 2
+
+
+async def test_dead_letter_without_a_dead_letter_topic_or_on_a_log(client: httpx.AsyncClient) -> None:
+    await _queue(client)
+    [seq] = await _jobs(client, "q", 1)
+    await _claim(client, node="w")
+    r = await client.post("/v0/topics/q/dead_letter", json={"node": "w", "seqs": [seq]})
+    error = assert_error(r, 409, "no_dead_letter")
+    assert error["detail"] == {"topic": "q"}
+    r = await client.put("/v0/topics/log", json={})
+    assert r.status_code == 201
+    assert_error(await client.post("/v0/topics/log/dead_letter", json={"seqs": "bad"}), 409, "not_a_queue")
+    assert_error(await client.post("/v0/topics/nope/dead_letter", json={}), 404, "topic_not_found")
+    long = {"node": "w", "seqs": [seq], "reason": "x" * 1025}
+    assert_error(await client.post("/v0/topics/q/dead_letter", json=long), 400, "invalid_request")

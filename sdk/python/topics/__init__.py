@@ -24,6 +24,7 @@ from .errors import (
     Internal,
     InvalidRequest,
     MethodNotAllowed,
+    NoDeadLetter,
     NotAcceptable,
     NotAQueue,
     NotFound,
@@ -68,7 +69,7 @@ from .models import (
     WatchEvent,
 )
 from .watch import AsyncWatch, Watch
-from .worker import Backoff, Retry, Worker, WorkerStats
+from .worker import Backoff, Permanent, Retry, Worker, WorkerStats
 
 __all__ = [
     "Settings",
@@ -91,6 +92,7 @@ __all__ = [
     "Job",
     "MethodNotAllowed",
     "NackResult",
+    "NoDeadLetter",
     "NotAQueue",
     "NotAcceptable",
     "NotFound",
@@ -105,6 +107,7 @@ __all__ = [
     "Record",
     "RecordTooLarge",
     "Records",
+    "Permanent",
     "Retry",
     "RouterCycle",
     "RouterInfo",

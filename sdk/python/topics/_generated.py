@@ -29,12 +29,20 @@ from urllib.parse import quote
 import msgspec
 from topics_client.api.probes import health as _health
 from topics_client.api.probes import ready as _ready
-from topics_client.api.queues import ack_jobs, claim_jobs, extend_leases, list_leases, nack_jobs
+from topics_client.api.queues import (
+    ack_jobs,
+    claim_jobs,
+    dead_letter_jobs,
+    extend_leases,
+    list_leases,
+    nack_jobs,
+)
 from topics_client.api.records import append_records, delete_records, diff_topic
 from topics_client.api.routers import delete_router, get_router, list_routers, put_router
 from topics_client.api.topics import delete_topic, get_topic, list_topics, put_topic
 from topics_client.api.watch import create_watch
 from topics_client.models.ack_response import AckResponse
+from topics_client.models.dead_letter_response import DeadLetterResponse
 from topics_client.models.error_code import ErrorCode
 from topics_client.models.extend_response import ExtendResponse
 from topics_client.models.health import Health as _Health
@@ -56,6 +64,7 @@ from topics_client.types import UNSET, Unset
 from .models import (
     AckResult,
     AppendResult,
+    DeadLetterResult,
     ExtendResult,
     Health,
     Job,
@@ -163,6 +172,10 @@ def ack_route(queue: str, body: dict[str, Any]) -> Route:
 
 def nack_route(queue: str, body: dict[str, Any]) -> Route:
     return _route(nack_jobs._get_kwargs(queue, body=_body(body)))
+
+
+def dead_letter_route(queue: str, body: dict[str, Any]) -> Route:
+    return _route(dead_letter_jobs._get_kwargs(queue, body=_body(body)))
 
 
 def extend_route(queue: str, body: dict[str, Any]) -> Route:
@@ -320,6 +333,11 @@ def topic_deletion(body: dict[str, Any]) -> TopicDeletion:
 def ack_result(body: dict[str, Any]) -> AckResult:
     m = AckResponse.from_dict(body)
     return AckResult(m.topic, m.acked, list(m.skipped), m.ready, m.in_flight)
+
+
+def dead_letter_result(body: dict[str, Any]) -> DeadLetterResult:
+    m = DeadLetterResponse.from_dict(body)
+    return DeadLetterResult(m.topic, list(m.moved), list(m.skipped), m.ready, m.in_flight)
 
 
 def nack_result(body: dict[str, Any]) -> NackResult:

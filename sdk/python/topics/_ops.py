@@ -23,6 +23,7 @@ from .errors import RECORD_FIELD, BatchTooLarge, DataLoss, NotAQueue, PayloadToo
 from .models import (
     AckResult,
     AppendResult,
+    DeadLetterResult,
     ExtendResult,
     Health,
     Job,
@@ -454,6 +455,13 @@ def nack(queue: str, node: str, jobs: Iterable[Job | int], delay_ms: int) -> Ste
         queue, node, jobs, g.nack_route, g.nack_result, delay_ms=delay_ms or None
     )
     return NackResult(queue, sum(r.nacked for r in results), skipped, ready, in_flight)
+
+
+def dead_letter(queue: str, node: str, jobs: Iterable[Job | int], reason: str | None) -> Steps:
+    results, skipped, ready, in_flight = yield from _settle(
+        queue, node, jobs, g.dead_letter_route, g.dead_letter_result, reason=reason
+    )
+    return DeadLetterResult(queue, [s for r in results for s in r.moved], skipped, ready, in_flight)
 
 
 def extend(queue: str, node: str, jobs: Iterable[Job | int], lease_ms: int | None) -> Steps:

@@ -31,7 +31,7 @@ import httpx
 from ._sse import RETRY_DEFAULT_MS, SSEParser, reconnect_delay_s
 from ._transport import retryable
 from ._work_stream import Fallback, Reconnect, consume_work_stream, open_work_stream
-from ._worker_types import Backoff, Handler, Mode, Retry, WorkerStats
+from ._worker_types import Backoff, Handler, Mode, Permanent, Retry, WorkerStats
 from .client import AsyncClient
 from .errors import ConnectionError, NotAQueue, TopicsError
 from .models import Job, TopicState
@@ -68,6 +68,8 @@ class WorkerSpec(Protocol):
     def mode(self) -> Mode: ...
     @property
     def auto_extend(self) -> bool: ...
+    @property
+    def permanent(self) -> tuple[type[BaseException], ...]: ...
     @property
     def shutdown_grace_s(self) -> float: ...
 
@@ -389,6 +391,24 @@ class Session:
             return
         if isinstance(exc, Retry):
             delay = exc.delay_ms if exc.delay_ms is not None else self.w.backoff.delay_ms(job.deliveries)
+        elif isinstance(exc, (Permanent, *self.w.permanent)):
+            self.stats.failed += 1
+            reason = exc.reason if isinstance(exc, Permanent) else f"{type(exc).__name__}: {exc}"
+            log.warning(
+                "worker %s: %s #%d failed for good on delivery %d: %s",
+                self.node,
+                self.queue,
+                job.seq,
+                job.deliveries,
+                reason,
+            )
+            if self.dead_letter is not None:
+                await self.move_to_dead_letter(e, reason)
+                return
+            log.warning(
+                "worker %s: queue %s has no dead_letter topic: the job is nacked", self.node, self.queue
+            )
+            delay = self.w.backoff.delay_ms(job.deliveries)
         else:
             self.stats.failed += 1
             log.warning(
@@ -402,6 +422,24 @@ class Session:
             )
             delay = self.w.backoff.delay_ms(job.deliveries)
         await self.nack(e, delay)
+
+    async def move_to_dead_letter(self, e: Held, reason: str) -> None:
+        """A permanent failure: the job goes to the dead-letter topic now (``dead_letter``)."""
+        job = e.job
+        self.settling += 1
+        try:
+            result = await self.call(
+                lambda: self.client.dead_letter(self.queue, self.node, [job], reason=reason[:1024]),
+                "dead-letter move",
+                persistent=True,
+            )
+        finally:
+            self.settling -= 1
+        if result is None or job.seq in result.skipped:
+            self.stats.lost += 1
+        else:
+            self.stats.dead_lettered += 1
+        self.forget(e)
 
     async def nack(self, e: Held, delay_ms: int) -> None:
         job = e.job

@@ -125,6 +125,21 @@ class Retry(Exception):  # noqa: N818 - the name the issue fixes: `raise topics.
         self.delay_ms = delay_ms
 
 
+class Permanent(Exception):  # noqa: N818 - the name the issue fixes: `raise topics.Permanent(...)`
+    """Raise from a handler when its job can never succeed: it goes to the queue's dead-letter
+    topic now, whatever its delivery count, with ``reason`` (``str(cause)`` by default) as its
+    ``$dead_letter_reason``. A queue without a ``dead_letter`` topic nacks it like any other
+    failure (and the worker logs why). Counted in ``failed`` and ``dead_lettered``.
+
+    >>> str(Permanent("not a PNG"))
+    'not a PNG'
+    """
+
+    def __init__(self, reason: str = "permanent failure") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass(slots=True)
 class WorkerStats:
     """What one ``run()`` / ``drain()`` did. Each job handed to the worker ends in exactly one
@@ -134,8 +149,9 @@ class WorkerStats:
     - ``processed``: the handler returned and the ack was accepted;
     - ``failed``: the handler raised an exception other than :class:`Retry`;
     - ``retried``: nacked for another delivery (after an exception or a ``Retry``);
-    - ``dead_lettered``: nacked on its last delivery — the server moves it to the queue's
-      ``dead_letter`` topic at its next claim;
+    - ``dead_lettered``: moved to the queue's ``dead_letter`` topic — at once after a
+      :class:`Permanent` failure, or nacked on its last delivery (the server moves it at its
+      next claim);
     - ``lost``: the lease was gone before the job was settled (lease expired and taken, stream
       dropped, ack/nack skipped): its result was discarded;
     - ``released``: handed back unprocessed at shutdown (nack without delay, or the ``/work``

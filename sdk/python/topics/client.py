@@ -21,6 +21,7 @@ from .errors import TopicsError
 from .models import (
     AckResult,
     AppendResult,
+    DeadLetterResult,
     ExtendResult,
     Health,
     Job,
@@ -407,6 +408,24 @@ class Client:
         """
         return self._result(ops.nack(queue, node, jobs, delay_ms))  # type: ignore[no-any-return]
 
+    def dead_letter(
+        self, queue: str, node: str, jobs: Iterable[Job | int], *, reason: str | None = None
+    ) -> DeadLetterResult:
+        """Moves ``jobs`` (held by ``node``) to the queue's dead-letter topic now, whatever their
+        delivery count — a permanent failure; ``reason`` is stored in their ``meta`` as
+        ``$dead_letter_reason``. A queue without a ``dead_letter`` topic raises
+        :class:`topics.NoDeadLetter`.
+
+        >>> _ = client.create_topic("imports", type="queue", dead_letter="imports.dlq")
+        >>> _ = client.append("imports", {"file": "broken.csv"})
+        >>> jobs = client.claim("imports", "worker-3")
+        >>> client.dead_letter("imports", "worker-3", jobs, reason="not a CSV").moved
+        [1]
+        >>> [r.meta["$dead_letter_reason"] for r in client.read("imports.dlq")]
+        ['not a CSV']
+        """
+        return self._result(ops.dead_letter(queue, node, jobs, reason))  # type: ignore[no-any-return]
+
     def extend(
         self, queue: str, node: str, jobs: Iterable[Job | int], *, lease_ms: int | None = None
     ) -> ExtendResult:
@@ -717,6 +736,12 @@ class AsyncClient:
     ) -> NackResult:
         """:meth:`Client.nack`, awaited."""
         return await self._result(ops.nack(queue, node, jobs, delay_ms))  # type: ignore[no-any-return]
+
+    async def dead_letter(
+        self, queue: str, node: str, jobs: Iterable[Job | int], *, reason: str | None = None
+    ) -> DeadLetterResult:
+        """:meth:`Client.dead_letter`, awaited."""
+        return await self._result(ops.dead_letter(queue, node, jobs, reason))  # type: ignore[no-any-return]
 
     async def extend(
         self, queue: str, node: str, jobs: Iterable[Job | int], *, lease_ms: int | None = None

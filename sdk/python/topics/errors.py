@@ -144,6 +144,12 @@ class NotAQueue(TopicsError):
     code = "not_a_queue"
 
 
+class NoDeadLetter(TopicsError):
+    """409 ``no_dead_letter``: ``dead_letter()`` on a queue without a ``dead_letter`` topic."""
+
+    code = "no_dead_letter"
+
+
 class PayloadTooLarge(TopicsError):
     """413 ``payload_too_large``: the request body is over the server's hard limit."""
 
@@ -218,6 +224,7 @@ ERRORS_BY_CODE: dict[str, type[TopicsError]] = {
         TopicExistsIncompatible,
         TopicNotEmpty,
         NotAQueue,
+        NoDeadLetter,
         PayloadTooLarge,
         UnsupportedMediaType,
         TopicFull,

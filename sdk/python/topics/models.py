@@ -224,6 +224,17 @@ class NackResult:
 
 
 @dataclass(slots=True)
+class DeadLetterResult:
+    """``moved`` jobs went to the queue's dead-letter topic now; ``skipped`` were not held."""
+
+    topic: str
+    moved: list[int]
+    skipped: list[int]
+    ready: int
+    in_flight: int
+
+
+@dataclass(slots=True)
 class ExtendResult:
     """``deadlines`` maps each extended seq to its new absolute deadline (ms)."""
 

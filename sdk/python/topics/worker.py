@@ -16,6 +16,10 @@ What a handler's outcome does:
   worker whose lease moved on can never complete a job someone else now holds;
 - it raises :class:`Retry`: the job is nacked with ``Retry.delay_ms`` (the backoff policy's
   delay when ``None``);
+- it raises :class:`Permanent` (or an exception type listed in ``permanent=``): the job goes to
+  the queue's dead-letter topic now, whatever its delivery count, with the reason in its
+  ``meta`` (``$dead_letter_reason``); on a queue without a ``dead_letter`` topic it is nacked as
+  below;
 - it raises **anything else**: the job is nacked with the :class:`Backoff` policy's delay for
   its delivery count (``job.deliveries``);
 - on its **last delivery** (the queue has ``max_deliveries > 0`` and a ``dead_letter`` topic, and
@@ -83,10 +87,10 @@ from typing import Any, TypeVar
 
 from ._generated import work_stream_path
 from ._session import Session
-from ._worker_types import Backoff, Handler, Mode, Retry, WorkerStats
+from ._worker_types import Backoff, Handler, Mode, Permanent, Retry, WorkerStats
 from .client import AsyncClient, Client
 
-__all__ = ["Backoff", "Retry", "Worker", "WorkerStats", "work_stream_path"]
+__all__ = ["Backoff", "Permanent", "Retry", "Worker", "WorkerStats", "work_stream_path"]
 
 log = logging.getLogger("topics.worker")
 
@@ -158,6 +162,7 @@ class Worker:
         mode: Mode = "auto",
         auto_extend: bool = True,
         shutdown_grace_s: float = 30.0,
+        permanent: tuple[type[BaseException], ...] = (),
     ) -> None:
         if not isinstance(client, Client | AsyncClient):
             raise TypeError(f"client must be a topics.Client or topics.AsyncClient, got {client!r:.80}")
@@ -171,6 +176,10 @@ class Worker:
             raise ValueError(f"mode must be 'auto', 'push' or 'poll', got {mode!r}")
         if shutdown_grace_s < 0:
             raise ValueError("shutdown_grace_s must be >= 0")
+        if not isinstance(permanent, tuple) or not all(
+            isinstance(t, type) and issubclass(t, BaseException) for t in permanent
+        ):
+            raise TypeError("permanent must be a tuple of exception types")
         self.client = client
         self.queue = queue
         self.handler = handler
@@ -181,6 +190,7 @@ class Worker:
         self.mode: Mode = mode
         self.auto_extend = auto_extend
         self.shutdown_grace_s = shutdown_grace_s
+        self.permanent = permanent
         self._lock = threading.RLock()  # re-entrant: stop() may run in a signal handler on this thread
         self._session: Session | None = None
         self._stops = 0

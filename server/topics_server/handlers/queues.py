@@ -88,6 +88,35 @@ def nack_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Re
     return after_ack(result.wait, 200, lambda: wire.nacked(result, _counters(ctx, topic.name)))
 
 
+def dead_letter_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
+    """Move held jobs to the dead-letter topic now (an extension): their records are read
+    first (cold chunks off the event loop, pinned), then moved in one append."""
+    topic, body = _queue_body(req, ctx)
+    reads, missing = preload_now(ctx.queues.cold_chunks_of(topic.name, body.seqs))
+    if missing:
+        return _dead_letter_cold(ctx, topic, body, reads, missing)
+    try:
+        return _dead_letter(ctx, topic, body)
+    finally:
+        reads.release()
+
+
+async def _dead_letter_cold(
+    ctx: ServerContext, topic: Topic, body: Any, reads: ColdReads, missing: list[ColdChunk]
+) -> Reply:
+    await preload(missing, reads)
+    try:
+        reply = _dead_letter(ctx, topic, body)
+    finally:
+        reads.release()
+    return await reply if isinstance(reply, Awaitable) else reply
+
+
+def _dead_letter(ctx: ServerContext, topic: Topic, body: Any) -> Reply | Awaitable[Reply]:
+    result = ctx.queues.dead_letter(topic.name, body.node, body.seqs, opt(body.lease_ids), opt(body.reason))
+    return after_ack(result.wait, 200, lambda: wire.dead_lettered(result, _counters(ctx, topic.name)))
+
+
 def extend_leases(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
     result = ctx.queues.extend(topic.name, body.node, body.seqs, body.lease_ms, opt(body.lease_ids))

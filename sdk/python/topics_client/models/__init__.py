@@ -8,6 +8,8 @@ from .claim_request import ClaimRequest
 from .claim_response import ClaimResponse
 from .claimed_job import ClaimedJob
 from .claimed_job_meta import ClaimedJobMeta
+from .dead_letter_request import DeadLetterRequest
+from .dead_letter_response import DeadLetterResponse
 from .delete_records_request import DeleteRecordsRequest
 from .delete_records_response import DeleteRecordsResponse
 from .diff_request import DiffRequest
@@ -75,6 +77,8 @@ __all__ = (
     "ClaimedJobMeta",
     "ClaimRequest",
     "ClaimResponse",
+    "DeadLetterRequest",
+    "DeadLetterResponse",
     "DeleteRecordsRequest",
     "DeleteRecordsResponse",
     "DiffRequest",

@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.performance import Performance
+    from ..models.queue_holder import QueueHolder
+
+
+T = TypeVar("T", bound="DeadLetterResponse")
+
+
+@_attrs_define
+class DeadLetterResponse:
+    """Result of an explicit dead-letter move.
+
+    Attributes:
+        topic (str):
+        moved (list[int]): The seqs moved to the dead-letter topic (ascending).
+        skipped (list[int]): Requested seqs that were not moved (not held by `node`, or a stale lease token).
+        ready (int):
+        in_flight (int):
+        performance (Performance): Server-side timings and counters for this request. Best-effort and additive;
+            clients must tolerate any subset. `fsync_ms` is 0.0 for non-fsync topics;
+            `throttle_wait_ms` is time parked behind the elastic scheduler.
+        delayed (int | Unset):
+        oldest_ready_age_ms (int | Unset):
+        holders (list[QueueHolder] | Unset):
+        holders_truncated (bool | Unset):
+    """
+
+    topic: str
+    moved: list[int]
+    skipped: list[int]
+    ready: int
+    in_flight: int
+    performance: Performance
+    delayed: int | Unset = UNSET
+    oldest_ready_age_ms: int | Unset = UNSET
+    holders: list[QueueHolder] | Unset = UNSET
+    holders_truncated: bool | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        topic = self.topic
+
+        moved = self.moved
+
+        skipped = self.skipped
+
+        ready = self.ready
+
+        in_flight = self.in_flight
+
+        performance = self.performance.to_dict()
+
+        delayed = self.delayed
+
+        oldest_ready_age_ms = self.oldest_ready_age_ms
+
+        holders: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.holders, Unset):
+            holders = []
+            for holders_item_data in self.holders:
+                holders_item = holders_item_data.to_dict()
+                holders.append(holders_item)
+
+        holders_truncated = self.holders_truncated
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "topic": topic,
+                "moved": moved,
+                "skipped": skipped,
+                "ready": ready,
+                "in_flight": in_flight,
+                "performance": performance,
+            }
+        )
+        if delayed is not UNSET:
+            field_dict["delayed"] = delayed
+        if oldest_ready_age_ms is not UNSET:
+            field_dict["oldest_ready_age_ms"] = oldest_ready_age_ms
+        if holders is not UNSET:
+            field_dict["holders"] = holders
+        if holders_truncated is not UNSET:
+            field_dict["holders_truncated"] = holders_truncated
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.performance import Performance  # noqa: PLC0415
+        from ..models.queue_holder import QueueHolder  # noqa: PLC0415
+
+        d = dict(src_dict)
+        topic = d.pop("topic")
+
+        moved = cast(list[int], d.pop("moved"))
+
+        skipped = cast(list[int], d.pop("skipped"))
+
+        ready = d.pop("ready")
+
+        in_flight = d.pop("in_flight")
+
+        performance = Performance.from_dict(d.pop("performance"))
+
+        delayed = d.pop("delayed", UNSET)
+
+        oldest_ready_age_ms = d.pop("oldest_ready_age_ms", UNSET)
+
+        _holders = d.pop("holders", UNSET)
+        holders: list[QueueHolder] | Unset = UNSET
+        if _holders is not UNSET:
+            holders = []
+            for holders_item_data in _holders:
+                holders_item = QueueHolder.from_dict(holders_item_data)
+
+                holders.append(holders_item)
+
+        holders_truncated = d.pop("holders_truncated", UNSET)
+
+        dead_letter_response = cls(
+            topic=topic,
+            moved=moved,
+            skipped=skipped,
+            ready=ready,
+            in_flight=in_flight,
+            performance=performance,
+            delayed=delayed,
+            oldest_ready_age_ms=oldest_ready_age_ms,
+            holders=holders,
+            holders_truncated=holders_truncated,
+        )
+
+        dead_letter_response.additional_properties = d
+        return dead_letter_response
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
