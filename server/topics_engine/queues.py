@@ -567,6 +567,7 @@ class Queues:
         held, skipped = self._held(topic, node, ints, ids)
         if not held:
             return LeaseChange(name, [], skipped)
+        held.sort(key=lambda pair: pair[0])  # into the dead-letter topic in seq order
         persistence = self.engine.persistence
         persistence.check_writable()
         records = []
@@ -593,6 +594,8 @@ class Queues:
     def cold_chunks_of(self, name: str, seqs: list[Any]) -> list[ColdChunk]:
         """The cold chunks not in memory holding these live jobs (for :meth:`dead_letter`)."""
         topic = self.queue_topic(name)
+        if not topic.config.dead_letter:
+            return []  # refused before anything is read (dead_letter answers no_dead_letter)
         ints = [s for s in seqs if isinstance(s, int) and not isinstance(s, bool)]
         return topic.log.cold_at(ints)
 
@@ -798,6 +801,7 @@ def _dead_letters(topic: Topic, records: list[tuple[Record, int]], reason: str |
                 "$dead_letter_src_seq": record.seq,
             }
         )
+        meta.pop("$dead_letter_reason", None)  # a redriven job's old reason
         if reason is not None:
             meta["$dead_letter_reason"] = reason
         datas.append(record.data_json)

@@ -17,6 +17,7 @@ ENGINE_CODES = [
     (e.TopicExistsIncompatible, "topic_exists_incompatible"),
     (e.TopicNotEmpty, "topic_not_empty"),
     (e.NotAQueue, "not_a_queue"),
+    (e.NoDeadLetter, "no_dead_letter"),
     (e.TopicFull, "topic_full"),
     (e.Throttled, "throttled"),
     (e.Internal, "internal"),
