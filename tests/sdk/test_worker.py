@@ -689,3 +689,130 @@ def test_docstring_examples_run(
 def _counters(queue: topics.QueueCounters | None) -> tuple[int, int, int, list[topics.QueueHolder]] | None:
     """A queue's §10.7 counters and who holds leases (its other health fields move with time)."""
     return None if queue is None else (queue.ready, queue.in_flight, queue.dead_lettered, queue.holders)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rate_limit_spaces_the_job_starts(
+    mode: str, client: topics.Client, queue: Callable[..., str]
+) -> None:
+    """At most ``rate_limit`` starts a second after a burst of one second's worth: 12 jobs at
+    4 a second take at least (12 - 4) / 4 = 2 s, however fast the machine."""
+    q = queue(12)
+    starts: list[float] = []
+    worker = Worker(
+        client, q, lambda job: starts.append(time.monotonic()), concurrency=4, mode=mode, rate_limit=4
+    )
+    assert worker.drain(timeout_s=30) == stats(processed=12)
+    starts.sort()
+    assert starts[-1] - starts[0] >= 2.0 - 0.05
+    for i in range(len(starts)):  # k starts take at least (k - 4) / 4 s: the bucket's bound
+        for j in range(i + 5, len(starts)):
+            assert starts[j] - starts[i] >= (j - i + 1 - 4) / 4 - 0.05, (i, j, starts)
+
+
+def test_rate_limit_must_be_positive(client: topics.Client) -> None:
+    with pytest.raises(ValueError, match="rate_limit"):
+        Worker(client, "q", lambda job: None, rate_limit=0)
+
+
+# -- the circuit breaker ---------------------------------------------------------------------------
+
+
+class Flaky:
+    """A handler failing its first ``fails`` calls (a downstream service that is down), then
+    succeeding; it records when each call started."""
+
+    def __init__(self, fails: int) -> None:
+        self.fails = fails
+        self.calls: list[float] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, job: Job) -> None:
+        with self.lock:
+            self.calls.append(time.monotonic())
+            failing = len(self.calls) <= self.fails
+        if failing:
+            raise ConnectionError("the service is down")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_breaker_opens_after_failures_in_a_row_and_a_probe_closes_it(
+    mode: str, client: topics.Client, queue: Callable[..., str]
+) -> None:
+    q = queue(5)
+    handler = Flaky(fails=3)
+    breaker = topics.CircuitBreaker(threshold=3, cooldown_s=0.6)
+    worker = Worker(
+        client, q, handler, mode=mode, backoff=Backoff.fixed(20, jitter=0), circuit_breaker=breaker
+    )
+    result = worker.drain(timeout_s=30)
+    assert (result.processed, result.failed, result.breaker, result.breaker_trips) == (5, 3, "closed", 1)
+    # nothing ran while the breaker was open: the probe came a cooldown after the third failure
+    assert handler.calls[3] - handler.calls[2] >= 0.6 - 0.05
+    assert client.topic(q).count == 0
+
+
+def test_a_failed_probe_opens_the_breaker_again(client: topics.Client, queue: Callable[..., str]) -> None:
+    q = queue(2)
+    handler = Flaky(fails=3)
+    breaker = topics.CircuitBreaker(threshold=2, cooldown_s=0.4)
+    worker = Worker(
+        client, q, handler, mode="poll", backoff=Backoff.fixed(20, jitter=0), circuit_breaker=breaker
+    )
+    result = worker.drain(timeout_s=30)
+    assert (result.processed, result.failed, result.breaker, result.breaker_trips) == (2, 3, "closed", 2)
+    assert handler.calls[2] - handler.calls[1] >= 0.4 - 0.05  # the first probe, after a cooldown
+    assert handler.calls[3] - handler.calls[2] >= 0.4 - 0.05  # it failed: another cooldown
+
+
+def test_retries_and_permanent_failures_do_not_trip_the_breaker(
+    client: topics.Client, queue: Callable[..., str], name: Callable[[str], str]
+) -> None:
+    q = queue(3, dead_letter=name("dlq"))
+
+    def handle(job: Job) -> None:
+        if job.data == 0:
+            raise Retry(delay_ms=10) if job.deliveries == 1 else topics.Permanent("bad input")
+
+    breaker = topics.CircuitBreaker(threshold=1, cooldown_s=60)
+    worker = Worker(client, q, handle, mode="poll", circuit_breaker=breaker)
+    result = worker.drain(timeout_s=20)
+    assert (result.processed, result.dead_lettered, result.breaker_trips) == (2, 1, 0)
+
+
+def test_circuit_breaker_arguments_are_checked(client: topics.Client) -> None:
+    with pytest.raises(ValueError, match="threshold"):
+        topics.CircuitBreaker(threshold=0)
+    with pytest.raises(TypeError, match="circuit_breaker"):
+        Worker(client, "q", lambda job: None, circuit_breaker=3)  # type: ignore[arg-type]
+
+
+def test_a_refused_dead_letter_move_nacks_the_job_and_the_run_goes_on(
+    client: topics.Client, queue: Callable[..., str], name: Callable[[str], str]
+) -> None:
+    dlq = name("dlq")
+    client.create_topic(dlq, cap_records=1, discard="reject")
+    client.append(dlq, {"already": "full"})
+    q = queue(1, dead_letter=dlq)
+    calls: list[int] = []
+
+    def handle(job: Job) -> None:
+        calls.append(job.deliveries)
+        if len(calls) == 1:
+            raise topics.Permanent(ValueError("cannot parse"))
+
+    worker = Worker(client, q, handle, mode="poll", backoff=Backoff.fixed(20, jitter=0))
+    assert worker.drain(timeout_s=20) == stats(processed=1, failed=1, retried=1)
+    assert calls == [1, 2] and client.topic(dlq).count == 1
+
+
+def test_redrive_drops_the_reason_with_the_other_stamps(
+    client: topics.Client, queue: Callable[..., str], name: Callable[[str], str]
+) -> None:
+    dlq = name("dlq")
+    q = queue(1, dead_letter=dlq)
+    jobs = client.claim(q, "w")
+    assert client.dead_letter(q, "w", jobs, reason="broken").moved == [jobs[0].seq]
+    assert client.redrive(dlq) == 1
+    [job] = client.claim(q, "w")
+    assert not any(key.startswith("$dead_letter") for key in (job.meta or {}))

@@ -47,6 +47,7 @@ from .models import (
     AckResult,
     AppendResult,
     CaughtUp,
+    DeadLetterResult,
     ExtendResult,
     Health,
     Job,
@@ -69,7 +70,7 @@ from .models import (
     WatchEvent,
 )
 from .watch import AsyncWatch, Watch
-from .worker import Backoff, Permanent, Retry, Worker, WorkerStats
+from .worker import Backoff, CircuitBreaker, Permanent, Retry, Worker, WorkerStats
 
 __all__ = [
     "Settings",
@@ -84,6 +85,7 @@ __all__ = [
     "Client",
     "ConnectionError",
     "DataLoss",
+    "DeadLetterResult",
     "ExtendResult",
     "Forbidden",
     "Health",
@@ -107,6 +109,7 @@ __all__ = [
     "Record",
     "RecordTooLarge",
     "Records",
+    "CircuitBreaker",
     "Permanent",
     "Retry",
     "RouterCycle",

@@ -514,7 +514,12 @@ def ready() -> Call[Readiness]:
 
 # -- redrive -----------------------------------------------------------------------------------
 
-DEAD_LETTER_KEYS = ("$dead_letter_from", "$dead_letter_deliveries", "$dead_letter_src_seq")
+DEAD_LETTER_KEYS = (
+    "$dead_letter_from",
+    "$dead_letter_deliveries",
+    "$dead_letter_src_seq",
+    "$dead_letter_reason",
+)
 """What the server stamps into ``meta`` when it dead-letters a job (§10.6)."""
 
 

@@ -31,10 +31,10 @@ import httpx
 from ._sse import RETRY_DEFAULT_MS, SSEParser, reconnect_delay_s
 from ._transport import retryable
 from ._work_stream import Fallback, Reconnect, consume_work_stream, open_work_stream
-from ._worker_types import Backoff, Handler, Mode, Permanent, Retry, WorkerStats
+from ._worker_types import Backoff, CircuitBreaker, Handler, Mode, Permanent, Retry, TokenBucket, WorkerStats
 from .client import AsyncClient
-from .errors import ConnectionError, NotAQueue, TopicsError
-from .models import Job, TopicState
+from .errors import ConnectionError, NoDeadLetter, NotAQueue, TopicsError
+from .models import DeadLetterResult, Job, TopicState
 
 log = logging.getLogger("topics.worker")
 
@@ -70,6 +70,10 @@ class WorkerSpec(Protocol):
     def auto_extend(self) -> bool: ...
     @property
     def permanent(self) -> tuple[type[BaseException], ...]: ...
+    @property
+    def rate_limit(self) -> float | None: ...
+    @property
+    def circuit_breaker(self) -> CircuitBreaker | None: ...
     @property
     def shutdown_grace_s(self) -> float: ...
 
@@ -122,6 +126,14 @@ class Session:
         self.max_deliveries = 0
         self.dead_letter: str | None = None
         self.is_async = _is_async(worker.handler)
+        self.bucket = TokenBucket(worker.rate_limit, self.loop.time()) if worker.rate_limit else None
+        self.pump_timer: asyncio.TimerHandle | None = None
+        self.breaker = worker.circuit_breaker
+        self.failures = 0
+        """Handler failures in a row (for the circuit breaker)."""
+        self.breaker_evt = asyncio.Event()
+        """Set when the breaker lets jobs in again (half-open)."""
+        self.source: asyncio.Task[Any] | None = None
         self.pool: ThreadPoolExecutor | None = None
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -210,7 +222,7 @@ class Session:
             self.pool = ThreadPoolExecutor(
                 self.w.concurrency, thread_name_prefix=f"topics-worker-{self.queue}"
             )
-        source = self.spawn(self.push() if self.mode == "push" else self.poll())
+        self.source = self.spawn(self.push() if self.mode == "push" else self.poll())
         background = [self.spawn(self.acker())]
         if self.w.auto_extend:
             background.append(self.spawn(self.extender()))
@@ -220,15 +232,21 @@ class Session:
             await _wait_any([self.stop_evt, self.drained], timeout_s)
         finally:
             timed_out = not (self.stop_evt.is_set() or self.drained.is_set())
-            await self.shutdown(source, background)
+            await self.shutdown(background)
         if self.fatal is not None:
             raise self.fatal
         if timed_out:
             raise TimeoutError(f"drain of {self.queue!r} did not finish within {timeout_s} s ({self.stats})")
         return self.stats
 
-    async def shutdown(self, source: asyncio.Task[Any], background: list[asyncio.Task[Any]]) -> None:
+    async def shutdown(self, background: list[asyncio.Task[Any]]) -> None:
+        source = self.source
+        assert source is not None
         self.stop_evt.set()
+        self.breaker_evt.set()
+        if self.pump_timer is not None:
+            self.pump_timer.cancel()
+            self.pump_timer = None
         self.notify()
         grace = 0.0 if self.drained.is_set() and self.locally_idle() else self.w.shutdown_grace_s
         deadline = self.loop.time() + grace
@@ -268,6 +286,8 @@ class Session:
             self.idle_evt.clear()
             await _wait_event(self.idle_evt, 0.5)
         self.closing_stream = True
+        source = self.source  # the breaker may have restarted it meanwhile
+        assert source is not None
         for task in [source, *background]:
             task.cancel()
         await asyncio.gather(source, *background, return_exceptions=True)  # push: stream_gone() ran
@@ -344,10 +364,74 @@ class Session:
 
     def pump(self) -> None:
         while self.waiting and self.running < self.w.concurrency and not self.stop_evt.is_set():
+            if self.stats.breaker == "open" or (self.stats.breaker == "half_open" and self.running):
+                return  # open: nothing starts; half-open: one probe at a time
+            if self.bucket is not None:
+                wait_s = self.bucket.take(self.loop.time())
+                if wait_s > 0:  # over the rate limit: start the next job when a token is due
+                    if self.pump_timer is None:
+                        self.pump_timer = self.loop.call_later(wait_s, self.timed_pump)
+                    return
             e = self.waiting.popleft()
             e.state = "running"
             self.running += 1
             self.spawn(self.process(e))
+
+    # -- the circuit breaker --------------------------------------------------------------------
+
+    def handler_succeeded(self) -> None:
+        self.failures = 0
+        if self.stats.breaker == "half_open":
+            self.stats.breaker = "closed"
+            log.info("worker %s: the probe job succeeded; circuit breaker closed", self.node)
+            self.pump()
+
+    def handler_failed(self) -> None:
+        breaker = self.breaker
+        if breaker is None:
+            return
+        self.failures += 1
+        state = self.stats.breaker
+        if state == "half_open" or (state == "closed" and self.failures >= breaker.threshold):
+            self.stats.breaker = "open"
+            self.stats.breaker_trips += 1
+            self.breaker_evt.clear()
+            log.warning(
+                "worker %s: circuit breaker open after %d failure(s) in a row; taking no jobs for %.1f s",
+                self.node,
+                self.failures,
+                breaker.cooldown_s,
+            )
+            self.spawn(self.cool_down(breaker))
+
+    async def cool_down(self, breaker: CircuitBreaker) -> None:
+        """The breaker is open: hand back the jobs not started (running ones finish and settle),
+        close the /work stream, wait ``cooldown_s``, then let one probe job in (half-open)."""
+        await self.release([e for e in list(self.waiting) if e.conn is None])
+        if self.mode == "push" and self.source is not None:
+            while (self.running or self.ack_queue or self.settling) and not self.stop_evt.is_set():
+                self.idle_evt.clear()
+                await _wait_event(self.idle_evt, 0.5)
+            if self.stop_evt.is_set():
+                return
+            self.closing_stream = True  # the server releases what the stream pushed and we hold
+            self.source.cancel()
+            await asyncio.gather(self.source, return_exceptions=True)
+            self.closing_stream = False
+        await self.sleep(breaker.cooldown_s)
+        if self.stop_evt.is_set():
+            return
+        self.stats.breaker = "half_open"
+        log.info("worker %s: circuit breaker half-open; one probe job", self.node)
+        if self.mode == "push":
+            self.source = self.spawn(self.push())
+        self.breaker_evt.set()
+        self.notify()
+        self.pump()
+
+    def timed_pump(self) -> None:
+        self.pump_timer = None
+        self.pump()
 
     def lose(self, e: Held, why: str) -> None:
         """The server no longer leases ``e`` to us: never settle it; stop its handler if we can."""
@@ -386,14 +470,21 @@ class Session:
         fut = e.future
         exc: BaseException | None = asyncio.CancelledError() if fut.cancelled() else fut.exception()
         if exc is None:
+            self.handler_succeeded()
             self.ack_queue.append(e)
             self.ack_evt.set()
             return
+        if not isinstance(exc, (Retry, Permanent, *self.w.permanent)):
+            self.handler_failed()
         if isinstance(exc, Retry):
             delay = exc.delay_ms if exc.delay_ms is not None else self.w.backoff.delay_ms(job.deliveries)
         elif isinstance(exc, (Permanent, *self.w.permanent)):
             self.stats.failed += 1
-            reason = exc.reason if isinstance(exc, Permanent) else f"{type(exc).__name__}: {exc}"
+            reason = (
+                str(getattr(exc, "reason", exc))
+                if isinstance(exc, Permanent)
+                else f"{type(exc).__name__}: {exc}"
+            )
             log.warning(
                 "worker %s: %s #%d failed for good on delivery %d: %s",
                 self.node,
@@ -424,17 +515,36 @@ class Session:
         await self.nack(e, delay)
 
     async def move_to_dead_letter(self, e: Held, reason: str) -> None:
-        """A permanent failure: the job goes to the dead-letter topic now (``dead_letter``)."""
+        """A permanent failure: the job goes to the dead-letter topic now (``dead_letter``). If
+        the server refuses the move (no dead-letter topic any more, the topic full or gone, the
+        record too large with the reason), the job is nacked like any failure instead."""
         job = e.job
+
+        async def move() -> DeadLetterResult | TopicsError:
+            try:
+                return await self.client.dead_letter(self.queue, self.node, [job], reason=reason[:1024])
+            except TopicsError as err:
+                if retryable(err):
+                    raise  # call() waits and tries again
+                return err
+
         self.settling += 1
         try:
-            result = await self.call(
-                lambda: self.client.dead_letter(self.queue, self.node, [job], reason=reason[:1024]),
-                "dead-letter move",
-                persistent=True,
-            )
+            result = await self.call(move, "dead-letter move", persistent=True)
         finally:
             self.settling -= 1
+        if isinstance(result, TopicsError):
+            if isinstance(result, NoDeadLetter):
+                self.dead_letter = None
+            log.warning(
+                "worker %s: the dead-letter move of %s #%d was refused (%s); nacked",
+                self.node,
+                self.queue,
+                job.seq,
+                result,
+            )
+            await self.nack(e, self.w.backoff.delay_ms(job.deliveries))
+            return
         if result is None or job.seq in result.skipped:
             self.stats.lost += 1
         else:
@@ -535,7 +645,12 @@ class Session:
         """Claim as many jobs as there are free slots; back off while the queue is empty."""
         delay = POLL_MIN_S
         while not self.stop_evt.is_set():
+            if self.stats.breaker == "open":
+                await _wait_any([self.breaker_evt, self.stop_evt], None)
+                continue
             free = self.free_slots()
+            if self.stats.breaker == "half_open":
+                free = min(free, 1 - len(self.waiting) - self.running)  # the probe only
             if free <= 0:
                 self.slot_evt.clear()
                 await _wait_any([self.slot_evt, self.stop_evt], None)
@@ -551,7 +666,12 @@ class Session:
 
     def assist(self) -> None:
         """Push mode: claim for free slots now (jobs the stream will not push soon)."""
-        if self.assisting or self.stop_evt.is_set() or self.free_slots() <= 0:
+        if (
+            self.assisting
+            or self.stop_evt.is_set()
+            or self.free_slots() <= 0
+            or self.stats.breaker != "closed"
+        ):
             return
         self.assisting = True
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .models import Job
@@ -125,19 +125,72 @@ class Retry(Exception):  # noqa: N818 - the name the issue fixes: `raise topics.
         self.delay_ms = delay_ms
 
 
-class Permanent(Exception):  # noqa: N818 - the name the issue fixes: `raise topics.Permanent(...)`
-    """Raise from a handler when its job can never succeed: it goes to the queue's dead-letter
-    topic now, whatever its delivery count, with ``reason`` (``str(cause)`` by default) as its
-    ``$dead_letter_reason``. A queue without a ``dead_letter`` topic nacks it like any other
-    failure (and the worker logs why). Counted in ``failed`` and ``dead_lettered``.
+class TokenBucket:
+    """A token bucket: ``rate`` tokens a second, holding at most ``max(1, rate)`` (one second's
+    worth, so a worker idle for a while may start that many jobs at once, then ``rate`` a
+    second).
 
-    >>> str(Permanent("not a PNG"))
-    'not a PNG'
+    >>> bucket = TokenBucket(2.0, now=0.0)
+    >>> [bucket.take(0.0), bucket.take(0.0), bucket.take(0.0)]
+    [0.0, 0.0, 0.5]
+    >>> bucket.take(0.5)
+    0.0
     """
 
-    def __init__(self, reason: str = "permanent failure") -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, rate: float, now: float) -> None:
+        if rate <= 0:
+            raise ValueError("rate must be > 0")
+        self.rate = rate
+        self.capacity = max(1.0, rate)
+        self.tokens = self.capacity
+        self.at = now
+
+    def take(self, now: float) -> float:
+        """0.0 after taking a token, else the seconds until one is there (nothing taken)."""
+        self.tokens = min(self.capacity, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / self.rate
+
+
+@dataclass(frozen=True, slots=True)
+class CircuitBreaker:
+    """When a worker's handler keeps failing (a downstream service is down), stop taking jobs
+    for a while instead of burning through deliveries: after ``threshold`` consecutive handler
+    failures the breaker *opens* — the worker starts no job, hands back the jobs it holds and
+    takes none for ``cooldown_s``; then it is *half-open* — one probe job runs; its success
+    *closes* the breaker, its failure opens it again. :class:`Retry` and :class:`Permanent`
+    (a job's own fault) are not failures here.
+
+    >>> CircuitBreaker(threshold=5, cooldown_s=10)
+    CircuitBreaker(threshold=5, cooldown_s=10)
+    """
+
+    threshold: int = 10
+    cooldown_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.threshold < 1:
+            raise ValueError("threshold must be >= 1")
+        if self.cooldown_s < 0:
+            raise ValueError("cooldown_s must be >= 0")
+
+
+class Permanent(Exception):  # noqa: N818 - the name the issue fixes: `raise topics.Permanent(...)`
+    """Raise from a handler when its job can never succeed: it goes to the queue's dead-letter
+    topic now, whatever its delivery count, with ``reason`` as its ``$dead_letter_reason``. A
+    queue without a ``dead_letter`` topic nacks it like any other failure (and the worker logs
+    why). Counted in ``failed`` and ``dead_lettered``.
+
+    >>> str(Permanent("not a PNG")), Permanent(ValueError("bad header")).reason
+    ('not a PNG', 'bad header')
+    """
+
+    def __init__(self, reason: object = "permanent failure") -> None:
+        super().__init__(str(reason))
+        self.reason = str(reason)
 
 
 @dataclass(slots=True)
@@ -154,11 +207,12 @@ class WorkerStats:
       next claim);
     - ``lost``: the lease was gone before the job was settled (lease expired and taken, stream
       dropped, ack/nack skipped): its result was discarded;
-    - ``released``: handed back unprocessed at shutdown (nack without delay, or the ``/work``
-      stream's release on close).
+    - ``released``: handed back unprocessed at shutdown or when the circuit breaker opens
+      (nack without delay, or the ``/work`` stream's release on close).
 
-    >>> WorkerStats(processed=2, failed=1, retried=1)
-    WorkerStats(processed=2, failed=1, retried=1, dead_lettered=0, lost=0, released=0)
+    >>> stats = WorkerStats(processed=2, failed=1, retried=1)
+    >>> (stats.processed, stats.failed, stats.retried, stats.lost, stats.breaker)
+    (2, 1, 1, 0, 'closed')
     """
 
     processed: int = 0
@@ -167,3 +221,8 @@ class WorkerStats:
     dead_lettered: int = 0
     lost: int = 0
     released: int = 0
+    breaker: str = field(default="closed", repr=False)
+    """The circuit breaker's state: ``closed``, ``open`` or ``half_open`` (``closed`` without one;
+    left out of the repr, which shows the job counts)."""
+    breaker_trips: int = field(default=0, repr=False)
+    """How many times the breaker opened."""

@@ -26,6 +26,15 @@ What a handler's outcome does:
   ``job.deliveries >= max_deliveries``) a failed job is nacked without delay: the server moves it
   to the dead-letter topic at its next claim (§10.6), and it counts as ``dead_lettered``.
 
+With ``circuit_breaker=topics.CircuitBreaker(threshold=10, cooldown_s=30)``, after ``threshold``
+handler failures in a row the worker takes no jobs for ``cooldown_s`` (handing back those it
+holds), then lets one probe job through: its success closes the breaker, its failure opens it
+again. The state is ``WorkerStats.breaker`` (and logged).
+
+With ``rate_limit=`` (jobs per second) the worker starts jobs at most that fast — a token
+bucket holding one second's worth, so an idle worker may start that many at once; jobs held
+meanwhile wait with their leases extended.
+
 Leases are extended at half their length while a job is held (running, or waiting for a free
 slot, or waiting for its ack). When the server says a lease is gone (``extend`` skips the seq, or
 a ``/work`` stream that delivered it dropped), the job is *lost*: an async handler's task is
@@ -87,10 +96,10 @@ from typing import Any, TypeVar
 
 from ._generated import work_stream_path
 from ._session import Session
-from ._worker_types import Backoff, Handler, Mode, Permanent, Retry, WorkerStats
+from ._worker_types import Backoff, CircuitBreaker, Handler, Mode, Permanent, Retry, WorkerStats
 from .client import AsyncClient, Client
 
-__all__ = ["Backoff", "Permanent", "Retry", "Worker", "WorkerStats", "work_stream_path"]
+__all__ = ["Backoff", "CircuitBreaker", "Permanent", "Retry", "Worker", "WorkerStats", "work_stream_path"]
 
 log = logging.getLogger("topics.worker")
 
@@ -163,6 +172,8 @@ class Worker:
         auto_extend: bool = True,
         shutdown_grace_s: float = 30.0,
         permanent: tuple[type[BaseException], ...] = (),
+        rate_limit: float | None = None,
+        circuit_breaker: CircuitBreaker | None = None,
     ) -> None:
         if not isinstance(client, Client | AsyncClient):
             raise TypeError(f"client must be a topics.Client or topics.AsyncClient, got {client!r:.80}")
@@ -180,6 +191,8 @@ class Worker:
             isinstance(t, type) and issubclass(t, BaseException) for t in permanent
         ):
             raise TypeError("permanent must be a tuple of exception types")
+        if rate_limit is not None and not rate_limit > 0:
+            raise ValueError("rate_limit must be > 0 jobs per second (or None)")
         self.client = client
         self.queue = queue
         self.handler = handler
@@ -191,6 +204,10 @@ class Worker:
         self.auto_extend = auto_extend
         self.shutdown_grace_s = shutdown_grace_s
         self.permanent = permanent
+        self.rate_limit = rate_limit
+        if circuit_breaker is not None and not isinstance(circuit_breaker, CircuitBreaker):
+            raise TypeError("circuit_breaker must be a topics.CircuitBreaker")
+        self.circuit_breaker = circuit_breaker
         self._lock = threading.RLock()  # re-entrant: stop() may run in a signal handler on this thread
         self._session: Session | None = None
         self._stops = 0
