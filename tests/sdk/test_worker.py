@@ -704,10 +704,10 @@ def test_rate_limit_spaces_the_job_starts(
     )
     assert worker.drain(timeout_s=30) == stats(processed=12)
     starts.sort()
-    assert starts[-1] - starts[0] >= 2.0 - 0.05
-    for i in range(len(starts)):  # k starts take at least (k - 4) / 4 s: the bucket's bound
-        for j in range(i + 5, len(starts)):
-            assert starts[j] - starts[i] >= (j - i + 1 - 4) / 4 - 0.05, (i, j, starts)
+    assert starts[-1] - starts[0] >= 2.0 - 0.2
+    for i in range(len(starts)):  # k starts take at least (k - 4) / 4 s: the bucket's bound,
+        for j in range(i + 5, len(starts)):  # less a margin for a thread that starts late
+            assert starts[j] - starts[i] >= (j - i + 1 - 4) / 4 - 0.2, (i, j, starts)
 
 
 def test_rate_limit_must_be_positive(client: topics.Client) -> None:
@@ -816,3 +816,37 @@ def test_redrive_drops_the_reason_with_the_other_stamps(
     assert client.redrive(dlq) == 1
     [job] = client.claim(q, "w")
     assert not any(key.startswith("$dead_letter") for key in (job.meta or {}))
+
+
+def test_an_open_breaker_burns_no_deliveries_of_jobs_it_never_ran(
+    client: topics.Client, queue: Callable[..., str], name: Callable[[str], str]
+) -> None:
+    """Push mode, several slots: while the breaker is not closed only one probe runs at a time,
+    and jobs handed back unstarted are not pushed again and again — none reaches the dead-letter
+    topic without having failed there."""
+    dlq = name("dlq")
+    client.create_topic(dlq)
+    q = queue(12, max_deliveries=4, dead_letter=dlq)
+    handler = Flaky(fails=6)
+    seen: list[tuple[int, str]] = []
+    worker: Worker
+
+    def handle(job: Job) -> None:
+        seen.append((job.data, worker.stats.breaker))
+        handler(job)
+
+    breaker = topics.CircuitBreaker(threshold=3, cooldown_s=0.3)
+    worker = Worker(
+        client,
+        q,
+        handle,
+        concurrency=4,
+        mode="push",
+        backoff=Backoff.fixed(20, jitter=0),
+        circuit_breaker=breaker,
+    )
+    result = worker.drain(timeout_s=60)
+    assert result.processed == 12 and result.breaker == "closed" and result.breaker_trips >= 1
+    assert client.topic(dlq).count == 0  # six failures over twelve jobs: none failed four times
+    # past the first four (started together, before any failed) no handler ran with the breaker open
+    assert all(state in ("closed", "half_open") for _, state in seen[4:]), seen

@@ -44,6 +44,8 @@ POLL_MIN_S = 0.05
 POLL_MAX_S = 1.0
 DRAIN_CHECK_MIN_S = 0.05
 DRAIN_CHECK_MAX_S = 0.5
+ACK_FLUSH_S = 2.0
+"""The longest the circuit breaker waits for the acks of finished jobs before it closes a stream."""
 CALL_RETRY_MIN_S = 0.2
 CALL_RETRY_MAX_S = 5.0
 
@@ -354,8 +356,8 @@ class Session:
                 del self.held[job.seq]
         e = Held(job, conn, self.loop.time() + self.lease_ms / 2000)
         self.held[job.seq] = e
-        if self.stop_evt.is_set():
-            if conn is None:  # claimed after the stop: hand it straight back
+        if self.stop_evt.is_set() or self.stats.breaker == "open":
+            if conn is None:  # claimed after the stop, or while the breaker is open: hand it back
                 self.spawn(self.release([e]))
             return  # pushed after the stop: parked, released when the stream closes
         self.waiting.append(e)
@@ -378,6 +380,18 @@ class Session:
             self.spawn(self.process(e))
 
     # -- the circuit breaker --------------------------------------------------------------------
+
+    def judge(self, e: Held) -> None:
+        """Tell the breaker how ``e``'s handler ended: a success, a failure, or neither (a
+        :class:`Retry` or :class:`Permanent`: the handler's choice or the job's own fault)."""
+        fut = e.future
+        if fut is None or fut.cancelled():
+            return
+        exc = fut.exception()
+        if exc is None:
+            self.handler_succeeded()
+        elif not isinstance(exc, (Retry, Permanent, *self.w.permanent)):
+            self.handler_failed()
 
     def handler_succeeded(self) -> None:
         self.failures = 0
@@ -402,32 +416,63 @@ class Session:
                 self.failures,
                 breaker.cooldown_s,
             )
+            self.failures = 0
             self.spawn(self.cool_down(breaker))
 
     async def cool_down(self, breaker: CircuitBreaker) -> None:
-        """The breaker is open: hand back the jobs not started (running ones finish and settle),
-        close the /work stream, wait ``cooldown_s``, then let one probe job in (half-open)."""
+        """The breaker is open for ``cooldown_s`` from now: hand back the jobs not started. In
+        push mode close the /work stream too, once the acks of finished jobs are out (else it
+        would push a replacement for every job settled meanwhile, each burning a delivery):
+        jobs still running lose their leases with it (released by the server; their results
+        are discarded). Then let one probe job in (half-open) — claimed, in either mode; the
+        stream reopens once the breaker closes."""
+        until = self.loop.time() + breaker.cooldown_s
         await self.release([e for e in list(self.waiting) if e.conn is None])
-        if self.mode == "push" and self.source is not None:
-            while (self.running or self.ack_queue or self.settling) and not self.stop_evt.is_set():
+        source = self.source
+        if self.mode == "push" and source is not None and not source.done():
+            flush_until = min(until, self.loop.time() + ACK_FLUSH_S)
+            while (self.ack_queue or self.settling) and not self.stop_evt.is_set():
+                left = flush_until - self.loop.time()
+                if left <= 0:
+                    break
                 self.idle_evt.clear()
-                await _wait_event(self.idle_evt, 0.5)
+                await _wait_event(self.idle_evt, left)
             if self.stop_evt.is_set():
                 return
+            for e in [e for e in self.held.values() if e.conn is not None and e.state == "running"]:
+                self.lose(e, "the circuit breaker closed its /work stream")
             self.closing_stream = True  # the server releases what the stream pushed and we hold
-            self.source.cancel()
-            await asyncio.gather(self.source, return_exceptions=True)
+            source.cancel()
+            await asyncio.gather(source, return_exceptions=True)
             self.closing_stream = False
-        await self.sleep(breaker.cooldown_s)
+        await self.sleep(max(0.0, until - self.loop.time()))
         if self.stop_evt.is_set():
             return
         self.stats.breaker = "half_open"
         log.info("worker %s: circuit breaker half-open; one probe job", self.node)
-        if self.mode == "push":
-            self.source = self.spawn(self.push())
         self.breaker_evt.set()
+        if self.mode == "push":
+            self.spawn(self.probe())
         self.notify()
         self.pump()
+
+    async def probe(self) -> None:
+        """Push mode, half-open: claim one job at a time until the breaker closes (then the
+        /work stream reopens) or opens again (a new cool-down follows)."""
+        delay = POLL_MIN_S
+        while self.stats.breaker == "half_open" and not self.stop_evt.is_set():
+            if self.waiting or self.running:  # a probe is on its way
+                self.slot_evt.clear()
+                await _wait_any([self.slot_evt, self.stop_evt], POLL_MAX_S)
+                continue
+            jobs = await self.claim(1)
+            for job in jobs:
+                self.accept(job, None)
+            if not jobs:
+                await self.sleep(delay)
+                delay = min(POLL_MAX_S, delay * 2)
+        if self.stats.breaker == "closed" and not self.stop_evt.is_set():
+            self.source = self.spawn(self.push())
 
     def timed_pump(self) -> None:
         self.pump_timer = None
@@ -462,6 +507,8 @@ class Session:
         finally:
             self.running -= 1
             e.state = "finished"
+            if not (e.lost or e.released):
+                self.judge(e)  # the breaker hears of the outcome before another job may start
             self.notify()
             self.pump()
         if e.lost or e.released:
@@ -470,12 +517,9 @@ class Session:
         fut = e.future
         exc: BaseException | None = asyncio.CancelledError() if fut.cancelled() else fut.exception()
         if exc is None:
-            self.handler_succeeded()
             self.ack_queue.append(e)
             self.ack_evt.set()
             return
-        if not isinstance(exc, (Retry, Permanent, *self.w.permanent)):
-            self.handler_failed()
         if isinstance(exc, Retry):
             delay = exc.delay_ms if exc.delay_ms is not None else self.w.backoff.delay_ms(job.deliveries)
         elif isinstance(exc, (Permanent, *self.w.permanent)):
