@@ -424,6 +424,21 @@ async def test_claims_drain_a_cold_queue_exactly_once(cold: Cold) -> None:
     await reads.check(cold)
 
 
+async def test_a_dead_letter_move_reads_cold_jobs_off_the_event_loop(cold: Cold) -> None:
+    await cold.put("q", {"type": "queue", "dead_letter": "q.dlq"})
+    records = [orjson.loads(b) for b in await cold.fill("q", 60)]
+    jobs = (await cold.call("POST", "/v0/topics/q/claim", {"node": "w", "max": 60}))["claimed"]
+    assert len(jobs) == 60
+    reads = await Reads.start(cold)
+    body = {"node": "w", "seqs": [j["$seq"] for j in jobs], "reason": "bad"}
+    moved = await cold.call("POST", "/v0/topics/q/dead_letter", body)
+    assert moved["moved"] == [r["$seq"] for r in records]
+    await reads.check(cold)
+    page = await cold.call("POST", "/v0/topics/q.dlq/diff", {"limit": 1000})
+    assert [r["data"] for r in page["records"]] == [r["data"] for r in records]
+    assert all(r["meta"]["$dead_letter_reason"] == "bad" for r in page["records"])
+
+
 async def test_work_stream_pushes_cold_jobs(cold: Cold) -> None:
     await cold.put("q", {"type": "queue"})
     expected = {orjson.loads(b)["$seq"]: orjson.loads(b)["data"] for b in await cold.fill("q", 150)}

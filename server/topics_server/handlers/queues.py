@@ -7,7 +7,7 @@ then reads and validates its own query or body (§10, decision in docs/DECISIONS
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from topics_engine.coldreads import ColdChunk, ColdReads, preload, preload_now
@@ -36,23 +36,30 @@ def _queue_body(req: ValidatedRequest, ctx: ServerContext) -> tuple[Topic, Any]:
 
 def claim_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     topic, body = _queue_body(req, ctx)
-    reads, missing = preload_now(ctx.queues.cold_chunks(topic.name, opt(body.max)))
+    return _with_records(ctx.queues.cold_chunks(topic.name, opt(body.max)), lambda: _claim(ctx, topic, body))
+
+
+def _with_records(
+    chunks: list[ColdChunk], step: Callable[[], Reply | Awaitable[Reply]]
+) -> Reply | Awaitable[Reply]:
+    """Run ``step`` (a claim, a dead-letter move: it cannot be repeated) with the cold chunks
+    it reads pinned: at once when they are in memory or the OS page cache, else once they are
+    loaded off the event loop — the step itself never waits for a disk."""
+    reads, missing = preload_now(chunks)
     if missing:
-        return _claim_cold(ctx, topic, body, reads, missing)
+        return _with_loaded(reads, missing, step)
     try:
-        return _claim(ctx, topic, body)
+        return step()
     finally:
         reads.release()
 
 
-async def _claim_cold(
-    ctx: ServerContext, topic: Topic, body: Any, reads: ColdReads, missing: list[ColdChunk]
+async def _with_loaded(
+    reads: ColdReads, missing: list[ColdChunk], step: Callable[[], Reply | Awaitable[Reply]]
 ) -> Reply:
-    """A claim whose next jobs are cold and not in the page cache: their chunks are loaded (off
-    the event loop) and pinned with the rest first, so the claim itself never waits for a disk."""
     await preload(missing, reads)
     try:
-        reply = _claim(ctx, topic, body)
+        reply = step()
     finally:
         reads.release()
     return await reply if isinstance(reply, Awaitable) else reply
@@ -92,24 +99,8 @@ def dead_letter_jobs(req: ValidatedRequest, ctx: ServerContext) -> Reply | Await
     """Move held jobs to the dead-letter topic now (an extension): their records are read
     first (cold chunks off the event loop, pinned), then moved in one append."""
     topic, body = _queue_body(req, ctx)
-    reads, missing = preload_now(ctx.queues.cold_chunks_of(topic.name, body.seqs))
-    if missing:
-        return _dead_letter_cold(ctx, topic, body, reads, missing)
-    try:
-        return _dead_letter(ctx, topic, body)
-    finally:
-        reads.release()
-
-
-async def _dead_letter_cold(
-    ctx: ServerContext, topic: Topic, body: Any, reads: ColdReads, missing: list[ColdChunk]
-) -> Reply:
-    await preload(missing, reads)
-    try:
-        reply = _dead_letter(ctx, topic, body)
-    finally:
-        reads.release()
-    return await reply if isinstance(reply, Awaitable) else reply
+    chunks = ctx.queues.cold_chunks_of(topic.name, body.seqs)
+    return _with_records(chunks, lambda: _dead_letter(ctx, topic, body))
 
 
 def _dead_letter(ctx: ServerContext, topic: Topic, body: Any) -> Reply | Awaitable[Reply]:
