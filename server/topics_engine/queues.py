@@ -40,7 +40,7 @@ from .errors import BatchTooLarge, InvalidRequest, NoDeadLetter, NotAQueue, NotR
 from .jsonvalues import U64_MAX, dumps, to_int
 from .leases import Lease, LeaseEvent, LeaseEventKind, QueueState
 from .records import NewRecords, Record
-from .results import AckWait, LeaseInfo, LeasePage, QueueCounters
+from .results import AckWait, LeaseInfo, LeasePage, QueueCounters, RecordsDeleted
 from .storage.coldstore import ColdChunk
 from .storage.formats import RecordBatch
 from .topic import Topic
@@ -454,10 +454,7 @@ class Queues:
         moved = _dead_letters(topic, [(record, deliveries)], None)
         self.engine.append_prepared(topic.config.dead_letter or "", moved)
         self.engine.delete_seqs(topic, [record.seq])
-        q = _q(topic)
-        event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, record.seq, "", deliveries=q.dead_lettered + 1)
-        q.apply(event)
-        self.engine.persistence.lease_events(topic, [event], always=True)
+        self._count_dead_lettered(topic, record.seq, 1)
 
     def _retry_dead_letter(self, topic: Topic, seq: int) -> None:
         """A held-back job's retry timer: move it now if it is still held back and poison;
@@ -523,22 +520,35 @@ class Queues:
         held, skipped = self._held(topic, node, ints, ids)
         if not held:
             return LeaseChange(name, [], skipped)
-        persistence = self.engine.persistence
-        persistence.check_writable()
-        q = _q(topic)
+        self.engine.persistence.check_writable()
         cap = topic.config.max_in_flight
-        was_full = bool(cap) and len(q.leases) >= cap
+        was_full = bool(cap) and len(_q(topic).leases) >= cap
+        done = [seq for seq, _ in held]
+        deleted = self._complete(topic, held)
+        if was_full:
+            self._freed(topic)  # room under the cap
+        return LeaseChange(name, done, skipped, wait=deleted.wait)
+
+    def _complete(self, topic: Topic, held: list[tuple[int, Lease]]) -> RecordsDeleted:
+        """End the ``held`` leases (journaled as acks with ``leases_durable``) and delete their
+        jobs: an ack, or the second half of a dead-letter move."""
+        q = _q(topic)
         for seq, lease in held:
             q.end(seq, lease.lease_id)
+        persistence = self.engine.persistence
         if persistence.logs_leases(topic):
             persistence.lease_events(
                 topic, [LeaseEvent(LeaseEventKind.ACKED, seq, lease.lease_id) for seq, lease in held]
             )
-        done = [seq for seq, _ in held]
-        deleted = self.engine.delete_seqs(topic, sorted(done))
-        if was_full:
-            self._freed(topic)  # room under the cap
-        return LeaseChange(name, done, skipped, wait=deleted.wait)
+        return self.engine.delete_seqs(topic, sorted(seq for seq, _ in held))
+
+    def _count_dead_lettered(self, topic: Topic, last_seq: int, n: int) -> None:
+        """``n`` more jobs were moved to the dead-letter topic: the queue's ``dead_lettered``
+        total, journaled always (the event carries the new total: replay-safe)."""
+        q = _q(topic)
+        event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, last_seq, "", deliveries=q.dead_lettered + n)
+        q.apply(event)
+        self.engine.persistence.lease_events(topic, [event], always=True)
 
     def dead_letter(
         self,
@@ -568,26 +578,16 @@ class Queues:
         if not held:
             return LeaseChange(name, [], skipped)
         held.sort(key=lambda pair: pair[0])  # into the dead-letter topic in seq order
-        persistence = self.engine.persistence
-        persistence.check_writable()
+        self.engine.persistence.check_writable()
         records = []
         for seq, lease in held:
             at = topic.locate(seq)
             assert at is not None, "a leased job is live"
             records.append((Record(at[0], at[1]), lease.deliveries))
         moved = self.engine.append_prepared(dead_letter, _dead_letters(topic, records, reason))
-        q = _q(topic)
-        for seq, lease in held:
-            q.end(seq, lease.lease_id)
-        if persistence.logs_leases(topic):
-            persistence.lease_events(
-                topic, [LeaseEvent(LeaseEventKind.ACKED, seq, lease.lease_id) for seq, lease in held]
-            )
-        done = sorted(seq for seq, _ in held)
-        deleted = self.engine.delete_seqs(topic, done)
-        event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, done[-1], "", deliveries=q.dead_lettered + len(done))
-        q.apply(event)
-        persistence.lease_events(topic, [event], always=True)
+        done = [seq for seq, _ in held]
+        deleted = self._complete(topic, held)
+        self._count_dead_lettered(topic, done[-1], len(done))
         self._freed(topic)  # room under a cap, and the jobs left: streams look again
         return LeaseChange(name, done, skipped, wait=deleted.wait or moved.wait)
 
