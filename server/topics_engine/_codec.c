@@ -1,14 +1,17 @@
 /* topics_engine._codec — the record codec's hot loop in C.
  *
- * encode_records(first_seq, ts, datas, tags, nodes, metas, limits) encodes a write's records
- * into their wire form in one pass over exact-size buffers:
+ * encode_records(first_seq, ts, datas, tags, nodes, metas, limits[, delays]) encodes a write's
+ * records into their wire form in one pass over exact-size buffers:
  *
- *     {"$seq":S,"$ts":T[,"$node":N][,"$tag":G],"data":D[,"meta":M]}   joined by ","
+ *     {"$seq":S,"$ts":T[,"$delay_ms":D][,"$node":N][,"$tag":G],"data":D[,"meta":M]}   joined by ","
  *
  * datas/metas items are bytes-like JSON values (bytes, msgspec.Raw, memoryview) copied
  * verbatim; tags/nodes items are str (JSON-escaped like orjson: \" \\ \b \f \n \r \t, other
  * control characters as \u00XX, everything else as UTF-8). tags/nodes/metas may be None (no
- * record has one) or lists holding None for records without one.
+ * record has one) or lists holding None for records without one. delays (optional; None: none)
+ * is a list of ints, one per record: a record's "$delay_ms" key is written when its delay is
+ * above 0 (a queue job's write delay, already clamped by the caller; it sits before "$node"
+ * and "$tag", so a reader's cut of "$tag" keeps it).
  *
  * Returns (blob, ends, data_at, tag_at, meta_at): blob is bytes; ends (u32), data_at (u16),
  * tag_at (u16) and meta_at (u32) are native-order integer columns as bytes (tag_at/meta_at
@@ -34,6 +37,7 @@ typedef struct {
     const char *node;
     Py_ssize_t node_len;
     Py_ssize_t node_json;
+    long long delay;
 } rec_t;
 
 /* JSON-escaped length of a UTF-8 string (without quotes). */
@@ -102,6 +106,7 @@ static char *write_i64(char *p, int64_t v) {
 
 static const char K_SEQ[] = "{\"$seq\":";
 static const char K_TS[] = ",\"$ts\":";
+static const char K_DELAY[] = ",\"$delay_ms\":";
 static const char K_NODE[] = ",\"$node\":";
 static const char K_TAG[] = ",\"$tag\":";
 static const char K_DATA[] = ",\"data\":";
@@ -139,20 +144,20 @@ static int optional_str(PyObject *list, Py_ssize_t i, const char **out, Py_ssize
 static PyObject *encode_records(PyObject *self, PyObject *args) {
     unsigned long long first_seq;
     long long ts;
-    PyObject *datas, *tags, *nodes, *metas;
+    PyObject *datas, *tags, *nodes, *metas, *delays = Py_None;
     Py_ssize_t max_record, max_meta, max_tag, max_node;
-    if (!PyArg_ParseTuple(args, "KLO!OOO(nnnn)", &first_seq, &ts, &PyList_Type, &datas, &tags, &nodes,
-                          &metas, &max_record, &max_meta, &max_tag, &max_node))
+    if (!PyArg_ParseTuple(args, "KLO!OOO(nnnn)|O", &first_seq, &ts, &PyList_Type, &datas, &tags, &nodes,
+                          &metas, &max_record, &max_meta, &max_tag, &max_node, &delays))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(datas);
     if (n == 0) {
         PyErr_SetString(PyExc_ValueError, "no records");
         return NULL;
     }
-    PyObject *lists[3] = {tags, nodes, metas};
-    for (int k = 0; k < 3; k++) {
+    PyObject *lists[4] = {tags, nodes, metas, delays};
+    for (int k = 0; k < 4; k++) {
         if (lists[k] != Py_None && (!PyList_Check(lists[k]) || PyList_GET_SIZE(lists[k]) != n)) {
-            PyErr_SetString(PyExc_TypeError, "tags, nodes and metas must be None or lists as long as datas");
+            PyErr_SetString(PyExc_TypeError, "tags, nodes, metas and delays must be None or lists as long as datas");
             return NULL;
         }
     }
@@ -193,6 +198,11 @@ static PyObject *encode_records(PyObject *self, PyObject *args) {
         }
         Py_ssize_t len = KLEN(K_SEQ) + u64_digits(first_seq + (uint64_t)i) + KLEN(K_TS) + ts_len + KLEN(K_DATA)
                          + r->data.len + 1;
+        if (delays != Py_None) {
+            r->delay = PyLong_AsLongLong(PyList_GET_ITEM(delays, i));
+            if (r->delay == -1 && PyErr_Occurred()) goto fail;
+            if (r->delay > 0) len += KLEN(K_DELAY) + i64_len(r->delay);
+        }
         if (r->node) {
             r->node_json = escaped_len(r->node, r->node_len) + 2;
             len += KLEN(K_NODE) + r->node_json;
@@ -227,6 +237,10 @@ static PyObject *encode_records(PyObject *self, PyObject *args) {
         p = write_u64(p, first_seq + (uint64_t)i);
         memcpy(p, K_TS, KLEN(K_TS)); p += KLEN(K_TS);
         p = write_i64(p, ts);
+        if (r->delay > 0) {
+            memcpy(p, K_DELAY, KLEN(K_DELAY)); p += KLEN(K_DELAY);
+            p = write_i64(p, r->delay);
+        }
         if (r->node) {
             memcpy(p, K_NODE, KLEN(K_NODE)); p += KLEN(K_NODE);
             p = write_escaped(p, r->node, r->node_len);
@@ -260,29 +274,38 @@ fail:
     return NULL;
 }
 
-/* columns(records, batch_node, absent, encode_meta) -> (datas, tags, nodes, metas)
+/* columns(records, batch_node, absent, encode_meta[, batch_delay])
+ *     -> (datas, tags, nodes, metas, delays)
  *
- * Splits decoded record objects (attributes data, tag, node, meta; ``absent`` marks a field
- * the request did not set) into the codec's columns: tags/nodes/metas are None when no record
- * has one, else lists with None for records without one. A record without a node gets
- * ``batch_node`` (None: none). meta objects are turned into JSON bytes by ``encode_meta``.
+ * Splits decoded record objects (attributes data, tag, node, meta and — when the object has
+ * it — delay_ms; ``absent`` marks a field the request did not set) into the codec's columns:
+ * tags/nodes/metas/delays are None when no record has one, else lists with None (delays: 0)
+ * for records without one. A record without a node gets ``batch_node`` (None: none), one
+ * without a delay_ms gets ``batch_delay`` (None or absent: none). meta objects are turned into
+ * JSON bytes by ``encode_meta``; delay_ms values are passed on as they are (the engine checks
+ * and clamps them).
  */
 static PyObject *columns(PyObject *self, PyObject *args) {
-    PyObject *records, *batch_node, *absent, *encode_meta;
-    if (!PyArg_ParseTuple(args, "O!OOO", &PyList_Type, &records, &batch_node, &absent, &encode_meta))
+    PyObject *records, *batch_node, *absent, *encode_meta, *batch_delay = Py_None;
+    if (!PyArg_ParseTuple(args, "O!OOO|O", &PyList_Type, &records, &batch_node, &absent, &encode_meta,
+                          &batch_delay))
         return NULL;
-    static PyObject *s_data, *s_tag, *s_node, *s_meta;
+    static PyObject *s_data, *s_tag, *s_node, *s_meta, *s_delay, *zero;
     if (!s_data) {
         s_data = PyUnicode_InternFromString("data");
         s_tag = PyUnicode_InternFromString("tag");
         s_node = PyUnicode_InternFromString("node");
         s_meta = PyUnicode_InternFromString("meta");
-        if (!s_data || !s_tag || !s_node || !s_meta) return NULL;
+        s_delay = PyUnicode_InternFromString("delay_ms");
+        zero = PyLong_FromLong(0);
+        if (!s_data || !s_tag || !s_node || !s_meta || !s_delay || !zero) return NULL;
     }
+    if (batch_delay == absent) batch_delay = Py_None;
     Py_ssize_t n = PyList_GET_SIZE(records);
     PyObject *datas = PyList_New(n), *tags = PyList_New(n), *nodes = PyList_New(n), *metas = PyList_New(n);
-    int any_tag = 0, any_node = batch_node != Py_None, any_meta = 0;
-    if (!datas || !tags || !nodes || !metas) goto fail;
+    PyObject *delays = PyList_New(n);
+    int any_tag = 0, any_node = batch_node != Py_None, any_meta = 0, any_delay = batch_delay != Py_None;
+    if (!datas || !tags || !nodes || !metas || !delays) goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *r = PyList_GET_ITEM(records, i);
         PyObject *v = PyObject_GetAttr(r, s_data);
@@ -308,13 +331,29 @@ static PyObject *columns(PyObject *self, PyObject *args) {
             any_meta = 1;
         }
         PyList_SET_ITEM(metas, i, v);
+        v = PyObject_GetAttr(r, s_delay);
+        if (!v) {
+            if (!PyErr_ExceptionMatches(PyExc_AttributeError)) goto fail;
+            PyErr_Clear();  /* a record type without the field: no delay */
+            v = Py_None;
+            Py_INCREF(v);
+        }
+        if (v == absent || v == Py_None) {
+            Py_DECREF(v);
+            v = batch_delay != Py_None ? batch_delay : zero;
+            Py_INCREF(v);
+        } else {
+            any_delay = 1;
+        }
+        PyList_SET_ITEM(delays, i, v);
     }
     if (!any_tag) { Py_DECREF(tags); Py_INCREF(Py_None); tags = Py_None; }
     if (!any_node) { Py_DECREF(nodes); Py_INCREF(Py_None); nodes = Py_None; }
     if (!any_meta) { Py_DECREF(metas); Py_INCREF(Py_None); metas = Py_None; }
-    return Py_BuildValue("(NNNN)", datas, tags, nodes, metas);
+    if (!any_delay) { Py_DECREF(delays); Py_INCREF(Py_None); delays = Py_None; }
+    return Py_BuildValue("(NNNNN)", datas, tags, nodes, metas, delays);
 fail:
-    Py_XDECREF(datas); Py_XDECREF(tags); Py_XDECREF(nodes); Py_XDECREF(metas);
+    Py_XDECREF(datas); Py_XDECREF(tags); Py_XDECREF(nodes); Py_XDECREF(metas); Py_XDECREF(delays);
     return NULL;
 }
 
@@ -560,9 +599,9 @@ static PyObject *frame(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"columns", columns, METH_VARARGS,
-     "columns(records, batch_node, absent, encode_meta) -> (datas, tags, nodes, metas)"},
+     "columns(records, batch_node, absent, encode_meta[, batch_delay]) -> (datas, tags, nodes, metas, delays)"},
     {"encode_records", encode_records, METH_VARARGS,
-     "encode_records(first_seq, ts, datas, tags, nodes, metas, limits) -> "
+     "encode_records(first_seq, ts, datas, tags, nodes, metas, limits[, delays]) -> "
      "(blob, ends, data_at, tag_at, meta_at) or (index, field, size, limit)"},
     {"encode_batch", encode_batch, METH_O, "encode_batch(batch) -> bytes (a RecordBatch, formats.batch_parts)"},
     {"frame", frame, METH_VARARGS,

@@ -11,6 +11,7 @@ def encode_records(
     nodes: list[str | None] | None,
     metas: list[bytes | None] | None,
     limits: tuple[int, int, int, int],
+    delays: list[int] | None = None,
     /,
 ) -> tuple[bytes, bytes, bytes, bytes | None, bytes | None] | tuple[int, str, int, int]: ...
 def columns(
@@ -18,8 +19,11 @@ def columns(
     batch_node: str | None,
     absent: object,
     encode_meta: Callable[[Any], bytes],
+    batch_delay: Any = None,
     /,
-) -> tuple[list[bytes], list[str | None] | None, list[str | None] | None, list[bytes | None] | None]: ...
+) -> tuple[
+    list[bytes], list[str | None] | None, list[str | None] | None, list[bytes | None] | None, list[Any] | None
+]: ...
 def encode_batch(batch: Any, /) -> bytes:
     """A ``storage.formats.RecordBatch`` as bytes (``formats.encode_batch`` documents the layout)."""
 

@@ -24,6 +24,9 @@ class RecordInput(TypedDict, total=False):
     node: str | None
     """Who wrote it (loop prevention); overrides the batch's ``node``."""
     meta: dict[str, JsonValue] | None
+    delay_ms: int | None
+    """A queue job not claimable before ``$ts + delay_ms`` (clamped to 24 h); overrides the
+    batch's ``delay_ms``. Refused on a log topic."""
 
 
 _RECORD_FIELDS = frozenset(RecordInput.__annotations__)
@@ -37,7 +40,9 @@ def _invalid_record(i: int, raw: Any, limits: Limits) -> InvalidRequest:
     unknown = sorted(set(raw) - _RECORD_FIELDS)
     if unknown:
         field = f"{where}.{unknown[0]}"
-        return InvalidRequest(f"{field} is not a record field (use data, tag, node, meta)", {"field": field})
+        return InvalidRequest(
+            f"{field} is not a record field (use data, tag, node, meta, delay_ms)", {"field": field}
+        )
     if "data" not in raw:
         return InvalidRequest(f"{where}.data is required (it may be null)", {"field": f"{where}.data"})
     for name in ("tag", "node"):
@@ -97,9 +102,12 @@ def check_batch_node(node: str | None, limits: Limits) -> None:
         )
 
 
-def prepare_batch(records: list[RecordInput], batch_node: str | None, limits: Limits) -> NewRecords:
+def prepare_batch(
+    records: list[RecordInput], batch_node: str | None, limits: Limits, batch_delay: int | None = None
+) -> NewRecords:
     """JSON-value records (``{"data": ..., "tag": ...}`` dicts) -> validated columns. The types
-    say what is valid; everything is still checked (the values may come from anywhere)."""
+    say what is valid; everything is still checked (the values may come from anywhere); a
+    ``delay_ms`` is checked and clamped by the engine (``records.clamp_delays``)."""
     if not isinstance(records, list) or not records:
         raise InvalidRequest("records must be a non-empty array", {"field": "records"})
     check_batch_size(len(records), limits)
@@ -108,9 +116,12 @@ def prepare_batch(records: list[RecordInput], batch_node: str | None, limits: Li
     tags = [p[1] for p in prepared]
     nodes = [batch_node if p[2] is None else p[2] for p in prepared]
     metas = [p[3] for p in prepared]
+    delays = [raw.get("delay_ms") for raw in records]
+    any_delay = batch_delay is not None or any(d is not None for d in delays)
     return NewRecords(
         [p[0] for p in prepared],
         tags if any(t is not None for t in tags) else None,
         nodes if any(n is not None for n in nodes) else None,
         metas if any(m is not None for m in metas) else None,
+        [(batch_delay or 0) if d is None else d for d in delays] if any_delay else None,
     )

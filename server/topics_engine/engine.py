@@ -26,8 +26,8 @@ from typing import Any
 from . import listing
 from .batch import RecordInput, check_batch_size, prepare_batch
 from .clock import Clock
-from .config import Durability, TopicConfig, resolve_config
-from .errors import InvalidRequest, TopicNotEmpty, TopicNotFound, cap_reached
+from .config import Durability, TopicConfig, TopicType, resolve_config
+from .errors import InvalidRequest, NotAQueue, TopicNotEmpty, TopicNotFound, cap_reached
 from .fanout import Hub
 from .jsonvalues import to_int
 from .leases import QueueState
@@ -36,7 +36,7 @@ from .listing import decode_cursor, effective_prefixes, encode_cursor, names_aft
 from .matching import MatchSpec, parse_match
 from .names import check_topic_name
 from .persistence import InMemory, Persistence
-from .records import NewRecords, encode
+from .records import NewRecords, clamp_delays, encode
 from .results import (
     Appended,
     Diff,
@@ -362,13 +362,15 @@ class Engine:
         idempotency_key: str | None = None,
         create: bool | None = None,
         config: dict[str, Any] | None = None,
+        delay_ms: int | None = None,
     ) -> Appended:
         """Append a batch atomically. Seqs are reserved and the WAL frame submitted in this one
         synchronous call; visibility and the ack follow the topic's durability class.
 
         ``records`` are JSON values (``[{"data": ..., "tag": ...}, ...]``, validated here) or
-        :class:`NewRecords` columns a caller decoded itself (the HTTP layer: ``node`` is then
-        already applied to them)."""
+        :class:`NewRecords` columns a caller decoded itself (the HTTP layer: ``node`` and the
+        batch's ``delay_ms`` are then already applied to them). ``delay_ms`` (per record or for
+        the batch) delays a queue's jobs: see :meth:`append_prepared`."""
         check_topic_name(name)
         if isinstance(records, NewRecords):
             if not records.count:
@@ -376,7 +378,7 @@ class Engine:
             check_batch_size(records.count, self.limits)
             batch = records
         else:
-            batch = prepare_batch(records, node, self.limits)
+            batch = prepare_batch(records, node, self.limits, delay_ms)
         if idempotency_key is not None:
             self._check_idempotency_key(idempotency_key)
         return self.append_prepared(
@@ -393,7 +395,12 @@ class Engine:
         config: dict[str, Any] | None = None,
     ) -> Appended:
         """Append already-validated records (the write path behind :meth:`append`, also used to
-        move dead-lettered jobs)."""
+        move dead-lettered jobs).
+
+        Records with a ``delay_ms`` (a queue's delayed jobs, an extension: docs/DECISIONS.md,
+        "Delayed jobs") carry it in their stored bytes as ``$delay_ms``; the queue keeps them
+        unclaimable until ``$ts + $delay_ms`` (``Topic._added``). ``delay_ms`` on a log topic
+        is refused (``not_a_queue``) before anything changes."""
         self.persistence.check_writable()  # before dedupe: a retry is never acked by a failed write
         now = self.clock.now_ms()
         topic = self._topics.get(name)
@@ -402,17 +409,20 @@ class Engine:
             resolved = resolve_config(name, config or {})
             if not (resolved.auto_create if create is None else create):
                 raise TopicNotFound(name)
+            _check_delays(name, resolved.type, batch)
             self.check_topic_room()
             topic = self._new_topic(name, resolved)
-        elif idempotency_key is not None:
-            seen = topic.idempotency.lookup(idempotency_key, now, topic.config.idempotency_window_ms)
-            if seen is not None:
-                # a retry is checked like a new write (bad input is refused, never "deduped");
-                # it is encoded only to run the codec's limit checks
-                encode(batch, 1, now, self.limits.record_limits)
-                # a retry of a write still awaiting its fsync is acked only when that one is
-                pending = topic.pending.keys.get(idempotency_key)
-                return Appended(name, seen[0], seen[1], topic.head_seq, False, True, pending)
+        else:
+            _check_delays(name, topic.config.type, batch)
+            if idempotency_key is not None:
+                seen = topic.idempotency.lookup(idempotency_key, now, topic.config.idempotency_window_ms)
+                if seen is not None:
+                    # a retry is checked like a new write (bad input is refused, never "deduped");
+                    # it is encoded only to run the codec's limit checks
+                    encode(batch, 1, now, self.limits.record_limits)
+                    # a retry of a write still awaiting its fsync is acked only when that one is
+                    pending = topic.pending.keys.get(idempotency_key)
+                    return Appended(name, seen[0], seen[1], topic.head_seq, False, True, pending)
         planned = topic.plan_append(batch, now, self.limits.record_limits)
         self._check_bytes_room(topic, planned)
         first, last = planned.first_seq, planned.last_seq
@@ -648,7 +658,8 @@ MAX_HOLDERS = 100
 def _oldest_ready_ts(topic: Topic, q: QueueState) -> int | None:
     """``$ts`` of the oldest claimable job: the lowest seq on the reclaim freelist, or the first
     job past the claim cursor (never handed out), whichever is older; read from what the record
-    log keeps resident, so no record is read."""
+    log keeps resident, so no record is read. Delayed writes at the front are passed over for
+    good (the cursor moves over them, as a claim's pick would), so each costs one step once."""
     log = topic.log
     times = []
     reclaimable = q.oldest_reclaimable(log.is_live)
@@ -657,9 +668,29 @@ def _oldest_ready_ts(topic: Topic, q: QueueState) -> int | None:
         if ts is not None:
             times.append(ts)
     fresh = log.live_at_or_after(q.cursor + 1)
+    while fresh is not None and fresh[0] in q.delayed:  # a delayed write: claims pass it over
+        q.pass_delayed(fresh[0])
+        fresh = log.live_at_or_after(fresh[0] + 1)
     if fresh is not None:
         times.append(fresh[1])
     return min(times) if times else None
+
+
+def _check_delays(name: str, type_: TopicType, batch: NewRecords) -> None:
+    """A write's ``delay_ms`` column, if any: refused on a log (it would silently mean
+    nothing) with ``409 not_a_queue`` — the request is schema-valid, only the topic's type
+    makes it wrong (docs/DECISIONS.md, "Delayed jobs") — else checked and clamped in place
+    (``None`` when every delay is 0)."""
+    if batch.delays is None:
+        return
+    if type_ is not TopicType.QUEUE:
+        raise NotAQueue(
+            f'delay_ms delays queue jobs; topic "{name}" is a log, not a queue — write without '
+            f"delay_ms, or make it a queue (PUT /v0/topics/{name} with type queue)",
+            {"topic": name, "field": "delay_ms"},
+        )
+    delays = clamp_delays(batch.delays)
+    batch.delays = delays if any(delays) else None
 
 
 def _cap_raised(old: int, new: int) -> bool:

@@ -8,11 +8,15 @@ an empty projection and every job is claimable again — the self-healing defaul
 Expiry is lazy, with no per-job timers: a min-heap of ``(deadline, seq, lease_id)`` is popped
 whenever the queue is touched; a popped entry whose lease was since extended, released or
 acked is stale and ignored. An expired lease puts its seq on the reclaim freelist, which claims
-drain before fresh jobs. Delayed nacks wait in a second heap until due. A poison job whose move
+drain before fresh jobs. Delayed nacks and delayed writes (jobs appended with ``delay_ms``:
+:meth:`QueueState.delay`) wait in a second heap until due; a delayed write that comes due
+above the claim cursor is simply fresh again, one at or below it (claims passed it over) goes
+on the freelist. A poison job whose move
 to the dead-letter topic failed is *held back* (docs/DECISIONS.md, "Dead-letter move failures"):
 neither claimable nor in flight until the move is retried. Invariants (with the jobs log's live
 records): a seq is in at most one of ``leases``, ``delayed``, ``held_back`` and the freelist;
-every seq there is a live job; ``cursor`` is the highest seq ever handed out fresh; ``_holding``
+every seq there is a live job; ``cursor`` is the highest seq ever handed out fresh or passed
+over as delayed (never above a job that is neither delayed nor handed out); ``_holding``
 counts ``leases`` by node, and ``_ranked`` orders it.
 """
 
@@ -179,6 +183,19 @@ class QueueState:
             lease.deadline = deadline
             heapq.heappush(self._expiry, (deadline, seq, lease_id))
 
+    def delay(self, seq: int, due: int) -> None:
+        """Job ``seq``, just appended (or replayed) with a write delay, is not claimable before
+        ``due``. (A job already leased — a replayed claim — or delayed is left alone.)"""
+        if seq not in self.leases and seq not in self.delayed:
+            self.delayed[seq] = due
+            heapq.heappush(self._due, (due, seq))
+
+    def pass_delayed(self, seq: int) -> None:
+        """Fresh job ``seq`` (the next past the cursor) is delayed: the cursor moves over it,
+        as a claim's pick does, and it goes on the freelist when it comes due."""
+        assert seq in self.delayed and seq > self.cursor
+        self.cursor = seq
+
     def _ended(self, lease: Lease, seq: int) -> None:
         if lease.holder is not None:
             lease.holder.lease_ended(seq)
@@ -238,7 +255,8 @@ class QueueState:
             at, seq = heapq.heappop(due)
             if self.delayed.get(seq) == at:
                 del self.delayed[seq]
-                self._push_free(seq)
+                if seq <= self.cursor:  # else a delayed write never passed over: fresh again
+                    self._push_free(seq)
 
     def next_change_at(self) -> int | None:
         """The earliest time (ms) at which :meth:`expire` will free a job: a live lease's
@@ -335,10 +353,13 @@ class QueueState:
     # -- snapshots ---------------------------------------------------------------------------
 
     def image(self, with_leases: bool) -> QueueImage:
-        """The projection for a snapshot: the counter always; leases, deliveries, delays and
-        the cursor only for ``leases_durable`` queues (otherwise a restart starts afresh)."""
+        """The projection for a snapshot: the counter and the delayed writes not yet due
+        (``due``: delayed jobs never delivered — a write's delay is durable like the write)
+        always; leases, deliveries, delayed retries and the cursor only for ``leases_durable``
+        queues (otherwise a restart starts afresh)."""
+        due = [[seq, at] for seq, at in self.delayed.items() if not self.deliveries.get(seq)]
         if not with_leases:
-            return QueueImage(self.dead_lettered)
+            return QueueImage(self.dead_lettered, due=due or None)
         return QueueImage(
             dead_lettered=self.dead_lettered,
             leases=[
@@ -349,6 +370,7 @@ class QueueState:
             delayed=[[seq, at] for seq, at in self.delayed.items()],
             free=[seq for seq in self._freelist if seq in self._free],
             cursor=self.cursor,
+            due=due or None,
         )
 
     def restore(self, image: QueueImage) -> None:
@@ -359,6 +381,8 @@ class QueueState:
             self.claim(seq, lease_id, node, deadline, deliveries)
         for seq, at in image.delayed or ():
             self._make_claimable(seq, at)
+        for seq, at in image.due or ():
+            self.delay(seq, at)
         for seq in image.free or ():
             self._push_free(seq)
         self.cursor = max(self.cursor, image.cursor)

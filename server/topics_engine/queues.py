@@ -396,8 +396,8 @@ class Queues:
 
     def _pick(self, topic: Topic, q: QueueState, n: int, now: int) -> list[_Picked]:
         """Up to ``n`` claimable jobs with their new delivery counts: reclaimed first, then
-        fresh past the claim cursor. Jobs past ``max_deliveries`` are dead-lettered (or held
-        back) instead."""
+        fresh past the claim cursor (delayed writes not yet due are passed over). Jobs past
+        ``max_deliveries`` are dead-lettered (or held back) instead."""
         picked: list[_Picked] = []
         deliveries = q.deliveries
         while len(picked) < n:
@@ -411,9 +411,12 @@ class Queues:
             fresh = topic.live_after(q.cursor, n - len(picked))
             if not fresh:
                 break
+            delayed = q.delayed
             for batch, i in fresh:
                 seq = batch.first_seq + i
                 q.cursor = seq
+                if delayed and seq in delayed:
+                    continue  # a delayed write: passed over, on the freelist once due
                 self._take(topic, picked, batch, i, deliveries.get(seq, 0) + 1)
         return picked
 

@@ -1,12 +1,13 @@
 """Records: encoded once, at append, into their wire form — then only sliced.
 
 A write's records become one :class:`RecordBatch` (``storage.formats``): each record's JSON
-object ``{"$seq":..,"$ts":..[,"$node":..][,"$tag":..],"data":..[,"meta":..]}`` (key order as on
-the wire, absent keys omitted) joined by ``,`` in one ``bytes`` blob, plus integer columns of
-offsets; the encoding loop is C (``_codec.c``, built by the project's set-up). The same bytes
-go into the WAL frame, the topic's record log, segments, and every response: a run of records
-is one slice of the blob; a variant without ``$tag`` or ``meta`` is two or three slices of one
-record (:func:`record_bytes`).
+object ``{"$seq":..,"$ts":..[,"$delay_ms":..][,"$node":..][,"$tag":..],"data":..[,"meta":..]}``
+(key order as on the wire, absent keys omitted; ``$delay_ms`` only on a delayed queue job)
+joined by ``,`` in one ``bytes`` blob, plus integer columns of offsets; the encoding loop is C
+(``_codec.c``, built by the project's set-up). The same bytes go into the WAL frame, the
+topic's record log, segments, and every response: a run of records is one slice of the blob;
+a variant without ``$tag`` or ``meta`` is two or three slices of one record
+(:func:`record_bytes`).
 
 A record's ``size`` — behind ``bytes`` and ``cap_bytes`` — is its wire length plus one byte
 of separator.
@@ -21,6 +22,7 @@ from typing import Any
 
 from . import _codec
 from .errors import InvalidRequest, RecordTooLarge, TopicsError
+from .jsonvalues import to_int
 from .storage.formats import RecordBatch
 
 _KEY_LEN = 8  # each of ',"data":', ',"$tag":', ',"meta":'
@@ -29,12 +31,15 @@ _KEY_LEN = 8  # each of ',"data":', ',"$tag":', ',"meta":'
 @dataclass(slots=True)
 class NewRecords:
     """A validated write, not yet numbered: each record's ``data`` JSON bytes and its optional
-    tag, node and ``meta`` JSON bytes (a ``None`` list when no record of the write has one)."""
+    tag, node and ``meta`` JSON bytes (a ``None`` list when no record of the write has one),
+    and its ``delay_ms`` (``None`` when the write names none; checked and clamped by the engine
+    before encoding, see :func:`clamp_delays`)."""
 
     datas: list[bytes]
     tags: list[str | None] | None = None
     nodes: list[str | None] | None = None
     metas: list[bytes | None] | None = None
+    delays: list[Any] | None = None
 
     @property
     def count(self) -> int:
@@ -42,12 +47,33 @@ class NewRecords:
 
     @classmethod
     def from_objects(
-        cls, records: list[Any], batch_node: str | None, absent: object, encode_meta: Callable[[Any], bytes]
+        cls,
+        records: list[Any],
+        batch_node: str | None,
+        absent: object,
+        encode_meta: Callable[[Any], bytes],
+        batch_delay: Any = None,
     ) -> NewRecords:
         """Columns from decoded record objects (attributes ``data``, ``tag``, ``node``,
-        ``meta``; ``absent`` marks an unset field), split in C. ``data`` values must already be
-        JSON bytes (e.g. ``msgspec.Raw``); ``meta`` objects are encoded by ``encode_meta``."""
-        return cls(*_codec.columns(records, batch_node, absent, encode_meta))
+        ``meta``, optionally ``delay_ms``; ``absent`` marks an unset field), split in C.
+        ``data`` values must already be JSON bytes (e.g. ``msgspec.Raw``); ``meta`` objects are
+        encoded by ``encode_meta``; a record without ``delay_ms`` gets ``batch_delay``."""
+        return cls(*_codec.columns(records, batch_node, absent, encode_meta, batch_delay))
+
+
+MAX_DELAY_MS = 86_400_000
+"""A write's ``delay_ms`` (like a nack's) is clamped to ``[0, MAX_DELAY_MS]``: 24 hours."""
+
+
+def clamp_delays(delays: list[Any]) -> list[int]:
+    """A write's ``delay_ms`` column checked (integers, whatever the caller passed) and clamped
+    to ``[0, MAX_DELAY_MS]``; raises :class:`InvalidRequest` naming the first bad one."""
+    out = []
+    for i, d in enumerate(delays):
+        if type(d) is not int:
+            d = to_int(d, f"records[{i}].delay_ms", low=0, high=MAX_DELAY_MS, clamp=True)
+        out.append(0 if d < 0 else MAX_DELAY_MS if d > MAX_DELAY_MS else d)
+    return out
 
 
 RecordLimits = tuple[int, int, int, int]
@@ -62,7 +88,7 @@ def encode(new: NewRecords, first_seq: int, ts: int, limits: RecordLimits = NO_L
     """Number ``new`` from ``first_seq`` with commit time ``ts`` and encode it once (in C:
     ``_codec.encode_records``). Raises :class:`RecordTooLarge` / :class:`InvalidRequest` — and
     encodes nothing — if a record exceeds ``limits``."""
-    out = _codec.encode_records(first_seq, ts, new.datas, new.tags, new.nodes, new.metas, limits)
+    out = _codec.encode_records(first_seq, ts, new.datas, new.tags, new.nodes, new.metas, limits, new.delays)
     if len(out) == 4:
         raise _over_limit(*out)
     blob, ends_raw, data_at_raw, tag_at_raw, meta_at_raw = out
@@ -102,6 +128,30 @@ def _over_limit(i: int, field: str, size: int, limit: int) -> TopicsError:
         f"{where}.{field} is {size} characters long; at most {limit} are allowed",
         {"field": f"{where}.{field}", "max_length": limit},
     )
+
+
+_DELAY_KEY = b',"$delay_ms":'
+
+
+def write_delays(batch: RecordBatch, skip: int = 0) -> list[tuple[int, int]]:
+    """``(seq, due_ms)`` of the delayed jobs among records ``skip..`` of ``batch``: those whose
+    stored bytes carry ``"$delay_ms"`` (due at ``$ts + $delay_ms``). Read from the bytes, so the
+    live path and WAL replay agree. The key can only be a record's own: it is looked for in the
+    record's head (before ``"data"``), where a string value cannot hold an unescaped quote; a
+    batch whose blob does not hold it at all costs one substring search."""
+    blob = batch.blob
+    if _DELAY_KEY not in blob:
+        return []
+    out = []
+    first, data_at, skip_len = batch.first_seq, batch.data_at, len(_DELAY_KEY)
+    for i in range(skip, batch.count):
+        start = batch.start(i)
+        at = blob.find(_DELAY_KEY, start, start + data_at[i])
+        if at >= 0:
+            at += skip_len
+            end = blob.index(b",", at)  # "$node", "$tag" or "data" follows
+            out.append((first + i, batch.ts_of(i) + int(blob[at:end])))
+    return out
 
 
 def record_bytes(

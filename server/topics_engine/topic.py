@@ -38,7 +38,7 @@ from .leases import QueueState
 from .matching import TagMatch
 from .priority import effective_priority
 from .recordlog import Gone, RecordLog
-from .records import NO_LIMITS, NewRecords, Record, RecordLimits, encode
+from .records import NO_LIMITS, NewRecords, Record, RecordLimits, encode, write_delays
 from .results import Diff, Tombstone
 from .storage.coldstore import ColdChunk
 from .storage.formats import RecordBatch
@@ -417,6 +417,10 @@ class Topic:
         self.hot.added(batch.ts_runs[0][1], size)
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
         self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
+        if self.queue is not None:
+            delay = self.queue.delay
+            for seq, due in write_delays(batch, skip):
+                delay(seq, due)
 
     def load_sealed(self, index: ChunkIndex, cold: ColdChunk, gone: builtins.bytes) -> None:
         """Recovery: a chunk of a sealed segment, from the segment's index — its records stay on

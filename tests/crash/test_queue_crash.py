@@ -161,3 +161,56 @@ async def test_queue_survives_kill_9(tmp_path: Path, leases_durable: bool) -> No
             assert sorted(j["$seq"] for j in final) == left
     finally:
         server.kill()
+
+
+async def test_delayed_jobs_survive_kill_9_and_stay_delayed(tmp_path: Path) -> None:
+    """Delayed writes (an extension: docs/DECISIONS.md, "Delayed jobs") are durable like the
+    write: after kill -9 a job delayed for a day is still there and still delayed, and jobs
+    whose short delay ran out meanwhile are claimable — none earlier than its due time."""
+    q = "later"
+    server = ServerProcess(tmp_path / "data", tmp_path / "server.log")
+    server.start()
+    try:
+        await server.wait_ready()
+        async with _api(server) as c:
+            r = await c.put(f"/v0/topics/{q}", json={"type": "queue", "durability": "fsync"})
+            assert r.status_code == 201, r.text
+            records = [{"data": {"i": i}, "delay_ms": 1_500} for i in range(5)]
+            records.append({"data": "tomorrow", "delay_ms": 86_400_000})
+            records.append({"data": "now", "delay_ms": 0})
+            r = await c.post(f"/v0/topics/{q}", json={"records": records})
+            assert r.status_code in (200, 201), r.text
+            seqs: list[int] = r.json()["seqs"]
+            written_ts = {
+                rec["$seq"]: rec["$ts"]
+                for rec in (await c.post(f"/v0/topics/{q}/diff", json={})).json()["records"]
+            }
+            got = await _claim_all(c, q, "w1")
+            assert [j["$seq"] for j in got] == [seqs[-1]]  # only the undelayed job
+
+        await _restart(server)
+
+        async with _api(server) as c:
+            state = await _state(c, q)
+            assert state["count"] == 7, state
+            assert state["queue"]["in_flight"] == 0
+            short = set(seqs[:5])
+            seen: set[int] = set()
+            deadline = time.monotonic() + 60
+            while seen != short | {seqs[-1]} and time.monotonic() < deadline:
+                for job in await _claim_all(c, q, "after"):
+                    now_ms = time.time() * 1000
+                    assert job["$seq"] != seqs[5], "a job delayed for a day was claimable"
+                    if job["$seq"] in short:
+                        assert job["$delay_ms"] == 1_500
+                        assert now_ms >= written_ts[job["$seq"]] + 1_500 - 50  # clock skew allowance
+                    seen.add(job["$seq"])
+                await asyncio.sleep(0.1)
+            assert seen == short | {seqs[-1]}
+            state = await _state(c, q)
+            assert state["queue"]["delayed"] == 1 and state["queue"]["ready"] == 0, state
+            r = await c.post(f"/v0/topics/{q}/diff", json={})
+            kept = [rec for rec in r.json()["records"] if rec["$seq"] == seqs[5]]
+            assert kept and kept[0]["data"] == "tomorrow" and kept[0]["$delay_ms"] == 86_400_000
+    finally:
+        server.kill()

@@ -770,3 +770,53 @@ async def test_dead_letter_without_a_dead_letter_topic_or_on_a_log(client: httpx
     assert_error(await client.post("/v0/topics/nope/dead_letter", json={}), 404, "topic_not_found")
     long = {"node": "w", "seqs": [seq], "reason": "x" * 1025}
     assert_error(await client.post("/v0/topics/q/dead_letter", json=long), 400, "invalid_request")
+
+
+# -- delayed writes (an extension: docs/DECISIONS.md, "Delayed jobs") ----------------------------
+
+
+async def test_a_write_delay_holds_jobs_back_until_due(client: httpx.AsyncClient, clock: ManualClock) -> None:
+    await _queue(client)
+    r = await client.post(
+        "/v0/topics/q",
+        json={
+            "records": [{"data": 1}, {"data": 2, "delay_ms": 0}, {"data": 3, "delay_ms": 900}],
+            "delay_ms": 300,
+        },
+    )
+    assert r.status_code == 200, r.text
+    first, second, third = r.json()["seqs"]
+    records = (await client.post("/v0/topics/q/diff", json={})).json()["records"]
+    assert [rec.get("$delay_ms") for rec in records] == [300, None, 900]
+    state = (await client.get("/v0/topics/q")).json()["queue"]
+    assert (state["ready"], state["delayed"]) == (1, 2)
+    assert [j["$seq"] for j in (await _claim(client, max=10))["claimed"]] == [second]
+    clock.advance(300)
+    [job] = (await _claim(client, max=10))["claimed"]
+    assert (job["$seq"], job["$delay_ms"]) == (first, 300)
+    clock.advance(600)
+    assert [j["$seq"] for j in (await _claim(client, max=10))["claimed"]] == [third]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"records": [{"data": 1, "delay_ms": 5}]},
+        {"records": [{"data": 1}], "delay_ms": 5},
+        {"records": [{"data": 1}], "delay_ms": 0},
+    ],
+)
+async def test_a_write_delay_on_a_log_is_refused(client: httpx.AsyncClient, body: dict[str, Any]) -> None:
+    r = await client.post("/v0/topics/plain", json={"records": [{"data": 0}]})
+    assert r.status_code == 201
+    error = assert_error(await client.post("/v0/topics/plain", json=body), 409, "not_a_queue")
+    assert error["detail"] == {"topic": "plain", "field": "delay_ms"}
+    assert (await client.get("/v0/topics/plain")).json()["head_seq"] == 1
+    assert_error(await client.post("/v0/topics/fresh", json=body), 409, "not_a_queue")
+    assert (await client.get("/v0/topics/fresh")).status_code == 404  # not created either
+
+
+async def test_a_negative_write_delay_is_refused_by_the_schema(client: httpx.AsyncClient) -> None:
+    await _queue(client)
+    r = await client.post("/v0/topics/q", json={"records": [{"data": 1, "delay_ms": -1}]})
+    assert_error(r, 400, "invalid_request")

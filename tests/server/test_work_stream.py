@@ -353,6 +353,27 @@ async def test_delayed_nack_is_pushed_when_it_comes_due(server: str, http: httpx
         assert 0.35 <= time.monotonic() - t0 < 3.0
 
 
+async def test_delayed_write_is_pushed_when_it_comes_due(server: str, http: httpx.AsyncClient) -> None:
+    """A job appended with ``delay_ms`` reaches an open stream at its due time — never before
+    (the undelayed job written with it comes at once)."""
+    q = _name()
+    await _queue(http, q)
+    async with work(server, q, node="w1", max=5) as (_, frames):
+        await opened(frames)
+        r = await http.post(
+            f"/v0/topics/{q}", json={"records": [{"data": "later", "delay_ms": 500}, {"data": "now"}]}
+        )
+        assert r.status_code == 200, r.text
+        later, now = r.json()["seqs"]
+        diff = await http.post(f"/v0/topics/{q}/diff", json={})
+        due_ms = diff.json()["records"][0]["$ts"] + 500
+        [first] = await frames.jobs(1)
+        assert first["$seq"] == now
+        [job] = await frames.jobs(1, timeout=10.0)
+        assert job["$seq"] == later and job["$delay_ms"] == 500 and job["deliveries"] == 1
+        assert time.time() * 1000 >= due_ms - 50  # the server's clock is this machine's
+
+
 async def test_another_nodes_expired_lease_is_pushed(server: str, http: httpx.AsyncClient) -> None:
     """A job whose lease another node let lapse reaches an idle stream at the expiry."""
     q = _name()

@@ -435,3 +435,46 @@ async def test_disabling_leases_durable_after_a_checkpoint_forgets_leases(h: Har
     e = await h.restart("checkpoint")
     assert leases(e) == {}
     assert claimed_seqs(await claim(e, "b", 10)) == [1, 2]
+
+
+# -- delayed writes (an extension: docs/DECISIONS.md, "Delayed jobs") -----------------------------
+
+
+@pytest.mark.parametrize("leases_durable", [False, True])
+@pytest.mark.parametrize("durability", ["fsync", "disk"])
+async def test_delayed_writes_stay_delayed_across_a_restart(
+    h: Harness, durability: str, leases_durable: bool
+) -> None:
+    """A write's delay is durable like the write, whatever ``leases_durable`` says: after a
+    restart (WAL replay, or the snapshot's ``due``) the job is still delayed until its due
+    time — never claimable early, never lost."""
+    e = h.engine
+    await make_queue(e, durability=durability, leases_durable=leases_durable)
+    r = e.append("q", [{"data": 0}, {"data": 1, "delay_ms": 5_000}, {"data": 2, "delay_ms": 20_000}])
+    await _done(r.wait)
+    assert claimed_seqs(await claim(e, "a", 10)) == [1]
+    assert await ack(e, "a", [1]) == [1]
+    h.clock.advance(1_000)
+    e = await h.restart()
+    assert qstate(e) == {"ready": 0, "in_flight": 0, "dead_lettered": 0, "count": 2}
+    assert health(e)[0] == 2
+    assert (await claim(e, "b", 10)).jobs == []
+    h.clock.advance(4_000)
+    assert claimed_seqs(await claim(e, "b", 10)) == [2]
+    e = await h.restart()  # job 3 is still 15 s away; job 2 was only leased (non-durably: again)
+    assert claimed_seqs(await claim(e, "c", 10)) == ([] if leases_durable else [2])
+    h.clock.advance(14_999)
+    e = await h.restart()
+    assert 3 not in claimed_seqs(await claim(e, "d", 10))
+    h.clock.advance(1)
+    assert claimed_seqs(await claim(e, "d", 10)) == [3]
+
+
+async def test_a_delay_that_came_due_while_down_is_claimable_after_restart(h: Harness) -> None:
+    e = h.engine
+    await make_queue(e, durability="fsync")
+    await _done(e.append("q", [{"data": i} for i in range(3)], delay_ms=2_000).wait)
+    e = await h.restart()
+    h.clock.advance(2_000)
+    e = await h.restart()
+    assert claimed_seqs(await claim(e, "a", 10)) == [1, 2, 3]

@@ -408,8 +408,9 @@ SNAPSHOT_VERSION = SNAPSHOT.current
 
 @dataclass(slots=True)
 class QueueImage:
-    """A queue's lease projection. Only ``dead_lettered`` unless the queue's leases are
-    durable; then the leases, delivery counters, delayed retries, freelist and claim cursor."""
+    """A queue's lease projection. Only ``dead_lettered`` and ``due`` unless the queue's
+    leases are durable; then the leases, delivery counters, delayed retries, freelist and claim
+    cursor too."""
 
     dead_lettered: int = 0
     leases: list[list[Any]] | None = None
@@ -418,6 +419,9 @@ class QueueImage:
     delayed: list[list[int]] | None = None
     free: list[int] | None = None
     cursor: int = 0
+    due: list[list[int]] | None = None
+    """``[seq, due_ms]`` of the delayed writes not yet due, whatever ``leases_durable`` says
+    (since snapshot schema version 3; absent before: no delayed writes existed)."""
 
 
 @dataclass(slots=True)
@@ -425,7 +429,7 @@ class TopicImage:
     """One topic in a snapshot: identity, config, watermarks and its sealed segments.
 
     Schema versions: 1 — every field but ``skipped``; 2 — ``skipped`` added (absent in a
-    version 1 snapshot: no skipped range)."""
+    version 1 snapshot: no skipped range); 3 — the queue's ``due`` added (:class:`QueueImage`)."""
 
     id: int
     name: str

@@ -11,7 +11,8 @@ WAL file   ``b"TWAL"`` u8     2       1, 2       1: no header — frames from by
 segment    ``b"TSEG"`` u8 ..  4       3, 4       3: whole-body CRC, no chunk index — read by
                                                  reading the whole file once at recovery (1 and
                                                  2 predate every released data directory)
-snapshot   ``b"TSNP"`` u8 ..  2       1, 2       1: no ``skipped`` per topic (read as none)
+snapshot   ``b"TSNP"`` u8 ..  3       1, 2, 3    1: no ``skipped`` per topic (read as none);
+                                                 2: no queue ``due`` (delayed writes: none)
 ========== ================== ======= ========== =================================================
 
 The rule for a version found in a file (:meth:`FileFormat.check`): a readable one is read as
@@ -78,4 +79,4 @@ class FileFormat:
 
 WAL = FileFormat("WAL file", current=2, readable=frozenset({1, 2}))
 SEGMENT = FileFormat("segment", current=4, readable=frozenset({3, 4}))
-SNAPSHOT = FileFormat("snapshot", current=2, readable=frozenset({1, 2}))
+SNAPSHOT = FileFormat("snapshot", current=3, readable=frozenset({1, 2, 3}))

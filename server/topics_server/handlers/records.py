@@ -25,10 +25,11 @@ from ..validation import ValidatedRequest
 UNSET = msgspec.UNSET
 
 
-def new_records(records: list[Any], batch_node: str | None) -> NewRecords:
+def new_records(records: list[Any], batch_node: str | None, batch_delay: int | None = None) -> NewRecords:
     """The decoded records of an append as the codec's columns: ``data`` stays the raw JSON
-    bytes as sent (never parsed or re-encoded); ``meta``'s values too."""
-    return NewRecords.from_objects(records, batch_node, UNSET, msgspec.json.encode)
+    bytes as sent (never parsed or re-encoded); ``meta``'s values too. A record's own
+    ``delay_ms`` wins over the batch's."""
+    return NewRecords.from_objects(records, batch_node, UNSET, msgspec.json.encode, batch_delay)
 
 
 def append(engine: Engine, topic: str, body: Any, idempotency_key: str | None = None) -> Appended:
@@ -39,7 +40,7 @@ def append(engine: Engine, topic: str, body: Any, idempotency_key: str | None = 
     check_batch_node(node, engine.limits)
     return engine.append(
         topic,
-        new_records(body.records, node),
+        new_records(body.records, node, opt(body.delay_ms)),
         idempotency_key=opt(body.idempotency_key, idempotency_key),
         create=opt(body.create),
         config=fields_set(config) if config is not None else None,

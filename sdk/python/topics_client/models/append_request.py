@@ -40,6 +40,9 @@ class AppendRequest:
             inert on a log).
         disable_backpressure (bool | Unset): If true, opt out of `429` for this write; the server may queue it instead.
             Default false.
+        delay_ms (int | Unset): Queue topics only: the default `delay_ms` of this write's records (a record's own wins)
+            — each job is not claimable before `$ts + delay_ms`. Clamped by the server to [0, 86400000]. On a log topic (or
+            a write that would create one): `409 not_a_queue`, nothing written.
     """
 
     records: list[RecordIn]
@@ -48,6 +51,7 @@ class AppendRequest:
     create: bool | Unset = UNSET
     config: TopicConfig | Unset = UNSET
     disable_backpressure: bool | Unset = UNSET
+    delay_ms: int | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         records = []
@@ -67,6 +71,8 @@ class AppendRequest:
 
         disable_backpressure = self.disable_backpressure
 
+        delay_ms = self.delay_ms
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -84,6 +90,8 @@ class AppendRequest:
             field_dict["config"] = config
         if disable_backpressure is not UNSET:
             field_dict["disable_backpressure"] = disable_backpressure
+        if delay_ms is not UNSET:
+            field_dict["delay_ms"] = delay_ms
 
         return field_dict
 
@@ -115,6 +123,8 @@ class AppendRequest:
 
         disable_backpressure = d.pop("disable_backpressure", UNSET)
 
+        delay_ms = d.pop("delay_ms", UNSET)
+
         append_request = cls(
             records=records,
             node=node,
@@ -122,6 +132,7 @@ class AppendRequest:
             create=create,
             config=config,
             disable_backpressure=disable_backpressure,
+            delay_ms=delay_ms,
         )
 
         return append_request

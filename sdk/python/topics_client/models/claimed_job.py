@@ -30,6 +30,8 @@ class ClaimedJob:
             deliveries (int): How many times this job has now been delivered, this delivery included. Compared against
                 `max_deliveries`.
             data (Any): The job payload, verbatim (any JSON, may be null).
+            delay_ms (int | Unset): The job's write delay, when it was appended with one (it became claimable at `$ts +
+                $delay_ms`).
             tag (str | Unset): The record's tag, when it has one.
             node (str | Unset): The record's origin node (the producer's, not the claimer's), when it has one.
             meta (ClaimedJobMeta | Unset): The record's headers, verbatim, when it has any.
@@ -41,6 +43,7 @@ class ClaimedJob:
     ts: int
     deliveries: int
     data: Any
+    delay_ms: int | Unset = UNSET
     tag: str | Unset = UNSET
     node: str | Unset = UNSET
     meta: ClaimedJobMeta | Unset = UNSET
@@ -58,6 +61,8 @@ class ClaimedJob:
         deliveries = self.deliveries
 
         data = self.data
+
+        delay_ms = self.delay_ms
 
         tag = self.tag
 
@@ -79,6 +84,8 @@ class ClaimedJob:
                 "data": data,
             }
         )
+        if delay_ms is not UNSET:
+            field_dict["$delay_ms"] = delay_ms
         if tag is not UNSET:
             field_dict["$tag"] = tag
         if node is not UNSET:
@@ -105,6 +112,8 @@ class ClaimedJob:
 
         data = d.pop("data")
 
+        delay_ms = d.pop("$delay_ms", UNSET)
+
         tag = d.pop("$tag", UNSET)
 
         node = d.pop("$node", UNSET)
@@ -123,6 +132,7 @@ class ClaimedJob:
             ts=ts,
             deliveries=deliveries,
             data=data,
+            delay_ms=delay_ms,
             tag=tag,
             node=node,
             meta=meta,

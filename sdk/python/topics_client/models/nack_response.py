@@ -29,8 +29,8 @@ class NackResponse:
         performance (Performance): Server-side timings and counters for this request. Best-effort and additive;
             clients must tolerate any subset. `fsync_ms` is 0.0 for non-fsync topics;
             `throttle_wait_ms` is time parked behind the elastic scheduler.
-        delayed (int | Unset): Jobs not claimable yet because they wait out a nack's `delay_ms` (counted in neither
-            `ready` nor `in_flight`).
+        delayed (int | Unset): Jobs not claimable yet because they wait out a write's or a nack's `delay_ms` (counted in
+            neither `ready` nor `in_flight`).
         oldest_ready_age_ms (int | Unset): How long the oldest claimable job has waited, in ms (now minus its `$ts`); 0
             when no job is claimable.
         holders (list[QueueHolder] | Unset): The nodes holding leases now, most `in_flight` first (ties by node), at

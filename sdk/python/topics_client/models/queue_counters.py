@@ -27,8 +27,8 @@ class QueueCounters:
             in_flight (int): Jobs with an active (un-expired) lease.
             dead_lettered (int): Cumulative jobs moved to the dead-letter topic over this topic instance's life (resets on
                 delete + recreate).
-            delayed (int | Unset): Jobs not claimable yet because they wait out a nack's `delay_ms` (counted in neither
-                `ready` nor `in_flight`).
+            delayed (int | Unset): Jobs not claimable yet because they wait out a write's or a nack's `delay_ms` (counted in
+                neither `ready` nor `in_flight`).
             oldest_ready_age_ms (int | Unset): How long the oldest claimable job has waited, in ms (now minus its `$ts`); 0
                 when no job is claimable.
             holders (list[QueueHolder] | Unset): The nodes holding leases now, most `in_flight` first (ties by node), at

@@ -24,6 +24,8 @@ class Record:
             seq (int): Server-assigned sequence id.
             ts (int): Server commit time (ms since epoch).
             data (Any): The payload, verbatim (any JSON, may be null).
+            delay_ms (int | Unset): A delayed queue job's write delay (the `delay_ms` it was appended with, clamped): not
+                claimable before `$ts + $delay_ms`. Omitted when the record was not delayed.
             node (str | Unset): Origin node id supplied by the writer.
             tag (str | Unset): Tag supplied by the writer (only with `include_tags`).
             meta (RecordMeta | Unset): The writer's headers, verbatim (only with `include_meta`).
@@ -32,6 +34,7 @@ class Record:
     seq: int
     ts: int
     data: Any
+    delay_ms: int | Unset = UNSET
     node: str | Unset = UNSET
     tag: str | Unset = UNSET
     meta: RecordMeta | Unset = UNSET
@@ -43,6 +46,8 @@ class Record:
         ts = self.ts
 
         data = self.data
+
+        delay_ms = self.delay_ms
 
         node = self.node
 
@@ -61,6 +66,8 @@ class Record:
                 "data": data,
             }
         )
+        if delay_ms is not UNSET:
+            field_dict["$delay_ms"] = delay_ms
         if node is not UNSET:
             field_dict["$node"] = node
         if tag is not UNSET:
@@ -81,6 +88,8 @@ class Record:
 
         data = d.pop("data")
 
+        delay_ms = d.pop("$delay_ms", UNSET)
+
         node = d.pop("$node", UNSET)
 
         tag = d.pop("$tag", UNSET)
@@ -96,6 +105,7 @@ class Record:
             seq=seq,
             ts=ts,
             data=data,
+            delay_ms=delay_ms,
             node=node,
             tag=tag,
             meta=meta,

@@ -26,12 +26,17 @@ class RecordIn:
             (default 128) characters.
         meta (RecordInMeta | Unset): Small headers, returned verbatim. At most 64 keys and `TOPICS_MAX_META_BYTES`
             (default 16 KiB).
+        delay_ms (int | Unset): Queue topics only: the job is appended now (it has its seq and is readable) but not
+            claimable before `$ts + delay_ms`; stored with the record as `$delay_ms`. Overrides the write's `delay_ms`.
+            Clamped by the server to [0, 86400000]. On a log topic (or a write that would create one): `409 not_a_queue`,
+            nothing written.
     """
 
     data: Any
     tag: str | Unset = UNSET
     node: str | Unset = UNSET
     meta: RecordInMeta | Unset = UNSET
+    delay_ms: int | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         data = self.data
@@ -43,6 +48,8 @@ class RecordIn:
         meta: dict[str, Any] | Unset = UNSET
         if not isinstance(self.meta, Unset):
             meta = self.meta.to_dict()
+
+        delay_ms = self.delay_ms
 
         field_dict: dict[str, Any] = {}
 
@@ -57,6 +64,8 @@ class RecordIn:
             field_dict["node"] = node
         if meta is not UNSET:
             field_dict["meta"] = meta
+        if delay_ms is not UNSET:
+            field_dict["delay_ms"] = delay_ms
 
         return field_dict
 
@@ -78,11 +87,14 @@ class RecordIn:
         else:
             meta = RecordInMeta.from_dict(_meta)
 
+        delay_ms = d.pop("delay_ms", UNSET)
+
         record_in = cls(
             data=data,
             tag=tag,
             node=node,
             meta=meta,
+            delay_ms=delay_ms,
         )
 
         return record_in
