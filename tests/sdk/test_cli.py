@@ -210,6 +210,42 @@ def test_pub_one_record_and_options(
     ]
 
 
+def test_pub_delay_holds_queue_jobs_back(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    q = name("later")
+    client.create_topic(q, type="queue")
+    status, out, _ = cli("pub", q, '{"job": 1}', "--delay", "30s")
+    assert status == 0 and lines(out)[0]["seq"] == 1
+    status, _, err = cli("pub", q, "--delay", "1.5m", stdin="2\n3\n")
+    assert status == 0 and f"appended 2 records to {q}" in err
+    status, _, _ = cli(
+        "pub", q, "--records", "--delay", "1h", stdin='{"data": 4, "delay_ms": 0}\n{"data": 5}\n'
+    )
+    assert status == 0
+    assert [(r.data, r.delay_ms) for r in client.read(q)] == [
+        ({"job": 1}, 30_000),
+        (2, 90_000),
+        (3, 90_000),
+        (4, 0),
+        (5, 3_600_000),
+    ]
+    state = client.topic(q).queue
+    assert state is not None and (state.ready, state.delayed) == (1, 4)
+    status, out, _ = cli("read", q, "-e", "--records")
+    assert status == 0 and [r.get("delay_ms") for r in lines(out)] == [
+        30_000,
+        90_000,
+        90_000,
+        None,
+        3_600_000,
+    ]
+    status, _, err = cli("pub", q, "1", "--delay", "soon")
+    assert status == 2 and "expected a duration such as 500ms, 30s" in err
+    status, _, err = cli("pub", name("plain-log"), "1", "--delay", "5s")
+    assert status == 1 and "delay_ms delays queue jobs" in err
+
+
 def test_pub_stops_at_a_bad_line_after_sending_the_batches_before_it(
     server: ServerProcess, client: topics.Client, name: Name
 ) -> None:

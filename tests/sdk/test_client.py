@@ -301,3 +301,35 @@ def test_append_many_splits_within_the_servers_limits(make_server: Callable[...,
         with pytest.raises(topics.InvalidRequest) as bad:
             client.append_many("bulk", [{"data": 1}] * 250 + [{"data": 2, "tag": "t" * 300}])
         assert bad.value.detail["field"] == "records[250].tag"  # likewise
+
+
+# -- delayed jobs (an extension: docs/DECISIONS.md, "Delayed jobs") ------------------------------
+
+
+def test_append_with_a_delay_holds_the_job_back(client: topics.Client, name: Callable[[str], str]) -> None:
+    q = name("delayed")
+    client.create_topic(q, type="queue")
+    seq = client.append(q, {"n": 1}, delay_ms=60_000).first_seq
+    many = client.append_many(
+        q, [{"data": 2}, {"data": 3, "delay_ms": 0}, {"data": 4, "delay_ms": 120_000}], delay_ms=30_000
+    )
+    records = list(client.read(q))
+    assert [(r.seq, r.delay_ms) for r in records] == [
+        (seq, 60_000),
+        (many.first_seq, 30_000),
+        (many.first_seq + 1, 0),
+        (many.first_seq + 2, 120_000),
+    ]
+    state = client.topic(q).queue
+    assert state is not None and (state.ready, state.delayed) == (1, 3)
+    [job] = client.claim(q, "w", max=10)
+    assert (job.seq, job.data, job.delay_ms) == (many.first_seq + 1, 3, 0)
+
+
+def test_a_delay_on_a_log_is_refused(client: topics.Client, name: Callable[[str], str]) -> None:
+    t = name("log")
+    with pytest.raises(topics.NotAQueue) as err:
+        client.append(t, 1, delay_ms=5)
+    assert err.value.detail["field"] == "delay_ms"
+    with pytest.raises(topics.TopicNotFound):
+        client.topic(t)

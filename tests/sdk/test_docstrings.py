@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 import topics
 import topics._transport
+import topics.cli.durations
 import topics.client
 import topics.errors
 import topics.models
@@ -18,7 +19,15 @@ from tests.server.processes import ServerProcess
 
 @pytest.mark.parametrize(
     "module",
-    [topics, topics._transport, topics.client, topics.errors, topics.models, topics.worker],
+    [
+        topics,
+        topics._transport,
+        topics.cli.durations,
+        topics.client,
+        topics.errors,
+        topics.models,
+        topics.worker,
+    ],
     ids=lambda m: m.__name__,
 )
 def test_examples_run(

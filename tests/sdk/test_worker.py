@@ -850,3 +850,25 @@ def test_an_open_breaker_burns_no_deliveries_of_jobs_it_never_ran(
     assert client.topic(dlq).count == 0  # six failures over twelve jobs: none failed four times
     # past the first four (started together, before any failed) no handler ran with the breaker open
     assert all(state in ("closed", "half_open") for _, state in seen[4:]), seen
+
+
+# -- delayed jobs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_worker_gets_delayed_jobs_when_they_come_due(
+    mode: str, client: topics.Client, queue: Callable[..., str]
+) -> None:
+    """The Worker needs nothing new: a delayed job reaches it at its due time (pushed on the
+    /work stream, or found by a claim), never before; drain waits for delayed jobs too."""
+    q = queue()
+    client.append_many(q, [{"data": 0}, {"data": 1, "delay_ms": 400}, {"data": 2, "delay_ms": 800}])
+    written = {r.seq: r.ts + r.delay_ms for r in client.read(q)}
+    got: list[tuple[int, int, float]] = []
+    result = Worker(
+        client, q, lambda job: got.append((job.seq, job.delay_ms, time.time() * 1000)), mode=mode
+    ).drain(timeout_s=30)
+    assert result == stats(processed=3)
+    assert [(seq, delay) for seq, delay, _ in got] == [(1, 0), (2, 400), (3, 800)]
+    for seq, _, at in got:
+        assert at >= written[seq] - 50  # never before its due time (this machine's clock)

@@ -518,6 +518,7 @@ def jobs(queue: str, raw: list[dict[str, Any]]) -> list[Job]:
             tag=j.get("$tag"),
             node=j.get("$node"),
             meta=j.get("meta"),
+            delay_ms=j.get("$delay_ms", 0),
         )
         for j in raw
     ]

@@ -109,7 +109,11 @@ def delete_topic(name: str, if_empty: bool) -> Call[TopicDeletion]:
 
 
 def record_body(
-    data: Any, tag: str | None = None, node: str | None = None, meta: Mapping[str, Any] | None = None
+    data: Any,
+    tag: str | None = None,
+    node: str | None = None,
+    meta: Mapping[str, Any] | None = None,
+    delay_ms: int | None = None,
 ) -> dict[str, Any]:
     """One record as the write body wants it (absent fields left out)."""
     body: dict[str, Any] = {"data": data}
@@ -119,6 +123,8 @@ def record_body(
         body["node"] = node
     if meta is not None:
         body["meta"] = meta if type(meta) is dict else dict(meta)  # orjson encodes dicts only
+    if delay_ms is not None:
+        body["delay_ms"] = delay_ms
     return body
 
 
@@ -137,11 +143,19 @@ def append(
 
 
 def _write_fields(
-    node: str | None, key: str, create: bool | None, config: Mapping[str, Any] | None
+    node: str | None,
+    key: str,
+    create: bool | None,
+    config: Mapping[str, Any] | None,
+    delay_ms: int | None = None,
 ) -> dict[str, Any]:
     """A write body's fields besides ``records`` (absent ones left out)."""
     return _drop_none(
-        node=node, idempotency_key=key, create=create, config=dict(config) if config is not None else None
+        node=node,
+        idempotency_key=key,
+        create=create,
+        config=dict(config) if config is not None else None,
+        delay_ms=delay_ms,
     )
 
 
@@ -173,9 +187,10 @@ def _chunk_call(
     node: str | None,
     create: bool | None,
     config: Mapping[str, Any] | None,
+    delay_ms: int | None = None,
 ) -> Call[AppendResult]:
     """One write of already-encoded records (a JSON array), spliced into the body."""
-    rest = _write_fields(node, key, create, config)
+    rest = _write_fields(node, key, create, config, delay_ms)
     call = Call(g.append_route(topic, rest), g.append_result)
     call.content = b'{"records":' + encoded_records + b"," + orjson.dumps(rest)[1:]
     return call
@@ -191,13 +206,15 @@ def append_many(
     config: Mapping[str, Any] | None,
     chunk_records: int = CHUNK_RECORDS,
     chunk_bytes: int = CHUNK_BYTES,
+    delay_ms: int | None = None,
 ) -> Steps:
     """Writes ``records`` in chunks of at most ``chunk_records`` records and ``chunk_bytes``
     encoded bytes (a chunk encoded bigger is halved before it is sent); chunk ``n`` carries the
     key ``<key>.<n>`` (``<key>`` the caller's, or a fresh one), so a retried chunk — or a re-run
     of the whole call with the same ``idempotency_key`` and records — never appends twice. A
     chunk the server finds too big (its limits were configured lower) is halved and sent again.
-    Each chunk is encoded once, by one ``orjson.dumps`` of its records."""
+    Each chunk is encoded once, by one ``orjson.dumps`` of its records. ``delay_ms``: every
+    chunk's batch default (a record's own ``delay_ms`` wins; queue topics only)."""
     recs = _checked(records)
     base_key = idempotency_key or new_key()
     pending = [
@@ -211,7 +228,7 @@ def append_many(
         too_big = len(encoded) > chunk_bytes and end - start > 1
         if not too_big:
             try:
-                results.append((yield _chunk_call(topic, encoded, key, node, create, config)))
+                results.append((yield _chunk_call(topic, encoded, key, node, create, config, delay_ms)))
                 continue
             except (BatchTooLarge, PayloadTooLarge):
                 if end - start == 1:

@@ -245,16 +245,19 @@ class Client:
         idempotency_key: str | None = None,
         create: bool | None = None,
         config: Mapping[str, Any] | None = None,
+        delay_ms: int | None = None,
     ) -> AppendResult:
         """Appends one record (``data``: any JSON value) and returns its seq. A missing topic is
         created (unless ``create=False`` or its ``auto_create`` is off), with ``config`` if
         given. Without an ``idempotency_key`` a fresh one is sent, so the SDK's retries never
-        write twice; give your own to make a retry of your own safe too.
+        write twice; give your own to make a retry of your own safe too. ``delay_ms`` (queue
+        topics only): the job is not claimable before ``delay_ms`` after the write (at most
+        24 h; a log topic refuses it with ``NotAQueue``).
 
         >>> client.append("events", {"id": 1, "total": 9.5}, tag="order:1").seqs
         [1]
         """
-        record = ops.record_body(data, tag, node, meta)
+        record = ops.record_body(data, tag, node, meta, delay_ms)
         return self._call(
             ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
         )
@@ -268,9 +271,11 @@ class Client:
         idempotency_key: str | None = None,
         create: bool | None = None,
         config: Mapping[str, Any] | None = None,
+        delay_ms: int | None = None,
     ) -> AppendResult:
         """Appends ``records`` — mappings with ``data`` and optionally ``tag``, ``node``,
-        ``meta`` — in as many requests as the server's limits need, each atomic with its own
+        ``meta``, ``delay_ms`` (a queue job's own delay; ``delay_ms=`` is every record's
+        default) — in as many requests as the server's limits need, each atomic with its own
         idempotency key (``<idempotency_key>.<n>``). Chunks before a failing one stay written;
         calling again with the same ``idempotency_key`` completes the job without duplicates.
 
@@ -281,7 +286,13 @@ class Client:
         """
         return self._result(  # type: ignore[no-any-return]
             ops.append_many(
-                topic, records, node=node, idempotency_key=idempotency_key, create=create, config=config
+                topic,
+                records,
+                node=node,
+                idempotency_key=idempotency_key,
+                create=create,
+                config=config,
+                delay_ms=delay_ms,
             )
         )
 
@@ -646,9 +657,10 @@ class AsyncClient:
         idempotency_key: str | None = None,
         create: bool | None = None,
         config: Mapping[str, Any] | None = None,
+        delay_ms: int | None = None,
     ) -> AppendResult:
         """:meth:`Client.append`, awaited."""
-        record = ops.record_body(data, tag, node, meta)
+        record = ops.record_body(data, tag, node, meta, delay_ms)
         return await self._call(
             ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
         )
@@ -662,11 +674,18 @@ class AsyncClient:
         idempotency_key: str | None = None,
         create: bool | None = None,
         config: Mapping[str, Any] | None = None,
+        delay_ms: int | None = None,
     ) -> AppendResult:
         """:meth:`Client.append_many`, awaited."""
         return await self._result(  # type: ignore[no-any-return]
             ops.append_many(
-                topic, records, node=node, idempotency_key=idempotency_key, create=create, config=config
+                topic,
+                records,
+                node=node,
+                idempotency_key=idempotency_key,
+                create=create,
+                config=config,
+                delay_ms=delay_ms,
             )
         )
 

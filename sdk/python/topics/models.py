@@ -146,9 +146,13 @@ class AppendResult:
     deduped: bool
 
 
-class Record(msgspec.Struct, rename={"seq": "$seq", "ts": "$ts", "tag": "$tag", "node": "$node"}):
+class Record(
+    msgspec.Struct,
+    rename={"seq": "$seq", "ts": "$ts", "tag": "$tag", "node": "$node", "delay_ms": "$delay_ms"},
+):
     """A stored record. ``tag``/``node``/``meta`` are ``None`` when absent (``tag`` also when the
-    read did not ask for tags; ``meta`` when it did not ask for meta).
+    read did not ask for tags; ``meta`` when it did not ask for meta); ``delay_ms`` is a delayed
+    queue job's write delay (0 when it had none).
 
     A ``msgspec.Struct`` rather than a dataclass (the one result type that is): record pages are
     decoded straight into it, in C, faster than ``orjson.loads`` builds plain dicts — a dataclass
@@ -162,6 +166,7 @@ class Record(msgspec.Struct, rename={"seq": "$seq", "ts": "$ts", "tag": "$tag", 
     tag: str | None = None
     node: str | None = None
     meta: dict[str, Any] | None = None
+    delay_ms: int = 0
 
 
 class RawRecord(msgspec.Struct, rename={"seq": "$seq", "ts": "$ts", "tag": "$tag", "node": "$node"}):
@@ -187,7 +192,9 @@ class RawRecord(msgspec.Struct, rename={"seq": "$seq", "ts": "$ts", "tag": "$tag
 @dataclass(slots=True)
 class Job:
     """A leased queue job (§10.2). Pass it back to ``ack``/``nack``/``extend``: its
-    ``lease_id`` fences a stale worker (an ack after the lease moved on is skipped)."""
+    ``lease_id`` fences a stale worker (an ack after the lease moved on is skipped).
+    ``delay_ms``: the write delay it was appended with (0: none); it became claimable at
+    ``ts + delay_ms``."""
 
     topic: str
     seq: int
@@ -199,6 +206,7 @@ class Job:
     tag: str | None = None
     node: str | None = None
     meta: dict[str, Any] | None = None
+    delay_ms: int = 0
 
 
 @dataclass(slots=True)

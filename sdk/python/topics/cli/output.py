@@ -30,11 +30,14 @@ def plain(obj: Any) -> Any:
 
 
 def record_dict(record: Record | Job, topic: str | None = None) -> dict[str, Any]:
-    """A record for ``--records`` output: ``seq``, ``ts``, then ``tag``/``node``/``meta`` when
-    present, then ``data`` (``topic`` first when given). ``pub --records`` reads it back."""
+    """A record for ``--records`` output: ``seq``, ``ts``, then ``delay_ms`` (a delayed queue
+    job's) and ``tag``/``node``/``meta`` when present, then ``data`` (``topic`` first when
+    given). ``pub --records`` reads it back."""
     out: dict[str, Any] = {} if topic is None else {"topic": topic}
     out["seq"] = record.seq
     out["ts"] = record.ts
+    if record.delay_ms:
+        out["delay_ms"] = record.delay_ms
     for key in ("tag", "node", "meta"):
         value = getattr(record, key)
         if value is not None:

@@ -2,7 +2,8 @@
 records.
 
 - ``pub TOPIC JSON`` appends one record; ``pub TOPIC`` appends stdin's JSON lines, one record's
-  ``data`` per line (``--records``: whole record objects), a batch at a time. A batch is parsed
+  ``data`` per line (``--records``: whole record objects), a batch at a time; ``--delay 30s``
+  delays a queue's jobs. A batch is parsed
   and checked before it is sent, so a bad line stops the run with nothing of its batch written
   (earlier batches are; the summary says how many records).
 - ``read TOPIC`` prints the records after ``--from`` (one ``data`` per line; ``--records``: whole
@@ -73,8 +74,9 @@ def _watch_start(start: int | str) -> int | str:
 
 def record_from_json(value: Any, where: str, tag: str | None, node: str | None) -> dict[str, Any]:
     """A ``--records`` input object as an append record: ``data`` (required), ``tag``, ``node``,
-    ``meta`` (``null`` means absent); other keys (``seq``, ``ts``, ``topic`` of ``read
-    --records``) are ignored. ``tag``/``node`` are the defaults for records without one."""
+    ``meta``, ``delay_ms`` (``null`` means absent); other keys (``seq``, ``ts``, ``topic`` of
+    ``read --records``) are ignored. ``tag``/``node`` are the defaults for records without
+    one."""
     if not isinstance(value, Mapping) or "data" not in value:
         raise BadInput(f'{where}: expected a record object with a "data" key')
     record: dict[str, Any] = {"data": value["data"]}
@@ -91,6 +93,11 @@ def record_from_json(value: Any, where: str, tag: str | None, node: str | None) 
         if not isinstance(meta, Mapping):
             raise BadInput(f'{where}: "meta" must be an object')
         record["meta"] = meta
+    delay = value.get("delay_ms")
+    if delay is not None:
+        if type(delay) is not int or delay < 0:
+            raise BadInput(f'{where}: "delay_ms" must be a whole number of milliseconds')
+        record["delay_ms"] = delay
     return record
 
 
@@ -114,12 +121,17 @@ def parse_batch(
 
 
 def _append(
-    client: Client, topic: str, records: list[dict[str, Any]], numbers: list[int], node: str | None
+    client: Client,
+    topic: str,
+    records: list[dict[str, Any]],
+    numbers: list[int],
+    node: str | None,
+    delay_ms: int | None,
 ) -> AppendResult:
     """``append_many``; a refusal that names a record (``detail.index``: too large, a bad
     field) is made to name its stdin line too."""
     try:
-        return client.append_many(topic, records, node=node)
+        return client.append_many(topic, records, node=node, delay_ms=delay_ms)
     except TopicsError as err:
         index = err.detail.get("index")
         if not isinstance(index, int):
@@ -206,7 +218,8 @@ def cmd_pub(client: Client, args: argparse.Namespace, out: Output) -> int:
             else record_body(value, args.tag, args.node)
         )
         tag, node, meta = record.get("tag"), record.get("node"), record.get("meta")
-        result = client.append(args.topic, record["data"], tag=tag, node=node, meta=meta)
+        delay = record.get("delay_ms", args.delay)
+        result = client.append(args.topic, record["data"], tag=tag, node=node, meta=meta, delay_ms=delay)
         out.item(
             {
                 "topic": result.topic,
@@ -232,7 +245,7 @@ def _pub_stream(client: Client, args: argparse.Namespace, out: Output) -> int:
             for batch in batches(stream, args.batch, LINGER_S):
                 records, numbers = parse_batch(batch, full=args.records, tag=args.tag, node=args.node)
                 if records:
-                    tally.add(_append(client, args.topic, records, numbers, args.node))
+                    tally.add(_append(client, args.topic, records, numbers, args.node, args.delay))
                 if progress is not None:
                     progress.update(
                         task, advance=batch.nbytes, description=f"{args.topic}: {tally.count} records"
