@@ -659,7 +659,7 @@ def _oldest_ready_ts(topic: Topic, q: QueueState) -> int | None:
     """``$ts`` of the oldest claimable job: the lowest seq on the reclaim freelist, or the first
     job past the claim cursor (never handed out), whichever is older; read from what the record
     log keeps resident, so no record is read. Delayed writes at the front are passed over for
-    good (the cursor moves over them, as a claim's pick would), so each costs one step once."""
+    good (``Topic.pass_delayed``: the cursor moves over them, as a claim's pick would)."""
     log = topic.log
     times = []
     reclaimable = q.oldest_reclaimable(log.is_live)
@@ -667,10 +667,7 @@ def _oldest_ready_ts(topic: Topic, q: QueueState) -> int | None:
         ts = log.ts_of(reclaimable)
         if ts is not None:
             times.append(ts)
-    fresh = log.live_at_or_after(q.cursor + 1)
-    while fresh is not None and fresh[0] in q.delayed:  # a delayed write: claims pass it over
-        q.pass_delayed(fresh[0])
-        fresh = log.live_at_or_after(fresh[0] + 1)
+    fresh = topic.pass_delayed()  # delayed writes are not claimable
     if fresh is not None:
         times.append(fresh[1])
     return min(times) if times else None

@@ -345,22 +345,22 @@ class QueueState:
         return [(node, -n) for n, node in self._ranked[:most]], len(self._holding)
 
     def counters(self, live_jobs: int) -> tuple[int, int]:
-        """``(ready, in_flight)``; jobs waiting out a nack delay or held back after a failed
-        dead-letter move count in neither."""
+        """``(ready, in_flight)``; jobs waiting out a write's or a nack's delay, or held back
+        after a failed dead-letter move, count in neither."""
         in_flight = len(self.leases)
         return max(0, live_jobs - in_flight - len(self.delayed) - len(self.held_back)), in_flight
 
     # -- snapshots ---------------------------------------------------------------------------
 
     def image(self, with_leases: bool) -> QueueImage:
-        """The projection for a snapshot: the counter and the delayed writes not yet due
-        (``due``: delayed jobs never delivered — a write's delay is durable like the write)
-        always; leases, deliveries, delayed retries and the cursor only for ``leases_durable``
-        queues (otherwise a restart starts afresh)."""
-        due = [[seq, at] for seq, at in self.delayed.items() if not self.deliveries.get(seq)]
+        """The projection for a snapshot: the counter always; for ``leases_durable`` queues the
+        leases, deliveries, every delayed job and the cursor; for the others the delayed writes
+        not yet due (``due``: delayed jobs never delivered — a write's delay is durable like the
+        write), the rest starting afresh after a restart."""
         if not with_leases:
+            due = [[seq, at] for seq, at in self.delayed.items() if not self.deliveries.get(seq)]
             return QueueImage(self.dead_lettered, due=due or None)
-        return QueueImage(
+        return QueueImage(  # ``delayed`` holds the delayed writes too
             dead_lettered=self.dead_lettered,
             leases=[
                 [seq, lease.node, lease.lease_id, lease.deadline, lease.deliveries]
@@ -370,19 +370,23 @@ class QueueState:
             delayed=[[seq, at] for seq, at in self.delayed.items()],
             free=[seq for seq in self._freelist if seq in self._free],
             cursor=self.cursor,
-            due=due or None,
         )
 
-    def restore(self, image: QueueImage) -> None:
+    def restore(self, image: QueueImage, live: Callable[[int], bool]) -> None:
+        """Reinstate a snapshot's projection once the topic's records are loaded. Jobs waiting
+        out a delay are restored only if still ``live`` (an ephemeral queue's records, say, do
+        not survive the restart their delays were saved for)."""
         self.dead_lettered = image.dead_lettered
         for seq, n in image.deliveries or ():
             self.deliveries[seq] = n
         for seq, node, lease_id, deadline, deliveries in image.leases or ():
             self.claim(seq, lease_id, node, deadline, deliveries)
         for seq, at in image.delayed or ():
-            self._make_claimable(seq, at)
+            if live(seq):
+                self._make_claimable(seq, at)
         for seq, at in image.due or ():
-            self.delay(seq, at)
+            if live(seq):
+                self.delay(seq, at)
         for seq in image.free or ():
             self._push_free(seq)
         self.cursor = max(self.cursor, image.cursor)

@@ -271,6 +271,7 @@ class Queues:
         q = _q(topic)
         q.expire(self.engine.clock.now_ms())
         chunks = topic.log.cold_at(q.peek_reclaimable(n))
+        topic.pass_delayed()
         return chunks + topic.log.cold_after(q.cursor, n)
 
     def claim_for(self, topic: Topic, sub: WorkSubscription, want: int) -> Claimed:
@@ -408,6 +409,7 @@ class Queues:
             if at is not None:
                 self._take(topic, picked, at[0], at[1], deliveries.get(seq, 0) + 1)
         while len(picked) < n:
+            topic.pass_delayed()  # a run of delayed writes is skipped without reading them
             fresh = topic.live_after(q.cursor, n - len(picked))
             if not fresh:
                 break

@@ -38,7 +38,7 @@ class QueueCounters:
     in_flight: int
     dead_lettered: int
     delayed: int = 0
-    """Jobs not claimable yet: waiting out a nack's ``delay_ms``."""
+    """Jobs not claimable yet: waiting out a write's or a nack's ``delay_ms``."""
     oldest_ready_age_ms: int = 0
     """How long the oldest claimable job has been in the queue (now - its ``$ts``); 0 if none."""
     holders: list[tuple[str, int]] = field(default_factory=list)

@@ -326,6 +326,22 @@ class Topic:
     def is_live(self, seq: int) -> bool:
         return self.log.is_live(seq)
 
+    def pass_delayed(self) -> tuple[int, int] | None:
+        """A queue's claim cursor moves over the delayed writes at the front of its fresh jobs
+        (claims pass them over anyway; each is passed once, and found from the resident index,
+        no record read). Returns ``(seq, $ts)`` of the first fresh job that is not delayed, if
+        any."""
+        q = self.queue
+        if q is None:
+            return None
+        log = self.log
+        fresh = log.live_at_or_after(q.cursor + 1)
+        delayed = q.delayed
+        while fresh is not None and fresh[0] in delayed:
+            q.pass_delayed(fresh[0])
+            fresh = log.live_at_or_after(fresh[0] + 1)
+        return fresh
+
     def live_seqs(self) -> Iterator[int]:
         """Seqs of the live records, ascending."""
         return self.log.live_seqs()
@@ -421,6 +437,7 @@ class Topic:
             delay = self.queue.delay
             for seq, due in write_delays(batch, skip):
                 delay(seq, due)
+            self.pass_delayed()
 
     def load_sealed(self, index: ChunkIndex, cold: ColdChunk, gone: builtins.bytes) -> None:
         """Recovery: a chunk of a sealed segment, from the segment's index — its records stay on

@@ -231,7 +231,7 @@ class TopicsCollector(Collector):
         )
         yield family(
             "topics_topic_queue_delayed",
-            "Jobs per queue topic waiting out a nack's delay_ms (not claimable yet).",
+            "Jobs per queue topic waiting out a write's or a nack's delay_ms (not claimable yet).",
             _queue(lambda q: q.delayed),
         )
         yield family(

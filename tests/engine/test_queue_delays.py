@@ -172,3 +172,20 @@ def test_a_delay_key_inside_data_is_not_a_delay(engine: Engine) -> None:
     engine.append("q", [{"data": {"a": 1, "$delay_ms": 5_000}, "meta": {"b": 1, "$delay_ms": 9}}])
     assert delayed(engine) == 0
     assert len(claim(engine).jobs) == 1
+
+
+def test_a_delayed_write_at_the_front_is_passed_over_when_it_is_applied(
+    engine: Engine, clock: ManualClock
+) -> None:
+    """Workers caught up: a delayed write is passed over at once (the claim cursor moves past
+    it), so a claim or a health read never walks a run of delayed jobs again."""
+    make_queue(engine)
+    produce(engine, 2)
+    claim(engine, max_=10)
+    r = engine.append("q", [{"data": i} for i in range(1_000)], delay_ms=60_000)
+    queue = engine.get("q").queue
+    assert queue is not None and queue.cursor == r.last_seq
+    late = produce(engine, 1)
+    assert claimed_seqs(claim(engine, max_=1)) == late
+    clock.advance(60_000)
+    assert len(claim(engine, max_=1000).jobs) == 1_000  # due: from the freelist

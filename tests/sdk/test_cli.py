@@ -219,9 +219,10 @@ def test_pub_delay_holds_queue_jobs_back(
     assert status == 0 and lines(out)[0]["seq"] == 1
     status, _, err = cli("pub", q, "--delay", "1.5m", stdin="2\n3\n")
     assert status == 0 and f"appended 2 records to {q}" in err
-    status, _, _ = cli(
-        "pub", q, "--records", "--delay", "1h", stdin='{"data": 4, "delay_ms": 0}\n{"data": 5}\n'
-    )
+    # --records input: a record's delay_ms (as read --records prints it) is not sent again
+    status, _, _ = cli("pub", q, "--records", stdin='{"data": 4, "delay_ms": 1000}\n')
+    assert status == 0
+    status, _, _ = cli("pub", q, "--records", "--delay", "1h", stdin='{"data": 5}\n')
     assert status == 0
     assert [(r.data, r.delay_ms) for r in client.read(q)] == [
         ({"job": 1}, 30_000),

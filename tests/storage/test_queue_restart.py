@@ -478,3 +478,17 @@ async def test_a_delay_that_came_due_while_down_is_claimable_after_restart(h: Ha
     h.clock.advance(2_000)
     e = await h.restart()
     assert claimed_seqs(await claim(e, "a", 10)) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("leases_durable", [False, True])
+async def test_an_ephemeral_queues_delays_do_not_outlive_its_jobs(h: Harness, leases_durable: bool) -> None:
+    """An ephemeral queue's jobs are gone after a restart: so are their delays (a snapshot's
+    delayed jobs are restored only if still live), and the counters add up."""
+    e = h.engine
+    await make_queue(e, durability="ephemeral", leases_durable=leases_durable)
+    e.append("q", [{"data": i} for i in range(3)], delay_ms=3_600_000)
+    e = await h.restart()
+    assert health(e)[0] == 0
+    assert await produce(e, 2) == [4, 5]
+    assert qstate(e) == {"ready": 2, "in_flight": 0, "dead_lettered": 0, "count": 2}
+    assert claimed_seqs(await claim(e, "a", 10)) == [4, 5]

@@ -169,7 +169,10 @@ class Record(
     delay_ms: int = 0
 
 
-class RawRecord(msgspec.Struct, rename={"seq": "$seq", "ts": "$ts", "tag": "$tag", "node": "$node"}):
+class RawRecord(
+    msgspec.Struct,
+    rename={"seq": "$seq", "ts": "$ts", "tag": "$tag", "node": "$node", "delay_ms": "$delay_ms"},
+):
     """A stored record whose ``data`` and ``meta`` are left as the JSON text the server sent,
     never decoded — what :meth:`topics.Client.read_raw` yields, for pipelines that pass JSON on
     (the Spark connector's ``data``/``meta`` columns). Both are ``msgspec.Raw`` buffers:
@@ -187,6 +190,7 @@ class RawRecord(msgspec.Struct, rename={"seq": "$seq", "ts": "$ts", "tag": "$tag
     tag: str | None = None
     node: str | None = None
     meta: msgspec.Raw = msgspec.Raw(b"")
+    delay_ms: int = 0
 
 
 @dataclass(slots=True)

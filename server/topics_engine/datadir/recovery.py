@@ -272,7 +272,7 @@ def restore_topic(topic: Topic, image: TopicImage) -> None:
     )
     topic.idempotency.restore(image.idempotency)
     if topic.queue is not None and image.queue is not None:
-        topic.queue.restore(image.queue)
+        topic.queue.restore(image.queue, topic.is_live)
     mark_sealed(topic)
 
 

@@ -81,14 +81,15 @@ def load_column(typecode: str, buf: bytes | memoryview, pos: int, n: int) -> tup
 class RecordBatch:
     """Consecutive records — seqs ``first_seq .. first_seq + count - 1`` — in their wire form.
 
-    ``blob`` holds each record's JSON object exactly as served (``{"$seq":..,"$ts":..[,"$node":
-    ..][,"$tag":..],"data":..[,"meta":..]}``), joined by ``,``: a run of records is one slice
-    of it. Per record, ``ends[i]`` is the exclusive end of record ``i`` in ``blob`` (record
-    ``i + 1`` starts at ``ends[i] + 1``); ``data_at[i]`` the offset of ``,"data":`` in the
-    record; ``tag_at[i]``/``meta_at[i]`` the offsets of ``,"$tag":``/``,"meta":`` (0 = absent;
-    the arrays are ``None`` when no record has one). ``tags``/``nodes`` hold the raw strings
-    (``None`` lists when no record has one). ``ts_runs`` are ``(ordinal, $ts)`` pairs: record
-    ``i`` has the ``$ts`` of the last run starting at or before ``i``.
+    ``blob`` holds each record's JSON object exactly as served (``{"$seq":..,"$ts":..[,
+    "$delay_ms":..][,"$node":..][,"$tag":..],"data":..[,"meta":..]}``), joined by ``,``: a run
+    of records is one slice of it. Per record, ``ends[i]`` is the exclusive end of record
+    ``i`` in ``blob`` (record ``i + 1`` starts at ``ends[i] + 1``); ``data_at[i]`` the offset
+    of ``,"data":`` in the record; ``tag_at[i]``/``meta_at[i]`` the offsets of
+    ``,"$tag":``/``,"meta":`` (0 = absent; the arrays are ``None`` when no record has one).
+    ``tags``/``nodes`` hold the raw strings (``None`` lists when no record has one).
+    ``ts_runs`` are ``(ordinal, $ts)`` pairs: record ``i`` has the ``$ts`` of the last run
+    starting at or before ``i``.
 
     Immutable once built: the WAL writer, the segment thread and readers share it freely.
     """
@@ -420,8 +421,9 @@ class QueueImage:
     free: list[int] | None = None
     cursor: int = 0
     due: list[list[int]] | None = None
-    """``[seq, due_ms]`` of the delayed writes not yet due, whatever ``leases_durable`` says
-    (since snapshot schema version 3; absent before: no delayed writes existed)."""
+    """``[seq, due_ms]`` of the delayed writes not yet due, for a queue whose leases are not
+    durable (with durable leases ``delayed`` holds them). Since snapshot schema version 3;
+    absent before: no delayed writes existed."""
 
 
 @dataclass(slots=True)

@@ -32,15 +32,15 @@ Lost records (cap/TTL) print a GAP line on stderr and reading goes on.
 
 PUB_EPILOG = """\
 Without JSON, stdin is read: one JSON value per line (a record's data), or with --records one
-record object per line ({"data": …, "tag": …, "node": …, "meta": …, "delay_ms": …}; other
-keys, such as read --records' seq and ts, are ignored). Lines go out in batches (--batch, and
+record object per line ({"data": …, "tag": …, "node": …, "meta": …}; other keys, such as
+read --records' seq, ts and delay_ms, are ignored). Lines go out in batches (--batch, and
 at most 0.2 s after a batch's first line, so a live pipe keeps flowing). Each batch is checked
 before it is sent: a line that is not JSON stops the run (exit 2) naming it, with the batches
 before it written.
 A summary goes to stderr; a progress bar too when stderr is a terminal.
 
-On a queue, --delay 30s (or a record's delay_ms) appends jobs now that workers can claim only
-later (at most 1d); a log topic refuses it.
+On a queue, --delay 30s appends jobs now that workers can claim only later (at most 1d; more
+is clamped to 1d); a log topic refuses it.
 """
 
 
@@ -162,8 +162,7 @@ def _records(sub: Sub, common: Parser) -> None:
         "--delay",
         type=duration_ms,
         metavar="DURATION",
-        help="queue topics: not claimable before this long after the write (500ms, 30s, 10m, 2h; "
-        "at most 1d; --records: for records without their own delay_ms)",
+        help="queue topics: not claimable before this long after the write (500ms, 30s, 10m, 2h; at most 1d)",
     )
     p.add_argument(
         "--batch", type=_positive, default=1000, metavar="N", help="lines per request (default 1000)"

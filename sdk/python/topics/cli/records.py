@@ -74,9 +74,10 @@ def _watch_start(start: int | str) -> int | str:
 
 def record_from_json(value: Any, where: str, tag: str | None, node: str | None) -> dict[str, Any]:
     """A ``--records`` input object as an append record: ``data`` (required), ``tag``, ``node``,
-    ``meta``, ``delay_ms`` (``null`` means absent); other keys (``seq``, ``ts``, ``topic`` of
-    ``read --records``) are ignored. ``tag``/``node`` are the defaults for records without
-    one."""
+    ``meta`` (``null`` means absent); other keys (``seq``, ``ts``, ``delay_ms``, ``topic`` of
+    ``read --records``) are ignored — a copied job is not delayed again by the delay it was
+    written with (``--delay`` delays the new ones). ``tag``/``node`` are the defaults for
+    records without one."""
     if not isinstance(value, Mapping) or "data" not in value:
         raise BadInput(f'{where}: expected a record object with a "data" key')
     record: dict[str, Any] = {"data": value["data"]}
@@ -93,11 +94,6 @@ def record_from_json(value: Any, where: str, tag: str | None, node: str | None) 
         if not isinstance(meta, Mapping):
             raise BadInput(f'{where}: "meta" must be an object')
         record["meta"] = meta
-    delay = value.get("delay_ms")
-    if delay is not None:
-        if type(delay) is not int or delay < 0:
-            raise BadInput(f'{where}: "delay_ms" must be a whole number of milliseconds')
-        record["delay_ms"] = delay
     return record
 
 
@@ -218,8 +214,7 @@ def cmd_pub(client: Client, args: argparse.Namespace, out: Output) -> int:
             else record_body(value, args.tag, args.node)
         )
         tag, node, meta = record.get("tag"), record.get("node"), record.get("meta")
-        delay = record.get("delay_ms", args.delay)
-        result = client.append(args.topic, record["data"], tag=tag, node=node, meta=meta, delay_ms=delay)
+        result = client.append(args.topic, record["data"], tag=tag, node=node, meta=meta, delay_ms=args.delay)
         out.item(
             {
                 "topic": result.topic,
