@@ -11,6 +11,7 @@ import topics._transport
 import topics.client
 import topics.errors
 import topics.models
+import topics.relay
 import topics.worker
 
 from tests.server.processes import ServerProcess
@@ -18,7 +19,7 @@ from tests.server.processes import ServerProcess
 
 @pytest.mark.parametrize(
     "module",
-    [topics, topics._transport, topics.client, topics.errors, topics.models, topics.worker],
+    [topics, topics._transport, topics.client, topics.errors, topics.models, topics.worker, topics.relay],
     ids=lambda m: m.__name__,
 )
 def test_examples_run(
