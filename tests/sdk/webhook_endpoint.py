@@ -95,9 +95,15 @@ class WebhookEndpoint:
         self.port = self._runner.addresses[0][1]
 
     async def _stop(self) -> None:
-        assert self._stopping is not None and self._runner is not None
+        """Lets the waiting handlers answer, closes the server, then ends what is left."""
+        assert self._stopping is not None and self._slow is not None and self._runner is not None
         self._stopping.set()
+        self._slow.set()
         await self._runner.cleanup()
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
 
     def _record(self, request: web.Request, body: bytes, answer: str) -> None:
         lines = [(k.lower(), v) for k, v in request.headers.items()]
