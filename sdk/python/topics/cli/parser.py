@@ -24,7 +24,7 @@ RELAY_DESCRIPTION = """\
 Deliver the jobs of QUEUE to an HTTP endpoint: each job's data is POSTed as JSON to --url.
 
 2xx acks the job; 429/503 retry after the response's Retry-After (at most 24 h); other 5xx,
-timeouts and connection errors retry with backoff (1 s doubling to 60 s); other 4xx move the
+timeouts and connection errors retry with backoff (~1 s doubling to 60 s); other 4xx move the
 job to the queue's dead-letter topic at once (reason "http <status>"); 410 Gone moves it there
 too and stops the relay. After --breaker-threshold failures in a row nothing is sent for
 --breaker-cooldown seconds, then one probe delivery decides.
