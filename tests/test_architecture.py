@@ -477,6 +477,27 @@ def test_no_client_module_uses_another_modules_private_names() -> None:
     assert _private_uses(CLIENT_PACKAGES) == []
 
 
+RELAY_MODULES = {"topics.relay", "topics._delivery", "topics._signing"}
+"""The webhook relay: ``topics.relay`` (``Relay``) over ``_delivery`` (one POST and what its
+answer means) over ``_signing`` (Standard Webhooks signatures)."""
+
+
+def test_the_relay_sits_on_the_public_worker_and_nothing_below_imports_it() -> None:
+    """The relay is a layer above the Worker: it uses ``topics.worker`` (never the engine,
+    ``_session``, nor the ``/work`` stream), its delivery and signing modules know no queue, and
+    only the package (re-exports) and the CLI import it."""
+    graph = _client_import_graph(CLIENT_PACKAGES)
+    assert set(graph) >= RELAY_MODULES
+    assert "topics.worker" in graph["topics.relay"]
+    assert not graph["topics.relay"] & {"topics._session", "topics._work_stream"}
+    assert graph["topics._signing"] == set()
+    assert graph["topics._delivery"] == {"topics._signing"}
+    importers = {
+        module for module, targets in graph.items() if targets & RELAY_MODULES and module not in RELAY_MODULES
+    }
+    assert importers <= {"topics", "topics.cli.relay"}, importers
+
+
 def _write_package(base: Path, files: dict[str, str]) -> dict[str, Path]:
     for relative, text in files.items():
         (base / relative).parent.mkdir(parents=True, exist_ok=True)

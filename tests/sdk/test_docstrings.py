@@ -12,6 +12,7 @@ import topics.cli.durations
 import topics.client
 import topics.errors
 import topics.models
+import topics.relay
 import topics.worker
 
 from tests.server.processes import ServerProcess
@@ -27,6 +28,7 @@ from tests.server.processes import ServerProcess
         topics.errors,
         topics.models,
         topics.worker,
+        topics.relay,
     ],
     ids=lambda m: m.__name__,
 )

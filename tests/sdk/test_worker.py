@@ -780,6 +780,35 @@ def test_retries_and_permanent_failures_do_not_trip_the_breaker(
     assert (result.processed, result.dead_lettered, result.breaker_trips) == (2, 1, 0)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_retry_that_is_a_failure_keeps_its_delay_and_trips_the_breaker(
+    mode: str, client: topics.Client, queue: Callable[..., str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """``Retry(delay_ms, failure=True)``: nacked with its own delay (not the backoff's, which
+    would be an hour here), counted in ``failed`` and by the circuit breaker, logged at INFO
+    with its reason."""
+    q = queue(2)
+    handler = Flaky(fails=0)
+
+    def handle(job: Job) -> None:
+        handler(job)
+        if job.deliveries == 1:
+            raise Retry(delay_ms=30, reason="http 503", failure=True)
+
+    breaker = topics.CircuitBreaker(threshold=2, cooldown_s=0.3)
+    hour = Backoff.fixed(3_600_000, jitter=0)
+    worker = Worker(client, q, handle, mode=mode, backoff=hour, circuit_breaker=breaker)
+    with caplog.at_level("INFO", logger="topics.worker"):
+        result = worker.drain(timeout_s=30)
+    counts = (result.processed, result.failed, result.retried, result.dead_lettered, result.lost)
+    assert counts == (2, 2, 2, 0, 0)
+    assert result.breaker_trips == 1 and result.breaker == "closed"
+    failures = [r for r in caplog.records if "failed on delivery 1: http 503; retry in 30 ms" in r.message]
+    assert len(failures) == 2 and {r.levelname for r in failures} == {"INFO"}
+    assert all(r.exc_info is None for r in failures)
+    assert Retry(5).failure is False and Retry(5, failure=True).failure is True
+
+
 def test_circuit_breaker_arguments_are_checked(client: topics.Client) -> None:
     with pytest.raises(ValueError, match="threshold"):
         topics.CircuitBreaker(threshold=0)

@@ -10,7 +10,8 @@
 ``topics.Client`` (blocking) and ``topics.AsyncClient`` (asyncio) have the same methods:
 topics (``create_topic``, ``topic``, ``list_topics``, ``delete_topic``), writes (``append``,
 ``append_many``), reads (``read``, ``delete_records``, ``watch``), queues (``claim``, ``ack``,
-``nack``, ``extend``, ``redrive``) and routers.
+``nack``, ``extend``, ``redrive``) and routers. :class:`topics.Worker` consumes a queue with a
+function of yours; :class:`topics.Relay` delivers a queue's jobs to an HTTP endpoint (webhooks).
 Errors are :class:`topics.TopicsError` subclasses, one per ``error.code``.
 """
 
@@ -69,6 +70,7 @@ from .models import (
     TopicSummary,
     WatchEvent,
 )
+from .relay import Delivery, EndpointGone, Relay
 from .watch import AsyncWatch, Watch
 from .worker import Backoff, CircuitBreaker, Permanent, Retry, Worker, WorkerStats
 
@@ -86,6 +88,8 @@ __all__ = [
     "ConnectionError",
     "DataLoss",
     "DeadLetterResult",
+    "Delivery",
+    "EndpointGone",
     "ExtendResult",
     "Forbidden",
     "Health",
@@ -109,6 +113,7 @@ __all__ = [
     "Record",
     "RecordTooLarge",
     "Records",
+    "Relay",
     "CircuitBreaker",
     "Permanent",
     "Retry",

@@ -383,15 +383,24 @@ class Session:
 
     def judge(self, e: Held) -> None:
         """Tell the breaker how ``e``'s handler ended: a success, a failure, or neither (a
-        :class:`Retry` or :class:`Permanent`: the handler's choice or the job's own fault)."""
+        :class:`Retry` without ``failure`` or a :class:`Permanent`: the handler's choice or the
+        job's own fault)."""
         fut = e.future
         if fut is None or fut.cancelled():
             return
         exc = fut.exception()
         if exc is None:
             self.handler_succeeded()
-        elif not isinstance(exc, (Retry, Permanent, *self.w.permanent)):
+        elif self.is_failure(exc):
             self.handler_failed()
+
+    def is_failure(self, exc: BaseException) -> bool:
+        """Whether a handler's exception is a failure (counted in ``failed`` with the
+        breaker's): anything but a :class:`Retry` — unless ``failure=True`` — or a permanent
+        failure (the job's own fault, counted in ``failed`` but not by the breaker)."""
+        if isinstance(exc, Retry):
+            return exc.failure
+        return not isinstance(exc, (Permanent, *self.w.permanent))
 
     def handler_succeeded(self) -> None:
         self.failures = 0
@@ -522,6 +531,17 @@ class Session:
             return
         if isinstance(exc, Retry):
             delay = exc.delay_ms if exc.delay_ms is not None else self.w.backoff.delay_ms(job.deliveries)
+            if exc.failure:
+                self.stats.failed += 1
+                log.info(
+                    "worker %s: %s #%d failed on delivery %d: %s; retry in %d ms",
+                    self.node,
+                    self.queue,
+                    job.seq,
+                    job.deliveries,
+                    exc,
+                    delay,
+                )
         elif isinstance(exc, (Permanent, *self.w.permanent)):
             self.stats.failed += 1
             reason = (

@@ -110,19 +110,27 @@ class Backoff:
 
 class Retry(Exception):  # noqa: N818 - the name the issue fixes: `raise topics.Retry(...)`
     """Raise from a handler to nack its job for another delivery after ``delay_ms``
-    (``None``: the worker's backoff policy decides). It is not counted as a failure.
+    (``None``: the worker's backoff policy decides). It is not counted as a failure — unless
+    ``failure=True``: the handler did fail and knows when to try again (an HTTP call answered
+    ``503`` with a ``Retry-After``), so the job is counted in ``failed``, by the circuit breaker
+    and logged (INFO, ``reason`` without a traceback), and still nacked after ``delay_ms``.
 
     >>> err = Retry(delay_ms=250)
-    >>> (err.delay_ms, str(err))
-    (250, 'retry in 250 ms')
+    >>> (err.delay_ms, str(err), err.failure)
+    (250, 'retry in 250 ms', False)
+    >>> str(Retry(30_000, reason="http 503", failure=True))
+    'http 503'
     """
 
-    def __init__(self, delay_ms: int | None = None, *, reason: str | None = None) -> None:
+    def __init__(
+        self, delay_ms: int | None = None, *, reason: str | None = None, failure: bool = False
+    ) -> None:
         if delay_ms is not None and delay_ms < 0:
             raise ValueError("delay_ms must be >= 0")
         default = "retry with backoff" if delay_ms is None else f"retry in {delay_ms} ms"
         super().__init__(reason or default)
         self.delay_ms = delay_ms
+        self.failure = failure
 
 
 class TokenBucket:
@@ -161,8 +169,8 @@ class CircuitBreaker:
     for a while instead of burning through deliveries: after ``threshold`` consecutive handler
     failures the breaker *opens* — the worker starts no job, hands back the jobs it holds and
     takes none for ``cooldown_s``; then it is *half-open* — one probe job runs; its success
-    *closes* the breaker, its failure opens it again. :class:`Retry` and :class:`Permanent`
-    (a job's own fault) are not failures here.
+    *closes* the breaker, its failure opens it again. :class:`Retry` (unless ``failure=True``)
+    and :class:`Permanent` (a job's own fault) are not failures here.
 
     >>> CircuitBreaker(threshold=5, cooldown_s=10)
     CircuitBreaker(threshold=5, cooldown_s=10)
@@ -197,10 +205,11 @@ class Permanent(Exception):  # noqa: N818 - the name the issue fixes: `raise top
 class WorkerStats:
     """What one ``run()`` / ``drain()`` did. Each job handed to the worker ends in exactly one
     of ``processed``, ``retried``, ``dead_lettered``, ``lost`` or ``released``; ``failed``
-    counts handler exceptions (not :class:`Retry`) alongside them.
+    counts handler exceptions (not a :class:`Retry`, unless ``failure=True``) alongside them.
 
     - ``processed``: the handler returned and the ack was accepted;
-    - ``failed``: the handler raised an exception other than :class:`Retry`;
+    - ``failed``: the handler raised an exception other than :class:`Retry`, or a
+      ``Retry(failure=True)``;
     - ``retried``: nacked for another delivery (after an exception or a ``Retry``);
     - ``dead_lettered``: moved to the queue's ``dead_letter`` topic — at once after a
       :class:`Permanent` failure, or nacked on its last delivery (the server moves it at its

@@ -15,7 +15,8 @@ What a handler's outcome does:
 - it **returns**: the job is acked (completed, deleted). Acks carry the job's ``lease_id``, so a
   worker whose lease moved on can never complete a job someone else now holds;
 - it raises :class:`Retry`: the job is nacked with ``Retry.delay_ms`` (the backoff policy's
-  delay when ``None``);
+  delay when ``None``); not a failure, unless ``Retry(..., failure=True)`` — a failure that
+  knows its delay (counted in ``failed`` and by the circuit breaker, logged at INFO);
 - it raises :class:`Permanent` (or an exception type listed in ``permanent=``): the job goes to
   the queue's dead-letter topic now, whatever its delivery count, with the reason in its
   ``meta`` (``$dead_letter_reason``); on a queue without a ``dead_letter`` topic it is nacked as

@@ -10,13 +10,16 @@
     topics delete TOPIC (--before SEQ | --tag P)   # delete records
     topics queue stats|claim|ack|nack QUEUE        # queues by hand
     topics dlq ls|redrive DLQ                      # dead-lettered jobs
+    topics relay QUEUE --url URL                   # deliver jobs to an HTTP endpoint (webhooks)
     topics router ls|get|put|rm                    # routers
 
 Client commands connect to ``--url`` / ``$TOPICS_URL`` with ``--api-key`` / ``$TOPICS_API_KEY``
 (:class:`topics.Client`). They print JSON lines when stdout is not a terminal (or with
 ``--json``), tables on a terminal. Exit status: 0 ok; 1 the server answered an error or could
 not be reached (``topics: <code>: <message>`` on stderr); 2 bad usage or bad input; 130
-interrupted — except ``tail`` and a following ``read``, which Ctrl-C ends normally (0).
+interrupted — except ``tail`` and a following ``read``, which Ctrl-C ends normally (0), and
+``relay``, which adds its own (3: the endpoint answered 410; 4: ``--drain`` dead-lettered jobs;
+Ctrl-C is its graceful stop, 0).
 
 ``serve`` and ``version`` hand over to :mod:`topics_server.cli`, imported only for them, so a
 client command never loads the server.

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TypeAlias
 
-from . import admin, queues, records
+from . import admin, queues, records, relay
 from .durations import duration_ms
 
 Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
@@ -17,8 +17,41 @@ topics — a persistent event engine, and a client for it.
 
 Output is JSON lines when stdout is not a terminal (or with --json), tables on a terminal.
 Exit status: 0 ok, 1 the server answered an error (or could not be reached), 2 bad usage or
-bad input, 130 interrupted (Ctrl-C ends `tail` and a following `read` with 0).
+bad input, 130 interrupted (Ctrl-C ends `tail` and a following `read` with 0; `relay` has
+its own, see `topics relay --help`).
 """
+
+RELAY_DESCRIPTION = """\
+Deliver the jobs of QUEUE to an HTTP endpoint: each job's data is POSTed as JSON to --url.
+
+2xx acks the job; 429/503 retry after the response's Retry-After (at most 24 h); other 5xx,
+timeouts and connection errors retry with backoff (~1 s doubling to 60 s); other 4xx move the
+job to the queue's dead-letter topic at once (reason "http <status>"); 410 Gone moves it there
+too and stops the relay. After --breaker-threshold failures in a row nothing is sent for
+--breaker-cooldown seconds, then one probe delivery decides.
+
+Every request carries webhook-id: <queue>:<seq> (the same on each attempt: receivers dedupe
+on it) and webhook-timestamp; with --secret whsec_<base64> also webhook-signature, signed per
+the Standard Webhooks convention (v1, HMAC-SHA256 of "<id>.<timestamp>.<body>"). Requests go
+only to --url: same-host redirects (301/302/307/308) are followed with the same POST, other
+hosts only with --follow-redirects; a redirect not followed dead-letters the job.
+
+Here --url is the endpoint: the topics server is --server, `topics --url URL relay …`, or
+$TOPICS_URL. One line per delivery on stdout (JSON when piped or with --json); a status line
+on a terminal. Ctrl-C stops gracefully (deliveries in flight finish, the rest are released);
+a second Ctrl-C releases them all.
+"""
+
+RELAY_EPILOG = (
+    """\
+  export TOPICS_RELAY_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+  topics relay orders-out --url https://example.org/hooks/orders \\
+      --header 'Authorization: Bearer …' --concurrency 20
+  topics relay orders-out --url http://127.0.0.1:8080/hook --drain   # until the queue is empty
+
+"""
+    + relay.EXIT_CODES
+)
 
 READ_EPILOG = """\
 --from takes `earliest` (the default), `latest` (only records written from now on) or a seq:
@@ -97,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     _topic(sub, common)
     _records(sub, common)
     _queues(sub, common)
+    _relay(sub)
     _routers(sub, common)
     return parser
 
@@ -265,6 +299,76 @@ def _queues(sub: Sub, common: Parser) -> None:
     p.set_defaults(run=queues.cmd_dlq_redrive)
 
 
+def _relay(sub: Sub) -> None:
+    p = sub.add_parser(
+        "relay",
+        help="deliver a queue's jobs to an HTTP endpoint (webhooks)",
+        description=RELAY_DESCRIPTION,
+        epilog=RELAY_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("queue")
+    p.add_argument(
+        "--url", dest="endpoint", required=True, metavar="URL", help="the endpoint (http or https)"
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        type=relay.header_arg,
+        metavar="NAME:VALUE",
+        help="a request header, sent as given (repeatable)",
+    )
+    p.add_argument(
+        "--concurrency", type=_positive, default=10, metavar="N", help="deliveries at once (default 10)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="seconds a delivery may take, redirects included (default 30)",
+    )
+    p.add_argument(
+        "--secret",
+        action="append",
+        metavar="whsec_…",
+        help=f"sign every delivery (repeat during a rotation; default ${relay.SECRET_ENV}, which is "
+        "better: arguments show in ps)",
+    )
+    p.add_argument("--follow-redirects", action="store_true", help="follow redirects to other hosts too")
+    p.add_argument(
+        "--breaker-threshold",
+        type=_non_negative,
+        default=10,
+        metavar="N",
+        help="failures in a row that open the circuit breaker (default 10; 0: no breaker)",
+    )
+    p.add_argument(
+        "--breaker-cooldown",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="seconds the open breaker waits before a probe (default 30)",
+    )
+    p.add_argument(
+        "--rate-limit", type=_positive_float, metavar="R", help="at most R deliveries started a second"
+    )
+    p.add_argument(
+        "--drain", action="store_true", help="exit when the queue is empty (default: run until Ctrl-C)"
+    )
+    p.add_argument("--node", help="the worker name holding the leases (default <host>-<pid>-<hex>)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log every failure and breaker change")
+    connection = p.add_argument_group("connection and output")
+    connection.add_argument(
+        "--server", dest="url", default=argparse.SUPPRESS, metavar="URL", help="topics server URL"
+    )
+    connection.add_argument("--api-key", default=argparse.SUPPRESS, help="API key (default: $TOPICS_API_KEY)")
+    connection.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="JSON lines even on a terminal"
+    )
+    p.set_defaults(run=relay.cmd_relay)
+
+
 def _routers(sub: Sub, common: Parser) -> None:
     router = _group(sub, "router", "server-side forwarding rules from one topic to another")
     p = router.add_parser("ls", parents=[common], help="list routers")
@@ -299,6 +403,26 @@ def _routers(sub: Sub, common: Parser) -> None:
     p = router.add_parser("rm", parents=[common], help="delete a router")
     p.add_argument("name")
     p.set_defaults(run=admin.cmd_router_rm)
+
+
+def _non_negative(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {number}")
+    return number
+
+
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value!r}") from None
+    if not 0 < number < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return number
 
 
 def _positive(value: str) -> int:
