@@ -33,7 +33,7 @@ from typing import Any
 from .config import Discard, Durability, TopicConfig, TopicType
 from .errors import TopicFull
 from .idempotency import IdempotencyWindow
-from .jsonvalues import to_int
+from .jsonvalues import U64_MAX, to_int
 from .leases import QueueState
 from .matching import TagMatch
 from .priority import effective_priority
@@ -659,9 +659,10 @@ class Topic:
         the cursor is beyond this incarnation's head, or inside a range a crash recovery skipped
         (:attr:`skipped`), so it can only be a cursor of the previous incarnation."""
         if self.previous_head is not None and (from_seq > self.head_seq or self._in_skipped(from_seq)):
+            first = min(from_seq + 1, U64_MAX)  # a cursor at the top of the seq space has no next
             return Tombstone(
-                from_seq + 1,
-                max(from_seq + 1, self.previous_head),
+                first,
+                max(first, self.previous_head),
                 "recreated",
                 max(0, self.previous_head - from_seq),
                 self.earliest_seq,
