@@ -2,12 +2,14 @@
 
 File ``snapshots/<lsn:020d>.snap``::
 
-    b"TSNP" | u8 version (2) | u32 crc32(body) | body
+    b"TSNP" | u8 version (3) | u32 crc32(body) | body
 
 The body is the snapshot schema of ``formats`` (:class:`formats.SnapshotImage`, JSON, naming
 its version too): every topic's config and watermarks and the sealed segments that hold its
-records. Versions (``versions.SNAPSHOT``): this server writes 2 and reads 1 and 2 (version 1
-lacks each topic's ``skipped`` ranges: none). A snapshot of a version it does not read raises
+records, the routers and the schedules. Versions (``versions.SNAPSHOT``): this server writes 3
+and reads 1, 2 and 3 (version 1 lacks each topic's ``skipped`` ranges: none; versions 1 and 2
+lack the schedules: none — an older server refuses a version 3 snapshot rather than drop them).
+A snapshot of a version it does not read raises
 ``versions.UnsupportedFormat`` — it is never skipped as corrupt, for an older snapshot would
 then silently stand in for it. The CRC covers the body only, not the header: a damaged version
 byte reads as an unknown version, so the refusal says "upgrade topics ... or the file is
