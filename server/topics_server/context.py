@@ -174,6 +174,7 @@ class ServerContext:
         """Shutdown after requests drained: a final checkpoint (so restart replays nothing),
         then flush and close the WAL."""
         self.shutting_down = True
+        self.schedules.stop()  # no run after the final checkpoint
         for task in (self._recovery, self._checkpoints, self._freezer, self._monitor):
             if task is not None and not task.done():
                 task.cancel()

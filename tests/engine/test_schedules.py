@@ -137,6 +137,19 @@ def test_an_idle_pump_sleeps_until_the_next_due_time(
     assert datas(engine, "t") == ["a", "a", "b", "a", "a", "b", "a", "a"]  # at 50: b was planned first
 
 
+def test_nothing_runs_before_start_nor_after_stop(engine: Engine, clock: ManualClock) -> None:
+    s = Schedules(engine)
+    s.put("s", {"topic": "t", "every_ms": 1000, "records": [{"data": 1}]})
+    clock.advance(5000)  # not started: still being recovered
+    assert datas(engine, "t") == []
+    s.start()  # missed: skip — the five due times passed before the start
+    clock.advance(1000)
+    assert datas(engine, "t") == [1]
+    s.stop()  # shutting down: the final checkpoint holds every run
+    clock.advance(5000)
+    assert datas(engine, "t") == [1] and s.get("s").runs_total == 1
+
+
 def test_a_pass_runs_at_most_its_share_and_the_rest_at_once(
     engine: Engine, schedules: Schedules, clock: ManualClock
 ) -> None:
@@ -379,6 +392,7 @@ class Node:
         crash), ``clean`` (a clean stop without a final checkpoint)."""
         assert self.store is not None and self.store.wal is not None
         await self.flush()
+        self.schedules.stop()  # the process is gone: its timers too
         if mode == "checkpoint":
             await self.store.checkpoint()
         if mode == "clean":
@@ -391,6 +405,7 @@ class Node:
         self.store = None
 
     def close(self) -> None:
+        self.schedules.stop()
         if self.store is not None:
             self.store.close()
             self.store = None

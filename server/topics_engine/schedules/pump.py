@@ -46,7 +46,8 @@ RETRY_MS = (1000, 60_000)
 
 class Pump:
     """Timers and runs of the registered schedules (on the engine's loop). Nothing fires before
-    :meth:`start`: the registry is still being recovered then."""
+    :meth:`start` (the registry is still being recovered then) nor after :meth:`stop` (the
+    server is shutting down: its last checkpoint must hold every run)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -89,6 +90,13 @@ class Pump:
             self.plan(schedule, due if due is None or due > now else now)
         self._started = True
         self._arm()
+
+    def stop(self) -> None:
+        """No more runs: the timer is cancelled and not set again."""
+        self._started = False
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._timer_at = None
 
     def _arm(self) -> None:
         """Set the one timer for the earliest live attempt (if it is not set for it already)."""

@@ -173,6 +173,10 @@ class Schedules:
         down, then run on the engine's clock (see ``Pump.start``)."""
         self.pump.start(self.all())
 
+    def stop(self) -> None:
+        """No more runs (a shutdown: before the final checkpoint)."""
+        self.pump.stop()
+
     @property
     def runs_total(self) -> int:
         return self.pump.runs_total
