@@ -28,7 +28,7 @@ from topics_engine import ManualClock
 
 from .golden.observe import GOLDEN, Node, done, observe, observe_topic, open_node, run_probe
 
-SETS = ["v1", "v2"]
+SETS = ["v1", "v2", "v3"]
 
 
 @pytest.fixture(params=SETS)
