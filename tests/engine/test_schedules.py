@@ -150,6 +150,18 @@ def test_nothing_runs_before_start_nor_after_stop(engine: Engine, clock: ManualC
     assert datas(engine, "t") == [1] and s.get("s").runs_total == 1
 
 
+def test_an_attempt_that_finds_nothing_due_plans_a_future_one(
+    engine: Engine, schedules: Schedules, clock: ManualClock
+) -> None:
+    """An attempt with no due time after the last one accounted for (its timing changed since it
+    was planned) appends nothing and looks again after now — never at once, in a loop."""
+    schedules.put("s", {"topic": "t", "cron": "0 0 * * *", "records": [{"data": 1}]})
+    s = schedules.get("s")
+    s.through_ms = clock.now_ms() + 5 * MINUTE  # as if accounted for beyond now
+    schedules.pump.fire(s, clock.now_ms())
+    assert datas(engine, "t") == [] and s.attempt_ms is not None and s.attempt_ms > clock.now_ms()
+
+
 def test_a_pass_runs_at_most_its_share_and_the_rest_at_once(
     engine: Engine, schedules: Schedules, clock: ManualClock
 ) -> None:

@@ -146,7 +146,7 @@ class Pump:
         """Run ``schedule`` for the latest due time at or before ``now`` (see the module)."""
         due = schedule.timing.latest_at_or_before(now)
         if due is None or due <= schedule.through_ms:  # not due after all (its timing changed)
-            self.plan_next(schedule)
+            self.plan(schedule, schedule.timing.next_after(max(now, schedule.through_ms)))
             return
         engine = self.engine
         key = run_key(schedule.name, due, engine.limits.max_idempotency_key_chars)
