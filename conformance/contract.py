@@ -74,6 +74,8 @@ def documented_rejection(case: Case, status: int) -> str | None:
             return _record_bytes_exceeded(body)
         if op == "put_router" and body.get("source") is not None and body.get("source") == body.get("dest"):
             return "source == dest (RouterConfig.dest)"
+        if op == "put_schedule":  # its records are a write body's (ScheduleConfig.records)
+            return _record_bytes_exceeded(body)
     if status == 422 and op == "append_records":
         # A creating write whose own inline config is already full (discard: reject) — §2 topic_full.
         return "topic_full on a discard:reject topic"

@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         {
             "topics_engine.queues",
             "topics_engine.routers",
+            "topics_engine.schedules",
             "topics_engine.watch",
             "topics_engine.datadir",
             "topics_engine",
@@ -169,6 +170,7 @@ def test_error_statuses_match_the_contract_table() -> None:
         "forbidden": 403,
         "topic_not_found": 404,
         "router_not_found": 404,
+        "schedule_not_found": 404,  # an extension (issue 24)
         "not_found": 404,
         "method_not_allowed": 405,
         "not_acceptable": 406,
@@ -237,6 +239,7 @@ ENGINE_API = {
     "topics_engine.records",
     "topics_engine.results",
     "topics_engine.routers",
+    "topics_engine.schedules",
     "topics_engine.topic",
     "topics_engine.watch",
     "topics_engine.datadir",  # DataDirectory, DataDirLocked, SegmentPolicy, WalView

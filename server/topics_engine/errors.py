@@ -50,8 +50,14 @@ class RouterNotFound(TopicsError):
     code = "router_not_found"
 
 
+class ScheduleNotFound(TopicsError):
+    """A schedule that does not exist (an extension, issue 24)."""
+
+    code = "schedule_not_found"
+
+
 class NotFound(TopicsError):
-    """A resource that is not a topic or router (an unknown route, a watch session)."""
+    """A resource that is not a topic, router or schedule (an unknown route, a watch session)."""
 
     code = "not_found"
 

@@ -59,6 +59,10 @@ class Persistence(Protocol):
         """Log a router's creation, reconfiguration, removal or progress; with ``wait`` the
         future resolves once durable."""
 
+    def schedule_change(self, payload: bytes, wait: bool = True) -> AckWait:
+        """Log a schedule's creation, reconfiguration, removal or run (a ``SCHEDULE`` frame);
+        with ``wait`` the future resolves once durable."""
+
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         """Persist the permanent delete of live ``seqs`` and run ``apply`` (now, or once durable)."""
 
@@ -111,6 +115,9 @@ class InMemory:
         apply()
 
     def router_change(self, payload: bytes, wait: bool = True) -> AckWait:
+        return None
+
+    def schedule_change(self, payload: bytes, wait: bool = True) -> AckWait:
         return None
 
     def logs_leases(self, topic: Topic) -> bool:

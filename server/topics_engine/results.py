@@ -92,6 +92,8 @@ class TopicDeleted:
     topic: str
     deleted: bool
     routers_removed: list[str] = field(default_factory=list)
+    schedules_removed: list[str] = field(default_factory=list)
+    """Schedules appending to the topic, removed with it (an extension)."""
     wait: AckWait = None
 
 

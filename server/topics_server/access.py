@@ -27,8 +27,8 @@ from .errors import Forbidden, Unauthorized
 from .request import Request
 from .validation import ValidatedRequest
 
-NAME_PARAMS = ("topic", "router")
-"""Path parameters that are topic/router names (checked against a key's allowlist)."""
+NAME_PARAMS = ("topic", "router", "schedule")
+"""Path parameters that are topic/router/schedule names (checked against a key's allowlist)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +167,12 @@ def appended_config_names(body: Any) -> list[tuple[str, str]]:
 def router_names(body: Any) -> list[tuple[str, str]]:
     """A router's ``source`` and ``dest`` (``put_router``)."""
     return [(field, name) for field in ("source", "dest") if isinstance(name := _set(body, field), str)]
+
+
+def schedule_names(body: Any) -> list[tuple[str, str]]:
+    """The topic a schedule appends to (``put_schedule``)."""
+    name = _set(body, "topic")
+    return [("topic", name)] if isinstance(name, str) else []
 
 
 def watched_names(body: Any) -> list[tuple[str, str]]:

@@ -18,6 +18,13 @@ length/pattern/enum constraints, arrays their item counts, unions their members 
 * ``if``/``then`` (a rule between items, e.g. a ``Glob`` match's operand pattern): a post-check
   that validates the decoded value against them with jsonschema-rs (small values only: the
   value is converted back to plain JSON types first).
+* ``if``/``then``/``else`` on an object, speaking only of which fields are present
+  (``required``, and ``properties`` set to ``false``) — e.g. exactly one of a schedule's ``cron``
+  and ``every_ms``: a post-check over the set fields, the failing branch's ``description`` as
+  the message.
+* ``x-topics-explain`` on a string with a ``pattern`` (a schedule's ``cron``): the pattern is a
+  post-check whose failure is explained in words by the named engine function
+  (:data:`EXPLAINERS`) instead of quoting the pattern.
 
 A keyword the compiler does not know fails start-up, so the spec can never say more than the
 server checks. Validation errors become ``400 invalid_request`` naming the field.
@@ -29,17 +36,24 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any, Literal, Union
 
 import jsonschema_rs
 import msgspec
 from topics_engine.errors import InvalidRequest
+from topics_engine.records import NewRecords
+from topics_engine.schedules import cron_problem
 
 from .errors import PayloadTooLarge
-from .spec import RUNTIME_LIMITS
+from .spec import RUNTIME_LIMITS, load_document
 
 Check = Callable[[Any, str], Any]
 """A post-check: ``(value, where) -> value`` (possibly converted); raises InvalidRequest."""
+
+EXPLAIN = "x-topics-explain"
+EXPLAINERS: dict[str, Callable[[str], str]] = {"cron": cron_problem}
+"""``x-topics-explain`` names -> what says why a string does not match its pattern."""
 
 _IGNORED = {"description", "title", "examples", "example", "deprecated", "$comment", "default", "components"}
 _HANDLED = {
@@ -66,6 +80,7 @@ _HANDLED = {
     "$ref",
     "if",
     "then",
+    "else",
 }
 
 
@@ -101,6 +116,7 @@ class BodyCompiler:
         self._counter = 0
 
     def compile(self, schema: dict[str, Any], name: str = "Body") -> Compiled:
+        explain = schema.get(EXPLAIN)
         schema = static_schema(schema)
         unknown = set(schema) - _HANDLED - _IGNORED
         if unknown:
@@ -108,8 +124,10 @@ class BodyCompiler:
         if "$ref" in schema:
             compiled: Compiled = self._ref(schema["$ref"])
             return compiled
-        if "if" in schema or "then" in schema:
+        if "if" in schema or "then" in schema or "else" in schema:
             return self._conditional(schema, name)
+        if explain is not None:
+            return self._explained(schema, name, explain)
         if "oneOf" in schema or "anyOf" in schema:
             return self._union(schema.get("oneOf") or schema["anyOf"], name)
         if "const" in schema:
@@ -139,8 +157,12 @@ class BodyCompiler:
         """``if``/``then`` on top of the rest of ``schema``: decoded by the rest, then the
         decoded value is validated against the condition. Only on an array (a rule between its
         items) — its items decode to plain values — and never ``then`` without ``if``."""
-        if "if" not in schema or schema.get("type") != "array":
-            raise UnsupportedSchema(f"{name}: if/then only together, and only on an array")
+        if "if" in schema and schema.get("type") == "object":
+            return self._presence_rule(schema, name)
+        if "if" not in schema or "else" in schema or schema.get("type") != "array":
+            raise UnsupportedSchema(
+                f"{name}: if/then only together and only on an array, or if/then/else on an object"
+            )
         rest = {k: v for k, v in schema.items() if k not in ("if", "then")}
         inner = self.compile(rest, name)
         then = schema.get("then", True)
@@ -155,6 +177,59 @@ class BodyCompiler:
             for error in validator.iter_errors(plain):
                 problem = f"{error.message}: {explained}" if explained else error.message
                 raise _invalid(where, problem, plain)
+            return value
+
+        return Compiled(inner.type, check)
+
+    def _presence_rule(self, schema: dict[str, Any], name: str) -> Compiled:
+        """``if``/``then``/``else`` on an object, each a rule over which fields are present
+        (``required``; ``properties`` whose schema is ``false``: must be absent). The object is
+        decoded by the rest of ``schema``; a branch that fails names its first offending field
+        and says its ``description``."""
+        rules = {k: schema.get(k, True) for k in ("if", "then", "else")}
+        for key, rule in rules.items():
+            if rule is True:
+                continue
+            props = rule.get("properties", {}) if isinstance(rule, dict) else None
+            if (
+                not isinstance(rule, dict)
+                or set(rule) - {"required", "properties", "description"}
+                or any(v is not False for v in (props or {}).values())
+            ):
+                raise UnsupportedSchema(f"{name}: an object's {key} may only require or forbid fields")
+        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+        inner = self.compile(rest, name)
+        wire = list(schema.get("properties", {}))
+        attrs = [_identifier(p) for p in wire]
+        inner_check = inner.check
+
+        def check(value: Any, where: str) -> Any:
+            if inner_check is not None:
+                value = inner_check(value, where)
+            present = {w for w, a in zip(wire, attrs, strict=True) if getattr(value, a) is not msgspec.UNSET}
+            branch = rules["then"] if not _breaks(rules["if"], present) else rules["else"]
+            broken = _breaks(branch, present)
+            if broken:
+                field = _join(where, broken[0])
+                problem = branch.get("description") or f"{broken[0]} breaks the rule"
+                raise InvalidRequest(f"{field}: {problem}", {"field": field})
+            return value
+
+        return Compiled(inner.type, check)
+
+    def _explained(self, schema: dict[str, Any], name: str, explain: str) -> Compiled:
+        """A string whose ``pattern`` is checked after decoding, a mismatch explained by
+        :data:`EXPLAINERS` ``[explain]`` (which says what is wrong, not the pattern)."""
+        explainer = EXPLAINERS.get(explain)
+        if explainer is None or schema.get("type") != "string" or "pattern" not in schema:
+            raise UnsupportedSchema(f"{name}: {EXPLAIN} {explain!r} needs a known explainer and a pattern")
+        inner = self._string({k: v for k, v in schema.items() if k != "pattern"}, name)
+        regex = re.compile(python_pattern(schema["pattern"]))
+
+        def check(value: Any, where: str) -> Any:
+            if isinstance(value, str) and not regex.search(value):
+                field = where or "body"
+                raise InvalidRequest(f"{field}: {explainer(value)}", {"field": field, "value": value})
             return value
 
         return Compiled(inner.type, check)
@@ -357,6 +432,15 @@ def _identifier(prop: str) -> str:
     return f"f_{name}" if not name or name[0].isdigit() or name in ("from", "in", "class") else name
 
 
+def _breaks(rule: Any, present: set[str]) -> list[str]:
+    """The fields that make a presence rule (see ``BodyCompiler._presence_rule``) fail: present
+    ones it forbids, then absent ones it requires."""
+    if rule is True:
+        return []
+    forbidden = [f for f, s in rule.get("properties", {}).items() if s is False and f in present]
+    return forbidden + [f for f in rule.get("required", ()) if f not in present]
+
+
 def _join(where: str, field: str) -> str:
     return f"{where}.{field}" if where else field
 
@@ -479,3 +563,27 @@ def too_large(limit: int) -> PayloadTooLarge:
         f"request body exceeds {limit} bytes (TOPICS_MAX_BODY_BYTES); split the write",
         {"max_bytes": limit},
     )
+
+
+# -- records of a write ----------------------------------------------------------------------------
+
+
+def new_records(records: list[Any], batch_node: str | None, batch_delay: int | None = None) -> NewRecords:
+    """The decoded records of a write (``RecordIn`` structs) as the codec's columns: ``data``
+    stays the raw JSON bytes as sent (never parsed or re-encoded); ``meta``'s values too; a
+    record's own ``delay_ms`` wins over ``batch_delay``. Every write's records go through here:
+    an append's, a WebSocket ``publish``'s, a schedule's run."""
+    return NewRecords.from_objects(records, batch_node, msgspec.UNSET, msgspec.json.encode, batch_delay)
+
+
+@cache
+def _records_decoder() -> BodyDecoder:
+    records = {"type": "array", "items": {"$ref": "#/components/schemas/RecordIn"}}
+    return BodyDecoder(BodyCompiler(load_document()).compile(records, "Records"))
+
+
+def decode_records(text: bytes, node: str | None) -> NewRecords:
+    """A schedule's stored records (the JSON text of a write body's ``records``) decoded exactly
+    as an append's — by the spec's ``RecordIn`` and :func:`new_records` — with the batch
+    ``node`` applied: the engine's ``schedules.RecordsDecoder`` in a server."""
+    return new_records(_records_decoder().decode(text), node)

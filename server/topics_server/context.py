@@ -1,6 +1,6 @@
 """The per-process server context handlers receive: the engine and the features composed over
-it (queues, routers, watch sessions, the frame cache streams share), its data directory, and the process
-lifecycle (recovering -> ready -> shutting down)."""
+it (queues, routers, schedules, watch sessions, the frame cache streams share), its data
+directory, and the process lifecycle (recovering -> ready -> shutting down)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from importlib import metadata
 from topics_engine import Engine, Queues
 from topics_engine.datadir import CacheView, DataDirectory, WalView
 from topics_engine.routers import Routers
+from topics_engine.schedules import Schedules
 from topics_engine.watch import Watches
 
 from .admission import Admission
+from .bodies import decode_records
 from .settings import Caps
 from .throttle import Throttle, monitor
 from .watchframes import FrameCache
@@ -56,6 +58,7 @@ class ServerContext:
     manual clock feed :class:`Throttle` themselves)."""
     queues: Queues = field(init=False)
     routers: Routers = field(init=False)
+    schedules: Schedules = field(init=False)
     watches: Watches = field(init=False)
     frames: FrameCache = field(init=False)
     admission: Admission = field(init=False)
@@ -75,6 +78,7 @@ class ServerContext:
     def __post_init__(self) -> None:
         self.queues = Queues(self.engine)
         self.routers = Routers(self.engine, max_routers=self.caps.max_routers)
+        self.schedules = Schedules(self.engine, decode=decode_records, max_schedules=self.caps.max_schedules)
         self.watches = Watches(self.engine, self.max_watch_topics, max_sessions=self.caps.max_watch_sessions)
         self.frames = FrameCache()
         self.admission = Admission(self.caps)
@@ -108,6 +112,7 @@ class ServerContext:
         if self.datadir is None:
             self.ready = True
             self.routers.start()
+            self.schedules.start()
             return
         self.datadir.lock()
         self._recovery = asyncio.create_task(self._recover(self.datadir))
@@ -118,7 +123,7 @@ class ServerContext:
         def recover() -> None:
             gc.disable()  # recovery allocates millions of acyclic records: don't rescan them
             try:
-                for progress in store.recover(self.engine, self.routers):
+                for progress in store.recover(self.engine, self.routers, self.schedules):
                     self.replay_progress = progress
                     if self.shutting_down:
                         # a stop: end at this yield, where no file work is half done (the next
@@ -137,6 +142,7 @@ class ServerContext:
         freeze_long_lived()
         store.open(self.engine, asyncio.get_running_loop())
         self.routers.start()  # catch up from the recovered cursors
+        self.schedules.start()  # missed due times skipped or run once, then the timer
         self.replay_progress = 1.0
         self.ready = True
         log.info("ready: recovery took %.0f ms", (time.monotonic() - started) * 1000)
@@ -168,6 +174,7 @@ class ServerContext:
         """Shutdown after requests drained: a final checkpoint (so restart replays nothing),
         then flush and close the WAL."""
         self.shutting_down = True
+        self.schedules.stop()  # no run after the final checkpoint
         for task in (self._recovery, self._checkpoints, self._freezer, self._monitor):
             if task is not None and not task.done():
                 task.cancel()

@@ -19,9 +19,16 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from .access import BodyNames, appended_config_names, dead_letter_names, router_names, watched_names
+from .access import (
+    BodyNames,
+    appended_config_names,
+    dead_letter_names,
+    router_names,
+    schedule_names,
+    watched_names,
+)
 from .context import ServerContext
-from .handlers import probes, queues, records, routers, topics, watch
+from .handlers import probes, queues, records, routers, schedules, topics, watch
 from .validation import ValidatedRequest
 
 Handler = Callable[[ValidatedRequest, ServerContext], Any]
@@ -117,6 +124,10 @@ OPERATIONS: dict[str, Operation] = _table(
     Operation("get_router", routers.get_router),
     Operation("list_routers", routers.list_routers),
     Operation("delete_router", routers.delete_router),
+    Operation("put_schedule", schedules.put_schedule, body_names=schedule_names),
+    Operation("get_schedule", schedules.get_schedule),
+    Operation("list_schedules", schedules.list_schedules),
+    Operation("delete_schedule", schedules.delete_schedule),
     Operation("create_watch", watch.create_watch, body_names=watched_names),
     Operation("watch_stream", watch.watch_stream, Kind.STREAM),
     Operation("open_websocket", watch.open_websocket, Kind.STREAM),

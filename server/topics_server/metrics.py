@@ -90,6 +90,7 @@ class Aggregates:
     topics: int
     by_class: dict[Durability, int]
     routers: int
+    schedules: int
     records: int
     bytes: int
     queue_topics: int
@@ -100,13 +101,23 @@ def aggregates(ctx: ServerContext, ready: bool) -> Aggregates:
     """The aggregates (not ``ready``, while the WAL replays: the counts only, the rest 0)."""
     engine = ctx.engine
     if not ready:
-        return Aggregates(engine.topic_count, dict.fromkeys(Durability, 0), ctx.routers.count, 0, 0, 0, 0)
+        return Aggregates(
+            engine.topic_count,
+            dict.fromkeys(Durability, 0),
+            ctx.routers.count,
+            ctx.schedules.count,
+            0,
+            0,
+            0,
+            0,
+        )
     usage, queues = engine.usage, list(engine.queue_topics.values())
     # in flight after lazy lease expiry, as any read of a queue applies it
     return Aggregates(
         engine.topic_count,
         dict(engine.by_class),
         ctx.routers.count,
+        ctx.schedules.count,
         usage.records,
         usage.bytes,
         len(queues),
@@ -183,6 +194,17 @@ class TopicsCollector(Collector):
             by_class.add_metric([durability.value], n)
         yield by_class
         yield _gauge("topics_routers", "Routers.", agg.routers)
+        yield _gauge("topics_schedules", "Schedules.", agg.schedules)
+        yield _counter(
+            "topics_schedule_runs_total",
+            "Schedule runs (one append each) since the process started.",
+            ctx.schedules.runs_total,
+        )
+        yield _counter(
+            "topics_schedule_failures_total",
+            "Schedule run attempts whose append failed (retried) since the process started.",
+            ctx.schedules.failures_total,
+        )
         yield _gauge("topics_records_live", "Live records over all topics.", agg.records)
         yield _gauge("topics_bytes_live", "Encoded bytes of the live records over all topics.", agg.bytes)
         yield _gauge("topics_queue_topics", "Topics of type queue.", agg.queue_topics)

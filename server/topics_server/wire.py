@@ -32,6 +32,7 @@ from topics_engine.results import (
     TopicSummary,
 )
 from topics_engine.routers import Router, RouterPage, RouterPut, RouterState
+from topics_engine.schedules import Schedule, SchedulePage, SchedulePut
 
 log = logging.getLogger("topics.server")
 
@@ -45,6 +46,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "forbidden": 403,
     "topic_not_found": 404,
     "router_not_found": 404,
+    "schedule_not_found": 404,
     "not_found": 404,
     "method_not_allowed": 405,
     "not_acceptable": 406,
@@ -158,7 +160,12 @@ def topic_page(p: TopicPage) -> dict[str, Any]:
 
 
 def topic_deleted(r: TopicDeleted) -> dict[str, Any]:
-    return {"topic": r.topic, "deleted": r.deleted, "routers_removed": r.routers_removed}
+    return {
+        "topic": r.topic,
+        "deleted": r.deleted,
+        "routers_removed": r.routers_removed,
+        "schedules_removed": r.schedules_removed,
+    }
 
 
 # -- routers (§6) ------------------------------------------------------------------------------
@@ -194,6 +201,63 @@ def router_page(p: RouterPage) -> dict[str, Any]:
                 "forwarded_total": r.forwarded_total,
             }
             for r in p.routers
+        ]
+    }
+    if p.next_cursor is not None:
+        body["next_cursor"] = p.next_cursor
+    return body
+
+
+# -- schedules (an extension) ------------------------------------------------------------------
+
+
+def _timing(s: Schedule) -> dict[str, Any]:
+    c = s.config
+    return {"cron": c.cron} if c.cron is not None else {"every_ms": c.every_ms}
+
+
+def schedule(s: Schedule) -> dict[str, Any]:
+    """A schedule as put (``records`` verbatim: the stored JSON text), with its progress."""
+    c = s.config
+    body: dict[str, Any] = {"schedule": s.name, "topic": c.topic, **_timing(s)}
+    body["records"] = orjson.Fragment(c.records)
+    if c.node is not None:
+        body["node"] = c.node
+    error = s.last_error
+    body.update(
+        missed=c.missed,
+        next_run_ms=s.next_run_ms,
+        last_run_ms=s.last_run_ms,
+        runs_total=s.runs_total,
+        last_error=None
+        if error is None
+        else {"code": error.code, "message": error.message, "at_ms": error.at_ms},
+    )
+    return body
+
+
+def schedule_put(p: SchedulePut) -> dict[str, Any]:
+    body = schedule(p.schedule)
+    return {"schedule": body.pop("schedule"), "created": p.created, **body}
+
+
+def schedule_state(s: Schedule) -> dict[str, Any]:
+    return schedule(s)
+
+
+def schedule_page(p: SchedulePage) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "schedules": [
+            {
+                "schedule": s.name,
+                "topic": s.config.topic,
+                **_timing(s),
+                "missed": s.config.missed,
+                "next_run_ms": s.next_run_ms,
+                "last_run_ms": s.last_run_ms,
+                "runs_total": s.runs_total,
+            }
+            for s in p.schedules
         ]
     }
     if p.next_cursor is not None:

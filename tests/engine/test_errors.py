@@ -12,6 +12,7 @@ ENGINE_CODES = [
     (e.RecordTooLarge, "record_too_large"),
     (e.TopicNotFound, "topic_not_found"),
     (e.RouterNotFound, "router_not_found"),
+    (e.ScheduleNotFound, "schedule_not_found"),
     (e.NotFound, "not_found"),
     (e.RouterCycle, "router_cycle"),
     (e.TopicExistsIncompatible, "topic_exists_incompatible"),

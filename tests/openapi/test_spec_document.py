@@ -576,6 +576,43 @@ def test_queue_operations(doc: dict[str, Any]) -> None:
     assert "$ref" not in work["responses"]["406"]
 
 
+SCHEDULE_OPERATIONS = {"put_schedule", "get_schedule", "list_schedules", "delete_schedule"}
+
+
+def test_schedule_operations(doc: dict[str, Any], registry: Registry) -> None:
+    """Schedules are an extension (ruling 22): their operations and the field they add to a
+    topic delete carry ``x-topics-extension``; the body reuses the write body's record schema
+    by reference (a record field the write path gains reaches schedules); ``cron``'s pattern is
+    the engine's language exactly; exactly one of ``cron`` and ``every_ms`` is in the schema."""
+    from topics_engine.schedules import PATTERN
+
+    ops = {op["operationId"]: op for *_, op in _operations(doc)}
+    tagged = {op_id for op_id, op in ops.items() if "schedules" in op.get("tags", [])}
+    assert tagged == SCHEDULE_OPERATIONS
+    assert all(ops[op_id]["x-topics-extension"] is True for op_id in SCHEDULE_OPERATIONS)
+    schemas = doc["components"]["schemas"]
+    body = schemas["ScheduleConfig"]
+    records = body["properties"]["records"]
+    assert records["items"] == {"$ref": "#/components/schemas/RecordIn"}
+    assert records["x-topics-limits"] == {"maxItems": "TOPICS_MAX_BATCH_RECORDS"}
+    cron = body["properties"]["cron"]
+    assert cron["pattern"] == PATTERN and cron["x-topics-explain"] == "cron"
+    deleted = schemas["TopicDeleteResponse"]
+    assert deleted["properties"]["schedules_removed"]["x-topics-extension"] is True
+    assert "schedules_removed" not in deleted["required"]
+    validator = Draft202012Validator(
+        {"$ref": DOC_URI + "#/components/schemas/ScheduleConfig"}, registry=registry
+    )
+    base = {"topic": "jobs", "records": [{"data": 1}]}
+    assert validator.is_valid({**base, "cron": "*/5 * * * *"})
+    assert validator.is_valid({**base, "every_ms": 100, "missed": "once"})
+    assert not validator.is_valid(base), "a timing is required"
+    assert not validator.is_valid({**base, "cron": "* * * * *", "every_ms": 100}), "exactly one"
+    assert not validator.is_valid({**base, "cron": "60 * * * *"})
+    assert not validator.is_valid({**base, "every_ms": 99})
+    assert not validator.is_valid({**base, "every_ms": 100, "records": [{"data": 1, "x": 2}]})
+
+
 def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
     ops = {op["operationId"]: (path, method, op) for path, method, _, op in _operations(doc)}
     tagged = {op_id for op_id, (*_, op) in ops.items() if "watch" in op.get("tags", [])}
@@ -973,6 +1010,11 @@ ROUTE_SCOPES = {
     "delete_records": ["delete"],
     "put_topic": ["admin"],
     "put_router": ["admin"],
+    # schedules (an extension, issue 24): admin manages them, read lists and gets them
+    "put_schedule": ["admin"],
+    "delete_schedule": ["admin"],
+    "get_schedule": ["read"],
+    "list_schedules": ["read"],
     "open_websocket": [],  # a key, no scope: each command is authorized on its own
 }
 

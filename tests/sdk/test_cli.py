@@ -390,6 +390,63 @@ def test_topic_rm_if_empty(
     assert status == 1 and err.startswith("topics: topic_not_empty: ")
 
 
+def test_schedule_put_get_ls_rm(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    t, s = name("sched-t"), name("sched")
+    status, out, err = cli(
+        "schedule", "put", s, "--topic", t, "--cron", "0 2 * * *", "--data", '{"task": "report"}',
+        "--data", "plain text", "--tag", "nightly", "--missed", "once",
+    )  # fmt: skip
+    assert status == 0, err
+    (info,) = lines(out)
+    assert (info["created"], info["cron"], info["every_ms"], info["missed"]) == (
+        True,
+        "0 2 * * *",
+        None,
+        "once",
+    )
+    assert info["records"] == [
+        {"data": {"task": "report"}, "tag": "nightly"},
+        {"data": "plain text", "tag": "nightly"},
+    ]
+    status, out, _ = cli("schedule", "ls", "--topic", t)
+    (row,) = lines(out)
+    assert (row["schedule"], row["runs_total"], row["records"]) == (s, 0, None)
+    status, out, _ = cli("schedule", "get", s)
+    assert lines(out)[0]["next_run_ms"] % 86_400_000 == 2 * 3_600_000  # 02:00 UTC
+    status, out, _ = cli(
+        "schedule", "put", s, "--topic", t, "--every-ms", "60000", "--records", '[{"data": 1}]'
+    )
+    assert status == 0 and lines(out)[0]["created"] is False and lines(out)[0]["every_ms"] == 60000
+
+    assert lines(cli("schedule", "rm", s)[1]) == [{"schedule": s, "deleted": True}]
+    assert lines(cli("schedule", "rm", s)[1]) == [{"schedule": s, "deleted": False}]
+    status, _, err = cli("schedule", "get", s)
+    assert status == 1 and err.startswith("topics: schedule_not_found: ")
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (["--cron", "* * * * *"], "give the records"),
+        (["--cron", "* * * * *", "--data", "1", "--records", "[]"], "give the records"),
+        (["--cron", "* * * * *", "--records", "{}"], "JSON array"),
+        (["--cron", "* * * * *", "--records", '[{"data": 1}]', "--tag", "t"], "--tag goes with --data"),
+    ],
+)
+def test_schedule_put_usage_errors(
+    cli: Callable[..., tuple[int, str, str]], args: list[str], problem: str
+) -> None:
+    status, _, err = cli("schedule", "put", "s", "--topic", "t", *args)
+    assert status == 2 and problem in err
+
+
+def test_schedule_put_refused_by_the_server(cli: Callable[..., tuple[int, str, str]]) -> None:
+    status, _, err = cli("schedule", "put", "s", "--topic", "t", "--cron", "* * *", "--data", "1")
+    assert status == 1 and err.startswith("topics: invalid_request: cron: has 3 fields")
+
+
 def test_router_put_get_ls_rm(
     cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
 ) -> None:

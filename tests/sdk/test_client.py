@@ -6,6 +6,7 @@ Each test takes ``sdk``: the same calls through the blocking client or the async
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -257,6 +258,53 @@ async def test_routers(sdk: Calls, name: Callable[[str], str]) -> None:
     assert await sdk.call("delete_router", r) is False
     with pytest.raises(topics.RouterNotFound):
         await sdk.call("router", r)
+
+
+async def test_schedules(sdk: Calls, name: Callable[[str], str]) -> None:
+    """put/get/list/delete, a run on the server's clock (waited for, never timed), the cascade
+    of a topic delete, and the typed errors."""
+    t, s = name("sched-t"), name("sched")
+    records = [{"data": {"job": 1}, "tag": "tick", "meta": {"via": "schedule"}}]
+    info = await sdk.call("put_schedule", s, t, records, every_ms=100, missed="once", node="cron-1")
+    assert (info.created, info.topic, info.every_ms, info.cron, info.missed, info.node) == (
+        True,
+        t,
+        100,
+        None,
+        "once",
+        "cron-1",
+    )
+    assert info.records == records and info.runs_total == 0 and info.last_error is None
+    again = await sdk.call("put_schedule", s, t, records, every_ms=100, missed="once", node="cron-1")
+    assert again.created is False
+    assert [x.schedule for x in await sdk.call("list_schedules", topic=t)] == [s]
+    state = await sdk.call("schedule", s)
+    for _ in range(400):  # until the server's clock reaches the first due time
+        if state.runs_total:
+            break
+        await asyncio.sleep(0.05)
+        state = await sdk.call("schedule", s)
+    assert state.runs_total >= 1 and state.last_run_ms is not None
+    assert state.next_run_ms is not None and state.next_run_ms > state.last_run_ms
+    first = (await sdk.call("read", t, to_seq=1))[0]
+    assert (first.data, first.tag, first.node, first.meta) == (
+        {"job": 1},
+        "tick",
+        "cron-1",
+        {"via": "schedule"},
+    )
+    deleted = await sdk.call("delete_topic", t)
+    assert deleted.schedules_removed == [s]
+    with pytest.raises(topics.ScheduleNotFound):
+        await sdk.call("schedule", s)
+    daily = await sdk.call("put_schedule", s, t, [{"data": 1}], cron="@daily")
+    assert daily.created and daily.cron == "@daily" and daily.next_run_ms is not None
+    assert await sdk.call("delete_schedule", s) is True
+    assert await sdk.call("delete_schedule", s) is False
+    with pytest.raises(topics.InvalidRequest) as invalid:
+        await sdk.call("put_schedule", s, t, [{"data": 1}], cron="61 * * * *")
+    assert invalid.value.detail == {"field": "cron", "value": "61 * * * *"}
+    assert "minute" in invalid.value.message
 
 
 async def test_probes(sdk: Calls) -> None:

@@ -137,6 +137,12 @@ WORLD: list[Call] = [
     Call("POST", "/v0/topics/{ns}q", 200, {"records": [{"data": {"job": 1}}]}),
     Call("PUT", "/v0/topics/{ns}dst", 201, {}),
     Call("PUT", "/v0/routers/{ns}fwd", 201, {"source": "{ns}log", "dest": "{ns}dst"}),
+    Call(
+        "PUT",
+        "/v0/schedules/{ns}tick",
+        201,
+        {"topic": "{ns}dst", "every_ms": 60_000, "records": [{"data": 1}]},
+    ),
 ]
 """What every matrix case starts from (made with the full key): a topic with records, a queue
 with a job, a router."""
@@ -168,6 +174,15 @@ EXAMPLES: dict[str, Call] = {
     ),
     "get_router": Call("GET", "/v0/routers/{ns}fwd", 200),
     "delete_router": Call("DELETE", "/v0/routers/{ns}fwd", 200),
+    "list_schedules": Call("GET", "/v0/schedules", 200),
+    "put_schedule": Call(
+        "PUT",
+        "/v0/schedules/{ns}fresh",
+        201,
+        {"topic": "{ns}log", "cron": "0 * * * *", "records": [{"data": 1}]},
+    ),
+    "get_schedule": Call("GET", "/v0/schedules/{ns}tick", 200),
+    "delete_schedule": Call("DELETE", "/v0/schedules/{ns}tick", 200),
     "create_watch": Call("POST", "/v0/watch", 200, {"topics": {"{ns}log": {}}}),
     "open_websocket": Call("GET", "/v0/ws", 400),  # no Upgrade: admitted, then not a handshake
     "health": Call("GET", "/v0/health", 200),
@@ -339,6 +354,10 @@ def test_the_spec_gives_every_protected_route_its_scopes() -> None:
         "delete_records": {DELETE},
         "put_topic": {ADMIN},
         "put_router": {ADMIN},
+        "list_schedules": {READ},
+        "get_schedule": {READ},
+        "put_schedule": {ADMIN},
+        "delete_schedule": {ADMIN},
         "open_websocket": set(),  # checked per command
         "health": set(),
         "ready": set(),
@@ -616,6 +635,41 @@ async def test_a_router_outside_the_allowlist_is_refused_and_creates_no_topic(
             assert not await exists(client, "topics", name), name
 
 
+async def test_a_schedule_outside_the_allowlist_is_refused_and_creates_no_topic(
+    make_client: MakeClient,
+) -> None:
+    """A schedule's name is checked like a router's (the path), its ``topic`` like a router's
+    ``source`` (the body): a key cannot make the server append outside its allowlist."""
+    body = {"topic": "t2:jobs", "every_ms": 1000, "records": [{"data": 1}]}
+    async with make_client(PREFIX_ENV) as client:
+        error = assert_forbidden(await client.put("/v0/schedules/t1:s", json=body, headers=bearer("t1")))
+        assert error["detail"] == {"name": "t2:jobs", "field": "topic"}
+        assert not await exists(client, "schedules", "t1:s")
+        assert not await exists(client, "topics", "t2:jobs")
+        error = assert_forbidden(
+            await client.put("/v0/schedules/t2:s", json={**body, "topic": "t1:jobs"}, headers=bearer("t1"))
+        )
+        assert error["detail"] == {"name": "t2:s", "field": "schedule"}
+        await send_all(
+            client,
+            [
+                Call("PUT", "/v0/schedules/t1:s", 201, {**body, "topic": "t1:jobs"}),
+                Call("GET", "/v0/schedules/t1:s", 200),
+            ],
+            "t1",
+        )
+        assert await list_all(client, "schedules", "t1") == ["t1:s"]
+        assert await list_all(client, "schedules", "colon") == []
+        # a schedule outside the key's allowlist appending to the key's topic: the topic's
+        # delete would remove it, so the delete is refused (its name is not revealed)
+        await send_all(client, [Call("PUT", "/v0/schedules/t2:s", 201, {**body, "topic": "t1:jobs"})], "k")
+        error = assert_forbidden(await client.delete("/v0/topics/t1:jobs", headers=bearer("t1")))
+        assert "t2:s" not in str(error)
+        await send_all(client, [Call("DELETE", "/v0/schedules/t2:s", 200)], "k")
+        r = await client.delete("/v0/topics/t1:jobs", headers=bearer("t1"))
+        assert r.status_code == 200 and r.json()["schedules_removed"] == ["t1:s"], r.text
+
+
 async def test_watch_topics_are_checked(make_client: MakeClient) -> None:
     async with make_client(PREFIX_ENV) as client:
         await send_all(
@@ -685,7 +739,7 @@ async def list_all(client: httpx.AsyncClient, kind: str, key: str, **params: Any
         r = await client.get(f"/v0/{kind}", params=query, headers=bearer(key))
         assert r.status_code == 200, r.text
         body = r.json()
-        label = "topic" if kind == "topics" else "router"
+        label = kind.removesuffix("s")
         names += [item[label] for item in body[kind]]
         cursor = body.get("next_cursor")
         if cursor is None:

@@ -26,6 +26,9 @@ AGGREGATES = [
     "topics_topics",
     "topics_topics_by_class",
     "topics_routers",
+    "topics_schedules",
+    "topics_schedule_runs_total",
+    "topics_schedule_failures_total",
     "topics_records_live",
     "topics_bytes_live",
     "topics_queue_topics",
@@ -79,7 +82,7 @@ FAMILIES = [
     *CACHE,
 ]
 """Every family §8.3 names, as exposed (a counter with its ``_total``)."""
-COUNTERS = {name for name in [*WAL, *CACHE] if name.endswith("_total")}
+COUNTERS = {name for name in [*AGGREGATES, *WAL, *CACHE] if name.endswith("_total")}
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

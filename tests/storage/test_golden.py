@@ -4,7 +4,8 @@
 crash leaves it. Every later version must open each with exactly the state in its
 ``golden/vN/expected.json``, and go on writing to it. ``v1``: the formats before issue 22
 (headerless WAL files, snapshot version 1, segment version 3); ``v2``: WAL version 2, snapshot
-version 2, segment version 4 (chunk indexes: records stay cold on disk after recovery).
+version 2, segment version 4 (chunk indexes: records stay cold on disk after recovery); ``v3``:
+snapshot version 3 and the ``SCHEDULE`` WAL frames (schedules, issue 24).
 
 The checked-in directory is never opened in place (recovery may write: it removes segments
 sealed after the snapshot): each test opens a copy. The clock is the fixed one the state was
@@ -27,7 +28,7 @@ from topics_engine import ManualClock
 
 from .golden.observe import GOLDEN, Node, done, observe, observe_topic, open_node, run_probe
 
-SETS = ["v1", "v2"]
+SETS = ["v1", "v2", "v3"]
 
 
 @pytest.fixture(params=SETS)
@@ -41,7 +42,20 @@ def expected(golden: Path) -> dict[str, Any]:
     out: dict[str, Any] = json.loads((golden / "expected.json").read_text(encoding="utf-8"))
     if golden.name == "v1":
         _fixed_since_v1(out)
+    if "schedules" not in out["state"]:
+        _schedules_observed_since_v3(out)
     return out
+
+
+SCHEDULES_ADDED = {"schedules": [], "next_schedule_id": 1}
+"""What the observation of a set written before schedules (``v1``, ``v2``) leaves out: it has
+none, and the first schedule id is 1."""
+
+
+def _schedules_observed_since_v3(expected: dict[str, Any]) -> None:
+    """Schedules (issue 24) are observed since ``v3``; an older set's directory holds none."""
+    for part in ("state", "after_probes"):
+        expected[part].update(SCHEDULES_ADDED)
 
 
 def _fixed_since_v1(expected: dict[str, Any]) -> None:
@@ -164,6 +178,7 @@ async def test_golden_stays_usable(datadir: Path, expected: dict[str, Any], how:
         for key in ("k1", "k4", "k5"):
             assert node.engine.append("idem", [{"data": "again"}], idempotency_key=key).deduped, key
         assert observe(node, full=False)["routers"] == state["routers"]
+        assert observe(node, full=False)["schedules"] == state["schedules"]
         assert node.routers.drain() > 0  # the routers' lag from the golden tail is forwarded
         await node.flush()
     finally:

@@ -33,6 +33,7 @@ from .models import (
     Readiness,
     Record,
     RouterInfo,
+    ScheduleInfo,
     Tombstone,
     TopicDeletion,
     TopicInfo,
@@ -516,6 +517,40 @@ def leases(queue: str, node: str | None) -> Steps:
 
 def delete_router(name: str) -> Call[bool]:
     return Call(g.delete_router_route(name), g.router_deleted)
+
+
+# -- schedules ---------------------------------------------------------------------------------
+
+
+def put_schedule(
+    name: str,
+    topic: str,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    cron: str | None,
+    every_ms: int | None,
+    node: str | None,
+    missed: str | None,
+) -> Call[ScheduleInfo]:
+    body = {
+        "topic": topic,
+        **_drop_none(cron=cron, every_ms=every_ms),
+        "records": _checked(records),
+        **_drop_none(node=node, missed=missed),
+    }
+    return Call(g.put_schedule_route(name, body), g.schedule_put)
+
+
+def schedule(name: str) -> Call[ScheduleInfo]:
+    return Call(g.get_schedule_route(name), g.schedule_state)
+
+
+def list_schedules(prefix: str | None, topic: str | None) -> Steps:
+    return _paged(lambda cursor: g.list_schedules_route(prefix, topic, None, cursor), g.schedule_page)
+
+
+def delete_schedule(name: str) -> Call[bool]:
+    return Call(g.delete_schedule_route(name), g.schedule_deleted)
 
 
 # -- probes ------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from .models import (
     Readiness,
     Record,
     RouterInfo,
+    ScheduleInfo,
     Tombstone,
     TopicDeletion,
     TopicInfo,
@@ -533,6 +534,63 @@ class Client:
         """
         return self._call(ops.delete_router(name))
 
+    # -- schedules -------------------------------------------------------------------------
+
+    def put_schedule(
+        self,
+        name: str,
+        topic: str,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        cron: str | None = None,
+        every_ms: int | None = None,
+        node: str | None = None,
+        missed: str | None = None,
+    ) -> ScheduleInfo:
+        """Creates or updates schedule ``name``: it appends ``records`` (mappings with ``data``
+        and optionally ``tag``, ``node``, ``meta``, as for :meth:`append_many`) to ``topic`` on
+        ``cron`` (five fields, UTC) or every ``every_ms`` — give exactly one. ``missed``:
+        ``"skip"`` (default) or ``"once"``, what happens to the due times that passed while the
+        server was down. A missing topic is created.
+
+        >>> s = client.put_schedule("nightly", "jobs", [{"data": {"task": "report"}}], cron="0 2 * * *")
+        >>> (s.created, s.cron, s.runs_total)
+        (True, '0 2 * * *', 0)
+        """
+        return self._call(
+            ops.put_schedule(name, topic, records, cron=cron, every_ms=every_ms, node=node, missed=missed)
+        )
+
+    def schedule(self, name: str) -> ScheduleInfo:
+        """Schedule ``name`` with its progress (``next_run_ms``, ``last_run_ms``,
+        ``runs_total``, ``last_error``).
+
+        >>> _ = client.put_schedule("beat", "health", [{"data": "ping"}], every_ms=5000)
+        >>> client.schedule("beat").records
+        [{'data': 'ping'}]
+        """
+        return self._call(ops.schedule(name))
+
+    def list_schedules(
+        self, prefix: str | None = None, *, topic: str | None = None
+    ) -> Iterator[ScheduleInfo]:
+        """Every schedule (by name ``prefix`` or ``topic``), paging as it goes.
+
+        >>> _ = client.put_schedule("tick", "clock", [{"data": 1}], every_ms=1000)
+        >>> [s.schedule for s in client.list_schedules(topic="clock")]
+        ['tick']
+        """
+        return self._items(ops.list_schedules(prefix, topic))
+
+    def delete_schedule(self, name: str) -> bool:
+        """Deletes schedule ``name`` (what it appended stays); false if there was none.
+
+        >>> _ = client.put_schedule("once-a-day", "jobs", [{"data": 1}], cron="@daily")
+        >>> client.delete_schedule("once-a-day")
+        True
+        """
+        return self._call(ops.delete_schedule(name))
+
     # -- probes ----------------------------------------------------------------------------
 
     def health(self) -> Health:
@@ -801,6 +859,36 @@ class AsyncClient:
     async def delete_router(self, name: str) -> bool:
         """:meth:`Client.delete_router`, awaited."""
         return await self._call(ops.delete_router(name))
+
+    async def put_schedule(
+        self,
+        name: str,
+        topic: str,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        cron: str | None = None,
+        every_ms: int | None = None,
+        node: str | None = None,
+        missed: str | None = None,
+    ) -> ScheduleInfo:
+        """:meth:`Client.put_schedule`, awaited."""
+        return await self._call(
+            ops.put_schedule(name, topic, records, cron=cron, every_ms=every_ms, node=node, missed=missed)
+        )
+
+    async def schedule(self, name: str) -> ScheduleInfo:
+        """:meth:`Client.schedule`, awaited."""
+        return await self._call(ops.schedule(name))
+
+    def list_schedules(
+        self, prefix: str | None = None, *, topic: str | None = None
+    ) -> AsyncIterator[ScheduleInfo]:
+        """:meth:`Client.list_schedules` with ``async for``."""
+        return self._items(ops.list_schedules(prefix, topic))
+
+    async def delete_schedule(self, name: str) -> bool:
+        """:meth:`Client.delete_schedule`, awaited."""
+        return await self._call(ops.delete_schedule(name))
 
     async def health(self) -> Health:
         """:meth:`Client.health`, awaited."""

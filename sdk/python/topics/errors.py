@@ -102,6 +102,12 @@ class RouterNotFound(TopicsError):
     code = "router_not_found"
 
 
+class ScheduleNotFound(TopicsError):
+    """404 ``schedule_not_found``: the schedule does not exist."""
+
+    code = "schedule_not_found"
+
+
 class NotFound(TopicsError):
     """404 ``not_found``: an unknown or reclaimed watch session (re-create it)."""
 
@@ -217,6 +223,7 @@ ERRORS_BY_CODE: dict[str, type[TopicsError]] = {
         Forbidden,
         TopicNotFound,
         RouterNotFound,
+        ScheduleNotFound,
         NotFound,
         MethodNotAllowed,
         NotAcceptable,

@@ -122,11 +122,13 @@ class TopicSummary:
 @dataclass(slots=True)
 class TopicDeletion:
     """The answer to ``delete_topic``: ``deleted`` is false when the topic did not exist;
-    ``routers_removed`` names the routers that went with it."""
+    ``routers_removed`` and ``schedules_removed`` name the routers and schedules that went with
+    it."""
 
     topic: str
     deleted: bool
     routers_removed: list[str] = field(default_factory=list)
+    schedules_removed: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -273,6 +275,37 @@ class RouterInfo:
     forwarded_total: int | None = None
     cursor: int | None = None
     lag: int | None = None
+
+
+@dataclass(slots=True)
+class ScheduleFailure:
+    """Why a schedule's last run attempt failed (the append's error ``code`` and ``message``),
+    and when (``at_ms``); it is retried."""
+
+    code: str
+    message: str
+    at_ms: int
+
+
+@dataclass(slots=True)
+class ScheduleInfo:
+    """A schedule (an extension): it appends ``records`` to ``topic`` on ``cron`` (UTC) or every
+    ``every_ms``. ``next_run_ms`` is the next due time not run yet (``None``: a cron no day
+    matches), ``last_run_ms`` the due time of the last run. ``created`` is set on the answer to
+    ``put_schedule`` only; ``records`` and ``node`` are not in ``list_schedules``' summaries."""
+
+    schedule: str
+    topic: str
+    missed: str
+    next_run_ms: int | None
+    last_run_ms: int | None
+    runs_total: int
+    cron: str | None = None
+    every_ms: int | None = None
+    records: list[dict[str, Any]] | None = None
+    node: str | None = None
+    last_error: ScheduleFailure | None = None
+    created: bool | None = None
 
 
 @dataclass(slots=True)

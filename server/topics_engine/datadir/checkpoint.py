@@ -4,6 +4,7 @@ A checkpoint seals every hot record of every non-ephemeral topic, flips the dele
 sealed records deleted since the last checkpoint (until now their WAL ``DELETE`` frames were the
 witness), writes a snapshot of all topics' metadata and the routers at a WAL position (LSN),
 drops segments that no longer hold a live record, and trims the WAL files wholly below that LSN.
+The routers and the schedules are sections of the snapshot.
 
 Consistency: the state is captured synchronously on the event loop (a cut). The file work runs
 on the segment thread (:class:`Sealer`) after every frame submitted before the cut is durable.
@@ -31,6 +32,7 @@ from pathlib import Path
 from ..config import Durability
 from ..engine import Engine
 from ..routers import Routers
+from ..schedules import Schedules
 from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.segments import Segment, SegmentStore
@@ -56,6 +58,7 @@ class Cut:
 def take_cut(
     engine: Engine,
     routers: Routers,
+    schedules: Schedules,
     lsn: int,
     flips: dict[int, list[int]],
     reserved: dict[int, int],
@@ -83,6 +86,8 @@ def take_cut(
         topics,
         routers.images(),
         routers.next_id,
+        schedules.images(),
+        schedules.next_id,
     )
     return Cut(image, seals, flips, earliest)
 
@@ -164,12 +169,14 @@ class Checkpointer:
         self,
         engine: Engine,
         routers: Routers,
+        schedules: Schedules,
         persistence: WalPersistence,
         sealer: Sealer,
         snapshot_dir: Path,
     ) -> None:
         self.engine = engine
         self.routers = routers
+        self.schedules = schedules
         self.persistence = persistence
         self.sealer = sealer
         self.wal = persistence.wal
@@ -190,7 +197,13 @@ class Checkpointer:
         self.last_checkpoint_ms = self.engine.clock.now_ms()
         persistence = self.persistence
         cut = take_cut(
-            self.engine, self.routers, lsn, persistence.take_flips(), persistence.reserved_seqs(), final
+            self.engine,
+            self.routers,
+            self.schedules,
+            lsn,
+            persistence.take_flips(),
+            persistence.reserved_seqs(),
+            final,
         )
         segments, snapshot_dir = self.sealer.segments, self.snapshot_dir
         max_events = self.sealer.policy.max_events

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..config import Durability
 from ..engine import Engine
 from ..routers import Routers
+from ..schedules import Schedules
 from ..storage.coldstore import ColdStore
 from ..storage.fs import FileSystem
 from ..storage.segments import SegmentStore
@@ -76,6 +77,7 @@ class DataDirectory:
         self.wal: Wal | None = None
         self.engine: Engine | None = None
         self.routers: Routers | None = None
+        self.schedules: Schedules | None = None
         self.persistence: WalPersistence | None = None
         self.sealer: Sealer | None = None
         self.checkpointer: Checkpointer | None = None
@@ -101,27 +103,31 @@ class DataDirectory:
                 f"{self.path} is in use by another topics server; stop it or point TOPICS_DATA_DIR elsewhere"
             ) from None
 
-    def recover(self, engine: Engine, routers: Routers | None = None) -> Iterator[float]:
+    def recover(
+        self, engine: Engine, routers: Routers | None = None, schedules: Schedules | None = None
+    ) -> Iterator[float]:
         """Load the snapshot and segments, replay the WAL tail (yielding progress), and record
         the heads a crash raised (:meth:`_record_raised_heads`). Routers (their definitions,
-        progress and derived copies) are recovered into ``routers``.
+        progress and derived copies) are recovered into ``routers``, schedules (definitions and
+        progress) into ``schedules``.
 
         Raises ``storage.versions.UnsupportedFormat``, having changed nothing, when a file is of
         a format version this server does not read (a newer server wrote it): the server must
         not start (``check_versions``)."""
         self.routers = routers = routers if routers is not None else Routers(engine, autorun=False)
+        self.schedules = schedules = schedules if schedules is not None else Schedules(engine)
         for directory in (self.wal_dir, self.segments.directory, self.snapshot_dir):
             self.fs.makedirs(directory)
         check_versions(self.fs, self.wal_dir, self.segments.directory, self.snapshot_dir)
         yield from load_snapshot(
-            engine, routers, self.fs, self.snapshot_dir, self.segments, self.cold, self.report
+            engine, routers, schedules, self.fs, self.snapshot_dir, self.segments, self.cold, self.report
         )
         orphans = self.segments.remove_unlisted()
         if orphans:
             log.info("removed %d segment files sealed after the snapshot (the WAL replays them)", orphans)
-        yield from replay_wal(engine, routers, self.fs, self.wal_dir, self.report)
+        yield from replay_wal(engine, routers, schedules, self.fs, self.wal_dir, self.report)
         if self.report.raised:
-            self._record_raised_heads(engine, routers)
+            self._record_raised_heads(engine, routers, schedules)
         r = self.report
         log.info(
             "recovered snapshot@%d + %d WAL frames, %d records; next LSN %d",
@@ -131,7 +137,7 @@ class DataDirectory:
             r.next_lsn,
         )
 
-    def _record_raised_heads(self, engine: Engine, routers: Routers) -> None:
+    def _record_raised_heads(self, engine: Engine, routers: Routers, schedules: Schedules) -> None:
         """Checkpoint at the last replayed LSN, before anything is served: a crash made topics
         resume above their replayed records, and nothing durable holds those heads — the WAL's
         seq reservations imply them only while the log ends as a crash left it, so a clean stop
@@ -143,7 +149,7 @@ class DataDirectory:
         snapshot in force (the WAL still holds everything) and the WAL opens read-only, as after
         any failed segment or snapshot write."""
         report = self.report
-        cut = take_cut(engine, routers, report.next_lsn - 1, report.flips, report.reserved)
+        cut = take_cut(engine, routers, schedules, report.next_lsn - 1, report.flips, report.reserved)
         report.flips = {}
         try:
             sealed = write_cut(cut, self.segments, self.segment_policy.max_events, self.snapshot_dir)
@@ -182,7 +188,10 @@ class DataDirectory:
                 self.persistence.deleted(topic, seqs)
         self.report.flips = {}
         routers = self.routers if self.routers is not None else Routers(engine, autorun=False)
-        self.checkpointer = Checkpointer(engine, routers, self.persistence, self.sealer, self.snapshot_dir)
+        schedules = self.schedules if self.schedules is not None else Schedules(engine)
+        self.checkpointer = Checkpointer(
+            engine, routers, schedules, self.persistence, self.sealer, self.snapshot_dir
+        )
         engine.persistence = self.persistence
 
     def cache_view(self) -> CacheView:

@@ -17,11 +17,12 @@ that may have been handed out before the crash is ever handed out again.
 Before anything is read or changed, :func:`check_versions` reads the format version of every WAL,
 segment and snapshot file: one this server does not read (a newer server wrote it) raises
 ``UnsupportedFormat`` and the data directory is left exactly as it was. Older versions are read
-as they are (``storage.versions``). Stored topic and router configs are read tolerantly
-(``config.stored_config``, ``routers.stored_router_config``), never through the request rules,
+as they are (``storage.versions``). Stored topic, router and schedule configs are read
+tolerantly (``config.stored_config``, ``routers.stored_router_config``,
+``schedules.stored_schedule_config``), never through the request rules,
 so a request rule tightened since they were written cannot fail a recovery; but a value whose
 meaning this server does not know (an enum value, an unknown filter operator, an out-of-range
-u64), a CRC-valid frame of an unknown type or a ``ROUTER`` frame of an unknown kind raises
+u64), a CRC-valid frame of an unknown type or a ``ROUTER``/``SCHEDULE`` frame of an unknown kind raises
 ``UnsupportedFormat`` — from the snapshot while :func:`load_snapshot` runs, before segments are
 pruned; from the WAL during replay, before any tail is cut.
 
@@ -43,6 +44,7 @@ from ..config import Durability, stored_config
 from ..engine import Engine
 from ..leases import LeaseEvent, LeaseEventKind
 from ..routers import Routers
+from ..schedules import Schedules
 from ..storage import formats
 from ..storage import segments as segment_files
 from ..storage import snapshot as snapshot_files
@@ -85,9 +87,12 @@ class ReplayReport:
 class Replayer:
     """Applies WAL frames to an engine."""
 
-    def __init__(self, engine: Engine, routers: Routers, reserved: dict[int, int]) -> None:
+    def __init__(
+        self, engine: Engine, routers: Routers, schedules: Schedules, reserved: dict[int, int]
+    ) -> None:
         self.engine = engine
         self.routers = routers
+        self.schedules = schedules
         self.reserved = reserved
         """See :attr:`ReplayReport.reserved` (updated in place)."""
         self.records = 0
@@ -109,6 +114,7 @@ class Replayer:
             FrameType.SEQ_RESERVE: self._seq_reserve,
             FrameType.LEASE: self._lease,
             FrameType.ROUTER: self._router,
+            FrameType.SCHEDULE: self._schedule,
         }.get(frame.type)
         if handler is not None:
             handler(frame)
@@ -184,6 +190,22 @@ class Replayer:
                 "upgrade topics to open this data directory"
             )
 
+    def _schedule(self, frame: Frame) -> None:
+        payload = frame.payload
+        kind = formats.schedule_frame_kind(payload)
+        if kind == formats.SCHEDULE_PUT:
+            self.schedules.apply_put(formats.decode_schedule_put(payload))
+        elif kind == formats.SCHEDULE_DELETE:
+            self.schedules.apply_delete(formats.decode_schedule_delete(payload))
+        elif kind == formats.SCHEDULE_RUN:
+            self.schedules.apply_run(formats.decode_schedule_run(payload))
+        else:
+            raise UnsupportedFormat(
+                f"WAL frame LSN {frame.lsn}: SCHEDULE frame kind {kind} is not one this server "
+                "knows; it was written by a newer topics server (or the file is damaged) — "
+                "upgrade topics to open this data directory"
+            )
+
     def _seq_reserve(self, frame: Frame) -> None:
         topic_id, reserved = formats.decode_seq_reserve(frame.payload)
         topic = self.engine.topic_by_id(topic_id)
@@ -199,6 +221,7 @@ class Replayer:
         (``Topic.resume_after_crash``), which the checkpoint recording the raised heads persists.
         Flips of topics deleted since are dropped (their segments go with them)."""
         self.routers.finish_replay()
+        self.schedules.finish_replay()
         for topic in self.engine.topics():
             if topic.queue is not None:
                 topic.queue.reconcile(topic.live_seqs())
@@ -219,14 +242,16 @@ class Replayer:
 def load_snapshot(
     engine: Engine,
     routers: Routers,
+    schedules: Schedules,
     fs: FileSystem,
     snapshot_dir: Path,
     segments: SegmentStore,
     cold: ColdStore,
     report: ReplayReport,
 ) -> Iterator[float]:
-    """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index) and
-    its routers into ``routers``; sets ``report.snapshot_lsn``. Yields between segments.
+    """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index), its
+    routers into ``routers`` and its schedules into ``schedules``; sets
+    ``report.snapshot_lsn``. Yields between segments.
 
     A segment is loaded from its index: the topic's record log learns where each chunk is and
     what accounts its records (``Topic.load_sealed``), and its records stay on disk (``cold``
@@ -252,6 +277,9 @@ def load_snapshot(
     routers.next_id = max(routers.next_id, image.next_router_id)
     for r in image.routers:
         routers.apply_put(r)
+    schedules.next_id = max(schedules.next_id, image.next_schedule_id)
+    for schedule in image.schedules:
+        schedules.apply_put(schedule)
 
 
 def restore_topic(topic: Topic, image: TopicImage) -> None:
@@ -332,13 +360,19 @@ def _check(
 
 
 def replay_wal(
-    engine: Engine, routers: Routers, fs: FileSystem, wal_dir: Path, report: ReplayReport
+    engine: Engine,
+    routers: Routers,
+    schedules: Schedules,
+    fs: FileSystem,
+    wal_dir: Path,
+    report: ReplayReport,
 ) -> Iterator[float]:
-    """Replay every WAL file into ``engine`` and ``routers``; yields progress in [0, 1]."""
+    """Replay every WAL file into ``engine``, ``routers`` and ``schedules``; yields progress in
+    [0, 1]."""
     files = wal_files(fs, wal_dir)
     total = sum(fs.size(path) for _, path in files) or 1
     done = 0
-    replayer = Replayer(engine, routers, report.reserved)
+    replayer = Replayer(engine, routers, schedules, report.reserved)
     expected_lsn: int | None = None
     for index, (first_lsn, path) in enumerate(files):
         buf = fs.read_bytes(path)

@@ -24,16 +24,22 @@ Payloads by frame type (``<`` struct formats; ``NONE16`` marks an absent field):
   (binary, :class:`ForwardPayload`: a forwarding step — the router's new cursor and total, and
   which source seqs were copied to which dest seqs; the copies' bytes are *not* logged, they
   are re-derived from the source records on replay).
+- ``SCHEDULE``: one kind byte, then — ``SCHEDULE_PUT`` (JSON :class:`SchedulePayload`: a
+  schedule created or reconfigured, with its progress), ``SCHEDULE_DELETE`` (JSON ``{id}``), or
+  ``SCHEDULE_RUN`` (binary, :class:`RunPayload`: a run — the due time it ran for, how far due
+  times are accounted for, the run count; it follows the run's own ``APPEND`` frame).
 
 Stored configs (``TOPIC_PUT``'s and a snapshot topic's ``config``, ``ROUTER_PUT``'s and a
 snapshot router's ``config``) are JSON objects read back tolerantly — missing keys default,
 unknown keys are kept and written back, unknown enum values are refused
 (``versions.UnsupportedFormat``) — by ``config.stored_config`` and
-``routers.stored_router_config``, never by the request validators. A ``ROUTER`` frame of an
-unknown kind is refused too (``datadir.recovery``).
+``routers.stored_router_config``, never by the request validators (a ``SCHEDULE_PUT``'s and a
+snapshot schedule's by ``schedules.stored_schedule_config``). A ``ROUTER`` or ``SCHEDULE``
+frame of an unknown kind is refused too (``datadir.recovery``).
 
 The snapshot schema is versioned with its file (``versions.SNAPSHOT``): :func:`decode_snapshot`
-reads every version this server reads (see :class:`TopicImage` for what each added).
+reads every version this server reads (see :class:`TopicImage` for what each added; version 3
+added the schedules: :class:`SnapshotImage`).
 
 Integer columns are read with ``array.frombytes`` (C speed).
 """
@@ -401,6 +407,75 @@ def decode_forward(payload: bytes | memoryview) -> ForwardPayload:
     return ForwardPayload(router_id, cursor, total, dest_id, first, ts, trimmed, copied, bool(stamped))
 
 
+# -- SCHEDULE frames ----------------------------------------------------------------------------
+
+SCHEDULE_PUT = 1
+SCHEDULE_DELETE = 2
+SCHEDULE_RUN = 3
+_RUN = struct.Struct("<BQqqQ")
+
+
+@dataclass(slots=True)
+class SchedulePayload:
+    """A schedule's definition and progress (a ``SCHEDULE_PUT`` frame and a snapshot entry)."""
+
+    id: int
+    name: str
+    config: dict[str, Any]
+    """The stored fields (``topic``, ``cron``/``every_ms``, ``records`` as JSON text, ``node``,
+    ``missed``), read by ``schedules.stored_schedule_config``."""
+    since_ms: int
+    """When the timing was put: an interval's due times are ``since_ms + n * every_ms``."""
+    through_ms: int
+    """Every due time at or before this is accounted for (ran, or skipped)."""
+    last_run_ms: int | None = None
+    """The due time of the last run."""
+    runs_total: int = 0
+
+
+def encode_schedule_put(p: SchedulePayload) -> bytes:
+    body = {k: getattr(p, k) for k in SchedulePayload.__slots__}
+    return bytes((SCHEDULE_PUT,)) + orjson.dumps(body)
+
+
+def encode_schedule_delete(schedule_id: int) -> bytes:
+    return bytes((SCHEDULE_DELETE,)) + orjson.dumps({"id": schedule_id})
+
+
+@dataclass(slots=True)
+class RunPayload:
+    """One run of a schedule: it appended for due time ``due_ms``, and every due time at or
+    before ``through_ms`` is accounted for; ``runs_total`` counts its runs so far."""
+
+    schedule_id: int
+    due_ms: int
+    through_ms: int
+    runs_total: int
+
+
+def encode_schedule_run(p: RunPayload) -> bytes:
+    """``<BQqqQ``: kind, schedule id, due time, through, runs total."""
+    return _RUN.pack(SCHEDULE_RUN, p.schedule_id, p.due_ms, p.through_ms, p.runs_total)
+
+
+def schedule_frame_kind(payload: bytes | memoryview) -> int:
+    return payload[0]
+
+
+def decode_schedule_put(payload: bytes | memoryview) -> SchedulePayload:
+    return SchedulePayload(**orjson.loads(payload[1:]))
+
+
+def decode_schedule_delete(payload: bytes | memoryview) -> int:
+    schedule_id: int = orjson.loads(payload[1:])["id"]
+    return schedule_id
+
+
+def decode_schedule_run(payload: bytes | memoryview) -> RunPayload:
+    _, schedule_id, due, through, total = _RUN.unpack_from(payload)
+    return RunPayload(schedule_id, due, through, total)
+
+
 # -- the snapshot schema -----------------------------------------------------------------------
 
 SNAPSHOT_VERSION = SNAPSHOT.current
@@ -469,6 +544,9 @@ class SnapshotImage:
     topics: list[TopicImage]
     routers: list[RouterPayload] = field(default_factory=list)
     next_router_id: int = 1
+    schedules: list[SchedulePayload] = field(default_factory=list)
+    """Since schema version 3 (absent before: no schedules)."""
+    next_schedule_id: int = 1
 
 
 def encode_snapshot(image: SnapshotImage) -> bytes:
@@ -487,6 +565,8 @@ def encode_snapshot(image: SnapshotImage) -> bytes:
             "topics": topics,
             "routers": [{k: getattr(r, k) for k in RouterPayload.__slots__} for r in image.routers],
             "next_router_id": image.next_router_id,
+            "schedules": [{k: getattr(s, k) for k in SchedulePayload.__slots__} for s in image.schedules],
+            "next_schedule_id": image.next_schedule_id,
         }
     )
 
@@ -503,6 +583,14 @@ def decode_snapshot(body: bytes, version: int = SNAPSHOT_VERSION) -> SnapshotIma
         q = t.pop("queue")
         topics.append(TopicImage(**t, queue=None if q is None else QueueImage(**q)))
     routers = [RouterPayload(**r) for r in d.get("routers", [])]
+    schedules = [SchedulePayload(**s) for s in d.get("schedules", [])]
     return SnapshotImage(
-        d["lsn"], d["next_topic_id"], d["deleted_heads"], topics, routers, d.get("next_router_id", 1)
+        d["lsn"],
+        d["next_topic_id"],
+        d["deleted_heads"],
+        topics,
+        routers,
+        d.get("next_router_id", 1),
+        schedules,
+        d.get("next_schedule_id", 1),
     )

@@ -37,6 +37,7 @@ class FrameType(IntEnum):
     CLEAN_STOP = 6
     ROUTER = 16
     LEASE = 17
+    SCHEDULE = 18
 
 
 FRAME_HEADER = struct.Struct("<II")

@@ -6,9 +6,10 @@ File ``snapshots/<lsn:020d>.snap``::
 
 The body is the snapshot schema of ``formats`` (:class:`formats.SnapshotImage`, JSON, naming
 its version too): every topic's config and watermarks and the sealed segments that hold its
-records. Versions (``versions.SNAPSHOT``): this server writes 3 and reads 1, 2 and 3 (version 1
-lacks each topic's ``skipped`` ranges: none; versions 1 and 2 lack a queue's ``due`` delayed
-writes: none). A snapshot of a version it does not read raises
+records, the routers and the schedules. Versions (``versions.SNAPSHOT``): this server writes 3
+and reads 1, 2 and 3 (version 1 lacks each topic's ``skipped`` ranges: none; versions 1 and 2
+lack the schedules and a queue's ``due`` delayed writes: none — an older server refuses a
+version 3 snapshot rather than drop them). A snapshot of a version it does not read raises
 ``versions.UnsupportedFormat`` — it is never skipped as corrupt, for an older snapshot would
 then silently stand in for it. The CRC covers the body only, not the header: a damaged version
 byte reads as an unknown version, so the refusal says "upgrade topics ... or the file is

@@ -12,7 +12,8 @@ segment    ``b"TSEG"`` u8 ..  4       3, 4       3: whole-body CRC, no chunk ind
                                                  reading the whole file once at recovery (1 and
                                                  2 predate every released data directory)
 snapshot   ``b"TSNP"`` u8 ..  3       1, 2, 3    1: no ``skipped`` per topic (read as none);
-                                                 2: no queue ``due`` (delayed writes: none)
+                                                 1, 2: no queue ``due`` (delayed writes: none)
+                                                 and no ``schedules`` (read as none)
 ========== ================== ======= ========== =================================================
 
 The rule for a version found in a file (:meth:`FileFormat.check`): a readable one is read as
@@ -27,14 +28,14 @@ To change a format: bump ``current``, keep reading the old version (or convert i
 to ``readable``, describe both in docs/STORAGE.md ("Formats and versions"), and add a golden
 data directory for the new version.
 
-What an older reader must still refuse clearly: a new WAL frame type, a new ``ROUTER`` frame
-kind, a new enum value of a stored config (topic ``type``, ``durability``, ``discard``; router
-``guarantee``; a filter operator) or a value outside a field's old range. This server refuses
-each with :class:`UnsupportedFormat` ("upgrade topics") — never reading it as a default, a torn
-tail or a skippable frame. So a change may add such values without a version bump only if
-refusing them on an older server is acceptable; a change whose records an older server must
-still read *differently* needs a version bump. New keys in a stored config are the tolerant
-exception: older readers keep them (``extra``) and write them back.
+What an older reader must still refuse clearly: a new WAL frame type, a new ``ROUTER`` (or
+``SCHEDULE``) frame kind, a new enum value of a stored config (topic ``type``, ``durability``,
+``discard``; router ``guarantee``; schedule ``missed``; a filter operator) or a value outside a
+field's old range. This server refuses each with :class:`UnsupportedFormat` ("upgrade topics") —
+never reading it as a default, a torn tail or a skippable frame. So a change may add such values
+without a version bump only if refusing them on an older server is acceptable; a change whose
+records an older server must still read *differently* needs a version bump. New keys in a stored
+config are the tolerant exception: older readers keep them (``extra``) and write them back.
 """
 
 from __future__ import annotations

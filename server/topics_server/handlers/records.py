@@ -12,24 +12,16 @@ from topics_engine import Engine
 from topics_engine.batch import check_batch_node
 from topics_engine.coldreads import ColdRead, examine_cold, read_strictly, read_without_blocking
 from topics_engine.errors import TopicNotFound
-from topics_engine.records import NewRecords
 from topics_engine.results import Appended, Diff, RecordsDeleted
 from topics_engine.topic import DeletePlan
 
 from .. import wire
-from ..bodies import fields_set, opt
+from ..bodies import fields_set, new_records, opt
 from ..context import ServerContext
 from ..responses import Reply, after_ack
 from ..validation import ValidatedRequest
 
 UNSET = msgspec.UNSET
-
-
-def new_records(records: list[Any], batch_node: str | None, batch_delay: int | None = None) -> NewRecords:
-    """The decoded records of an append as the codec's columns: ``data`` stays the raw JSON
-    bytes as sent (never parsed or re-encoded); ``meta``'s values too. A record's own
-    ``delay_ms`` wins over the batch's."""
-    return NewRecords.from_objects(records, batch_node, UNSET, msgspec.json.encode, batch_delay)
 
 
 def append(engine: Engine, topic: str, body: Any, idempotency_key: str | None = None) -> Appended:

@@ -1,5 +1,5 @@
 """§1 — topic control plane: PUT / GET / DELETE /v0/topics/{topic}, GET /v0/topics (a delete
-cascades to the routers naming the topic)."""
+cascades to the routers naming the topic and the schedules appending to it)."""
 
 from __future__ import annotations
 
@@ -45,5 +45,13 @@ def delete_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable
             "allowlist; a key allowed that router must delete it first",
             {"topic": name},
         )
-    result = ctx.routers.delete_topic(req.path["topic"], if_empty=req.query.get("if_empty", False))
+    if principal is not None and any(not principal.allows(s.name) for s in ctx.schedules.naming(name)):
+        raise Forbidden(
+            f'topic "{name}" is the topic of a schedule outside this key\'s prefix allowlist; a '
+            "key allowed that schedule must delete it first",
+            {"topic": name},
+        )
+    result = ctx.routers.delete_topic(name, if_empty=req.query.get("if_empty", False))
+    if result.deleted:
+        result.schedules_removed = ctx.schedules.topic_deleted(name)
     return after_ack(result.wait, 200, wire.topic_deleted(result))

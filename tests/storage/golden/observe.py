@@ -10,9 +10,10 @@ queue counters), every record a reader gets from the start (``$seq``, ``$ts``, `
 ``$tag``, ``data``, ``meta``), the pages of that walk with their tombstones, one short read from
 every cursor up to the last record (and around the head), a walk with a node filter, the
 idempotency keys inside the window, and a queue's lease projection. Then the deleted topics'
-heads, the routers (config, cursor, totals, lag) and the id counters. :func:`run_probes` then
-mutates on purpose — replays of known idempotency keys, claims, a forwarding pass — and
-reports what each returned.
+heads, the routers (config, cursor, totals, lag), the schedules (config, progress, next due
+time; since ``v3``) and the id counters. :func:`run_probes` then mutates on purpose — replays
+of known idempotency keys, claims, a forwarding pass, schedule runs — and reports what each
+returned.
 """
 
 from __future__ import annotations
@@ -24,12 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from topics_engine import Engine, Limits, Queues
+from topics_engine import Engine, Limits, ManualClock, Queues
 from topics_engine.clock import Clock
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.queues import Claimed
 from topics_engine.results import Diff, QueueCounters, Tombstone
 from topics_engine.routers import Routers
+from topics_engine.schedules import Schedules
 
 GOLDEN = Path(__file__).resolve().parent
 PAGE = 5
@@ -43,12 +45,14 @@ NODE = "n1"
 @dataclass
 class Node:
     """One "process": an engine recovered from a data directory, its open store, its routers
-    (pumped by hand: ``autorun=False``) and its queue operations."""
+    (pumped by hand: ``autorun=False``), its queue operations and its schedules (run by the
+    engine's manual clock, as a test moves it)."""
 
     engine: Engine
     store: DataDirectory
     routers: Routers
     queues: Queues
+    schedules: Schedules
 
     async def flush(self) -> None:
         """Wait until every frame submitted so far is durable (and applied, for ``fsync``)."""
@@ -61,6 +65,7 @@ class Node:
 
     def close(self) -> None:
         """A clean stop without a final checkpoint: the WAL ends with a ``CLEAN_STOP`` frame."""
+        self.schedules.stop()
         self.store.close()
 
     async def crash(self) -> None:
@@ -69,6 +74,7 @@ class Node:
         checkpoint, no ``CLEAN_STOP`` frame — and the lock released, as the kernel releases a
         killed process's."""
         await self.flush()
+        self.schedules.stop()  # the process is gone: its timers too
         store = self.store
         assert store.sealer is not None and store.wal is not None
         store.sealer.close()
@@ -85,18 +91,21 @@ leases a probe takes are the same in every run."""
 
 async def open_node(path: Path, clock: Clock, lease_prefix: str = LEASE_PREFIX, **store_kw: Any) -> Node:
     """Lock ``path``, recover (snapshot + segments + WAL tail), open the WAL and start the
-    routers from their recovered cursors — the server's start-up order (``ServerContext``)."""
+    routers from their recovered cursors and the schedules — the server's start-up order
+    (``ServerContext``)."""
     engine = Engine(clock, Limits())
     store = DataDirectory(path, **store_kw)
     store.lock()
     routers = Routers(engine, autorun=False)
-    for _ in store.recover(engine, routers):
+    schedules = Schedules(engine)
+    for _ in store.recover(engine, routers, schedules):
         pass
     store.open(engine, asyncio.get_running_loop())
     routers.start()
+    schedules.start()
     queues = Queues(engine)
     queues._lease_prefix = lease_prefix
-    return Node(engine, store, routers, queues)
+    return Node(engine, store, routers, queues, schedules)
 
 
 async def done(result: Any) -> None:
@@ -266,6 +275,20 @@ def observe(node: Node, full: bool = True) -> dict[str, Any]:
                 for r in routers.all()
             ],
             "next_router_id": routers.next_id,
+            "schedules": [
+                {
+                    "name": s.name,
+                    "id": s.id,
+                    "config": s.config.to_stored(),
+                    "since_ms": s.since_ms,
+                    "through_ms": s.through_ms,
+                    "last_run_ms": s.last_run_ms,
+                    "runs_total": s.runs_total,
+                    "next_run_ms": s.next_run_ms,
+                }
+                for s in node.schedules.all()
+            ],
+            "next_schedule_id": node.schedules.next_id,
         }
     )
 
@@ -280,7 +303,9 @@ async def run_probe(node: Node, probe: dict[str, Any]) -> dict[str, Any]:
       replay of a known key answers ``deduped`` with the original seqs);
     - ``{"kind": "claim", "topic", "node", "max"}``: a claim (jobs, their deliveries and
       deadlines; poison jobs are dead-lettered on the way);
-    - ``{"kind": "forward"}``: one forwarding pass of every router until none is due.
+    - ``{"kind": "forward"}``: one forwarding pass of every router until none is due;
+    - ``{"kind": "schedules", "advance_ms"}``: the clock moved on, the schedules' runs due
+      meanwhile made (each schedule's runs and last run).
     """
     kind = probe["kind"]
     if kind == "append":
@@ -316,6 +341,12 @@ async def run_probe(node: Node, probe: dict[str, Any]) -> dict[str, Any]:
         copied = node.routers.drain()
         await node.flush()
         result = {"copied": copied}
+    elif kind == "schedules":
+        clock = node.engine.clock
+        assert isinstance(clock, ManualClock), "schedules are probed on the golden's manual clock"
+        clock.advance(probe["advance_ms"])
+        await node.flush()
+        result = {s.name: [s.runs_total, s.last_run_ms] for s in node.schedules.all()}
     else:
         raise ValueError(f"unknown probe kind {kind!r}")
     return jsonable(result)

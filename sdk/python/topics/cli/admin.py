@@ -1,4 +1,5 @@
-"""``topics topic ls|get|put|rm`` and ``topics router ls|get|put|rm``.
+"""``topics topic ls|get|put|rm``, ``topics router ls|get|put|rm`` and
+``topics schedule ls|get|put|rm``.
 
 ``put`` commands take the common settings as options and any other as ``--set KEY=VALUE``
 (repeatable), the value read as JSON when it parses (``--set priority=5``,
@@ -19,6 +20,16 @@ from .output import Output
 
 TOPIC_COLUMNS = ("topic", "type", "head_seq", "earliest_seq", "count", "bytes", "durability")
 ROUTER_COLUMNS = ("router", "source", "dest", "guarantee", "forwarded_total", "lag")
+SCHEDULE_COLUMNS = (
+    "schedule",
+    "topic",
+    "cron",
+    "every_ms",
+    "missed",
+    "next_run_ms",
+    "last_run_ms",
+    "runs_total",
+)
 
 TOPIC_OPTIONS = (
     "type",
@@ -122,4 +133,60 @@ def cmd_router_put(client: Client, args: argparse.Namespace, out: Output) -> int
 def cmd_router_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``router rm NAME``: ``deleted`` is false if there was no such router."""
     out.item({"router": args.name, "deleted": client.delete_router(args.name)})
+    return 0
+
+
+# -- schedules -----------------------------------------------------------------------------------
+
+
+def cmd_schedule_ls(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``schedule ls [--prefix P] [--topic T]``."""
+    schedules = client.list_schedules(args.prefix, topic=args.topic)
+    out.rows(schedules, SCHEDULE_COLUMNS, empty="(no schedules)")
+    return 0
+
+
+def cmd_schedule_get(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``schedule get NAME``: the schedule as put and its progress."""
+    out.item(client.schedule(args.name))
+    return 0
+
+
+def schedule_records(args: argparse.Namespace) -> list[Any]:
+    """What a ``schedule put`` appends: ``--records`` (a JSON array of record objects), or one
+    record per ``--data`` (JSON, else the string), each with ``--tag`` when given."""
+    if (args.records is None) == (not args.data):
+        raise UsageError("schedule put: give the records: --data VALUE (repeatable) or --records JSON")
+    if args.records is not None:
+        if args.tag is not None:
+            raise UsageError("schedule put: --tag goes with --data; put tags inside --records")
+        if not isinstance(args.records, list) or not args.records:
+            raise UsageError(
+                "schedule put: --records must be a JSON array of records, e.g. '[{\"data\": 1}]'"
+            )
+        return list(args.records)
+    tag = {} if args.tag is None else {"tag": args.tag}
+    return [{"data": setting(f"data={text}")[1], **tag} for text in args.data]
+
+
+def cmd_schedule_put(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``schedule put NAME --topic T (--cron EXPR | --every-ms N) (--data V… | --records JSON)
+    [--tag TAG] [--node N] [--missed skip|once]``."""
+    records = schedule_records(args)
+    info = client.put_schedule(
+        args.name,
+        args.topic,
+        records,
+        cron=args.cron,
+        every_ms=args.every_ms,
+        node=args.node,
+        missed=args.missed,
+    )
+    out.item(info)
+    return 0
+
+
+def cmd_schedule_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
+    """``schedule rm NAME``: ``deleted`` is false if there was no such schedule."""
+    out.item({"schedule": args.name, "deleted": client.delete_schedule(args.name)})
     return 0

@@ -132,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     _queues(sub, common)
     _relay(sub)
     _routers(sub, common)
+    _schedules(sub, common)
     return parser
 
 
@@ -423,6 +424,54 @@ def _positive_float(value: str) -> float:
     if not 0 < number < float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
     return number
+
+
+SCHEDULE_EPILOG = """\
+A schedule appends its records to its topic on a cron expression (five fields, UTC) or every
+N ms; --missed says what happens to the runs due while the server was down (skip, the
+default, or once: one append for all of them).
+
+  topics schedule put nightly --topic jobs --cron '0 2 * * *' --data '{"task": "report"}'
+  topics schedule put beat --topic health --every-ms 5000 --data ping --tag hb
+  topics schedule put fan --topic jobs --cron '*/5 * * * mon-fri' --records '[{"data": 1}, {"data": 2}]'
+"""
+
+
+def _schedules(sub: Sub, common: Parser) -> None:
+    schedule = _group(sub, "schedule", "timed appends: records written to a topic on a cron or an interval")
+    p = schedule.add_parser("ls", parents=[common], help="list schedules")
+    p.add_argument("--prefix", help="only names starting with this")
+    p.add_argument("--topic", help="only schedules appending to this topic")
+    p.set_defaults(run=admin.cmd_schedule_ls)
+
+    p = schedule.add_parser("get", parents=[common], help="a schedule and its progress")
+    p.add_argument("name")
+    p.set_defaults(run=admin.cmd_schedule_get)
+
+    p = schedule.add_parser(
+        "put",
+        parents=[common],
+        help="create or update a schedule",
+        epilog=SCHEDULE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("name")
+    p.add_argument("--topic", required=True, help="the topic each run appends to (created if missing)")
+    timing = p.add_mutually_exclusive_group(required=True)
+    timing.add_argument("--cron", help="five fields, UTC: minute hour day-of-month month day-of-week")
+    timing.add_argument("--every-ms", type=_positive, help="run every this many milliseconds (at least 100)")
+    p.add_argument("--data", action="append", metavar="VALUE", help="a record's data (JSON, else the string)")
+    p.add_argument("--tag", help="the tag of the --data records")
+    p.add_argument(
+        "--records", type=admin.json_arg, help="the records: a JSON array of {data, tag, node, meta}"
+    )
+    p.add_argument("--node", help="the records' default node")
+    p.add_argument("--missed", choices=("skip", "once"), help="after downtime: skip (default) or once")
+    p.set_defaults(run=admin.cmd_schedule_put)
+
+    p = schedule.add_parser("rm", parents=[common], help="delete a schedule")
+    p.add_argument("name")
+    p.set_defaults(run=admin.cmd_schedule_rm)
 
 
 def _positive(value: str) -> int:

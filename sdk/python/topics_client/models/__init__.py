@@ -51,6 +51,17 @@ from .router_list import RouterList
 from .router_put_response import RouterPutResponse
 from .router_state import RouterState
 from .router_summary import RouterSummary
+from .schedule import Schedule
+from .schedule_config import ScheduleConfig
+from .schedule_delete_response import ScheduleDeleteResponse
+from .schedule_failure import ScheduleFailure
+from .schedule_list import ScheduleList
+from .schedule_missed import ScheduleMissed
+from .schedule_put_response import SchedulePutResponse
+from .schedule_state import ScheduleState
+from .schedule_summary import ScheduleSummary
+from .scheduled_record import ScheduledRecord
+from .scheduled_record_meta import ScheduledRecordMeta
 from .tombstone import Tombstone
 from .tombstone_reason import TombstoneReason
 from .topic_config import TopicConfig
@@ -120,6 +131,17 @@ __all__ = (
     "RouterPutResponse",
     "RouterState",
     "RouterSummary",
+    "Schedule",
+    "ScheduleConfig",
+    "ScheduleDeleteResponse",
+    "ScheduledRecord",
+    "ScheduledRecordMeta",
+    "ScheduleFailure",
+    "ScheduleList",
+    "ScheduleMissed",
+    "SchedulePutResponse",
+    "ScheduleState",
+    "ScheduleSummary",
     "Tombstone",
     "TombstoneReason",
     "TopicConfig",

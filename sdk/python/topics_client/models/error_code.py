@@ -16,6 +16,7 @@ class ErrorCode(StrEnum):
     RECORD_TOO_LARGE = "record_too_large"
     ROUTER_CYCLE = "router_cycle"
     ROUTER_NOT_FOUND = "router_not_found"
+    SCHEDULE_NOT_FOUND = "schedule_not_found"
     SHUTTING_DOWN = "shutting_down"
     THROTTLED = "throttled"
     TOPIC_EXISTS_INCOMPATIBLE = "topic_exists_incompatible"

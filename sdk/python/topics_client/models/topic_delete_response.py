@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.performance import Performance
 
@@ -24,12 +26,14 @@ class TopicDeleteResponse:
         performance (Performance): Server-side timings and counters for this request. Best-effort and additive;
             clients must tolerate any subset. `fsync_ms` is 0.0 for non-fsync topics;
             `throttle_wait_ms` is time parked behind the elastic scheduler.
+        schedules_removed (list[str] | Unset): Schedules removed because they appended to this topic (empty if none).
     """
 
     topic: str
     deleted: bool
     routers_removed: list[str]
     performance: Performance
+    schedules_removed: list[str] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -41,6 +45,10 @@ class TopicDeleteResponse:
 
         performance = self.performance.to_dict()
 
+        schedules_removed: list[str] | Unset = UNSET
+        if not isinstance(self.schedules_removed, Unset):
+            schedules_removed = self.schedules_removed
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -51,6 +59,8 @@ class TopicDeleteResponse:
                 "performance": performance,
             }
         )
+        if schedules_removed is not UNSET:
+            field_dict["schedules_removed"] = schedules_removed
 
         return field_dict
 
@@ -67,11 +77,14 @@ class TopicDeleteResponse:
 
         performance = Performance.from_dict(d.pop("performance"))
 
+        schedules_removed = cast(list[str], d.pop("schedules_removed", UNSET))
+
         topic_delete_response = cls(
             topic=topic,
             deleted=deleted,
             routers_removed=routers_removed,
             performance=performance,
+            schedules_removed=schedules_removed,
         )
 
         topic_delete_response.additional_properties = d
