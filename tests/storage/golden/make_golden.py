@@ -1,5 +1,6 @@
 """Write a golden data directory ONCE, with the engine as it is (issue 22): ``v1/`` with the
-formats before issue 22 changed them, ``v2/`` with segment format 4 (chunk indexes).
+formats before issue 22 changed them, ``v2/`` with segment format 4 (chunk indexes), ``v3/``
+with snapshot version 3 and ``SCHEDULE`` frames (schedules and delayed jobs, issue 24).
 
     .venv/bin/python -m tests.storage.golden.make_golden --out tests/storage/golden/vN
     .venv/bin/python -m tests.storage.golden.make_golden --out DIR  # a scratch set elsewhere
@@ -16,7 +17,7 @@ exactly its ``vN/expected.json``.
 
 What it writes: a real engine with WAL persistence (``DataDirectory``: WAL, sealed segments,
 snapshots), driven only through the public engine API (``Engine``, ``Queues``, ``Routers``) on
-an injected :class:`ManualClock`, in four phases:
+an injected :class:`ManualClock` (which also fires the schedules' runs), in four phases:
 
 - **A1** every kind of topic and operation, then checkpoint 1;
 - **A2** deletes of sealed records (flag flips), a segment left with no live record, more
@@ -117,6 +118,10 @@ async def _claim(node: Node, queue: str, worker: str, n: int, lease_ms: int | No
     claimed = node.queues.claim(queue, worker, n, lease_ms)
     await done(claimed)
     return [j.seq for j in claimed.jobs]  # type: ignore[union-attr]
+
+
+async def _schedule(node: Node, name: str, fields: dict[str, Any]) -> None:
+    await done(node.schedules.put(name, fields))
 
 
 async def _forward(node: Node) -> int:
@@ -252,6 +257,19 @@ async def phase_a1(n: Node, clock: ManualClock) -> None:
     await done(q.nack("jobs.plain", "w1", [1]))
     assert await _claim(n, "jobs.plain", "w1", 1) == [3]  # job 1 is poison: to plain.dlq (created)
     await done(q.ack("jobs.plain", "w1", [2]))
+    # delayed writes (issue 24): in a queue whose leases are not durable (the snapshot's ``due``)
+    # and in one whose are (its ``delayed``); some due before the end, some not
+    await _put(n, "jobs.later", {"type": "queue", "durability": "disk"})
+    later = [
+        {"data": "now"},
+        {"data": "soon", "delay_ms": 30 * MINUTE},
+        {"data": "tomorrow", "delay_ms": DAY, "tag": "t:1"},
+    ]
+    await _append(n, "jobs.later", later)
+    assert await _claim(n, "jobs.later", "w1", 5) == [1]  # the delayed ones are passed over
+    await _put(n, "jobs.later.durable", {"type": "queue", "durability": "fsync", "leases_durable": True})
+    await _append(n, "jobs.later.durable", _jobs(3, 1), delay_ms=HOUR)
+    await _append(n, "jobs.later.durable", [{"data": "late", "delay_ms": 20 * HOUR}])
 
     # routers: at-least-once, exactly-once (into an fsync dest), filtered (a step that copies
     # nothing), into an ephemeral dest, over a capped source (a source_trim hole), on a cycle
@@ -305,6 +323,25 @@ async def phase_a1(n: Node, clock: ManualClock) -> None:
     await _append(n, "r.src", [{"data": {"i": 7}, "tag": "keep:3", "node": "n1"}])
     await _forward(n)
 
+    # schedules: an interval (missed once, a batch node) into a disk topic it creates, a cron
+    # (missed skip) into an fsync topic, a cron of jobs into a queue; one changed, one deleted,
+    # one removed with its topic
+    await _put(n, "sched.fsync", {"durability": "fsync"})
+    await _put(n, "sched.queue", {"type": "queue", "durability": "fsync", "leases_durable": True})
+    every = {"topic": "sched.log", "every_ms": 10 * MINUTE, "node": "cron-node", "missed": "once"}
+    await _schedule(
+        n, "sched.every", {**every, "records": [{"data": {"beat": 1}, "tag": "hb", "meta": {"m": 1}}]}
+    )
+    await _schedule(n, "sched.cron", {"topic": "sched.fsync", "cron": "30 * * * *", "records": RECORDS[:2]})
+    jobs = {"topic": "sched.queue", "cron": "*/20 * * * mon-fri", "missed": "once"}
+    await _schedule(n, "sched.jobs", {**jobs, "records": _jobs(2, 1)})
+    await _schedule(n, "sched.gone", {"topic": "sched.log", "every_ms": HOUR, "records": [{"data": "gone"}]})
+    await _schedule(
+        n, "sched.doomed", {"topic": "sched.doomed.t", "every_ms": 5 * MINUTE, "records": [{"data": 0}]}
+    )
+    await _schedule(n, "sched.every", {**every, "records": [{"data": {"beat": 2}, "tag": "hb"}]})  # changed
+    await done(n.schedules.delete("sched.gone"))
+
 
 async def phase_a2(n: Node, clock: ManualClock) -> None:
     e, q = n.engine, n.queues
@@ -327,6 +364,9 @@ async def phase_a2(n: Node, clock: ManualClock) -> None:
     await _append(n, "cyc.b", [{"data": "pong"}])
     await _forward(n)
     assert e.topic_state("t.dst", touch=False).count == 3
+    # schedules: the ten minutes ran the interval once, the doomed one twice
+    assert n.schedules.get("sched.every").runs_total == 1
+    assert n.schedules.get("sched.doomed").runs_total == 2
 
 
 async def phase_b(n: Node, clock: ManualClock) -> None:
@@ -368,6 +408,9 @@ async def phase_b(n: Node, clock: ManualClock) -> None:
     await _append(n, "jobs.durable", _jobs(2, 11))
     await _append(n, "jobs.plain", _jobs(2, 7))
     assert await _claim(n, "jobs.plain", "w2", 2) == [4, 5]
+    # APPEND of delayed writes (replay registers them from the records' bytes)
+    await _append(n, "jobs.later", [{"data": "tail", "delay_ms": 2 * HOUR}, {"data": "tail-long", "delay_ms": DAY}])
+    await _append(n, "jobs.later.durable", [{"data": "tail", "delay_ms": 3 * HOUR}])
     # ROUTER: put, reconfigure, forward (copies, nothing copied, a trim), delete
     await done(routers.put("tail.router", {"source": "r.src", "dest": "tail.dst", "preserve_node": False}))
     await _append(n, "r.src", [{"data": {"i": 9}, "tag": "keep:5", "node": "n2", "meta": {"tail": True}}])
@@ -381,6 +424,14 @@ async def phase_b(n: Node, clock: ManualClock) -> None:
     await done(routers.delete("mover"))
     await _append(n, "cyc.a", [{"data": "ping-tail"}])
     await _forward(n)
+    # SCHEDULE: puts (a new one, a new timing), runs (the ten minutes above), a delete, a
+    # removal with its topic
+    await _schedule(n, "sched.tail", {"topic": "tail.new", "every_ms": 7 * MINUTE, "records": RECORDS[2:4]})
+    await _schedule(n, "sched.cron", {"topic": "sched.fsync", "cron": "45 */2 * * *", "records": RECORDS[:2]})
+    await done(e.delete_topic("sched.doomed.t"))
+    assert n.schedules.topic_deleted("sched.doomed.t") == ["sched.doomed"]
+    clock.advance(8 * MINUTE)
+    await done(n.schedules.delete("sched.tail"))
 
 
 async def phase_c(n: Node, clock: ManualClock) -> None:
@@ -423,15 +474,19 @@ PROBES: list[dict[str, Any]] = [
     ),
     {"kind": "claim", "topic": "jobs.durable", "node": "probe", "max": 10},
     {"kind": "claim", "topic": "jobs.plain", "node": "probe", "max": 10},
+    {"kind": "claim", "topic": "jobs.later", "node": "probe", "max": 10},
+    {"kind": "claim", "topic": "jobs.later.durable", "node": "probe", "max": 10},
     {"kind": "forward"},
     {"kind": "append", "topic": "idem.short", "records": [{"data": "retry"}], "key": "short-old"},
     {"kind": "append", "topic": "log.disk", "records": [{"data": "after-golden"}]},
     {"kind": "append", "topic": "log.fsync", "records": [{"data": "after-golden"}]},
     {"kind": "append", "topic": "log.ephemeral", "records": [{"data": "after-golden"}]},
+    {"kind": "schedules", "advance_ms": 3 * HOUR},
 ]
 """What the golden state answers: replays of known idempotency keys (deduped), claims (what is
 claimable, in which order, with which delivery counts; a poison job dead-lettered), a
-forwarding pass (the router lag), an expired key (appends), appends continuing each class."""
+forwarding pass (the router lag), an expired key (appends), appends continuing each class, and
+three hours of schedule runs."""
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -475,7 +530,7 @@ def _compare_with_live(live: dict[str, Any], recovered: dict[str, Any]) -> list[
         for key in ("count", "bytes", "config", "earliest_seq", "last_write_ts"):
             if config["durability"] != "ephemeral" and before["state"][key] != after["state"][key]:
                 problems.append(f"{name}: {key} differs after recovery")
-    for key in ("deleted_heads", "next_topic_id", "next_router_id"):
+    for key in ("deleted_heads", "next_topic_id", "next_router_id", "schedules", "next_schedule_id"):
         if live[key] != recovered[key]:
             problems.append(f"{key} differ after recovery")
     # a router's lag counts the seqs its source skipped after the crash: only the rest must match
@@ -508,7 +563,7 @@ async def observe_copy(datadir: Path, clock_ms: int) -> dict[str, Any]:
 
 def inventory(datadir: Path) -> dict[str, Any]:
     """What the directory holds: files, the WAL tail's frames by type (with what is inside the
-    ``APPEND``, ``LEASE`` and ``ROUTER`` ones), the snapshot LSN, segments with their delete
+    ``APPEND``, ``LEASE``, ``ROUTER`` and ``SCHEDULE`` ones), the snapshot LSN, segments with their delete
     flags."""
     fs = FileSystem()
     frames: Counter[str] = Counter()
@@ -523,6 +578,9 @@ def inventory(datadir: Path) -> dict[str, Any]:
             elif frame.type is FrameType.LEASE:
                 for row in formats.decode_lease(frame.payload)[1]:
                     inside[f"{row[0]} event"] += 1
+            elif frame.type is FrameType.SCHEDULE:
+                kind = formats.schedule_frame_kind(frame.payload)
+                inside[{formats.SCHEDULE_PUT: "put", formats.SCHEDULE_DELETE: "delete"}.get(kind, "run")] += 1
             elif frame.type is FrameType.ROUTER:
                 kind = formats.router_frame_kind(frame.payload)
                 if kind == formats.ROUTER_FORWARD:
@@ -604,7 +662,7 @@ sealed after the snapshot still on disk. Segments (`segments/<topic id>/<first s
 
 The history, phase by phase, is in `make_golden.py`. `expected.json` holds the state read back
 through `observe.py` from a copy opened at `clock_ms`, the answers of the probes (replays of
-idempotency keys, claims, a forwarding pass, appends) and the state after them.
+idempotency keys, claims, a forwarding pass, appends, schedule runs) and the state after them.
 """
 
 
