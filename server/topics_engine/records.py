@@ -87,8 +87,11 @@ NO_LIMITS: RecordLimits = (1 << 62, 1 << 62, 1 << 62, 1 << 62)
 def encode(new: NewRecords, first_seq: int, ts: int, limits: RecordLimits = NO_LIMITS) -> RecordBatch:
     """Number ``new`` from ``first_seq`` with commit time ``ts`` and encode it once (in C:
     ``_codec.encode_records``). Raises :class:`RecordTooLarge` / :class:`InvalidRequest` — and
-    encodes nothing — if a record exceeds ``limits``."""
-    out = _codec.encode_records(first_seq, ts, new.datas, new.tags, new.nodes, new.metas, limits, new.delays)
+    encodes nothing — if a record exceeds ``limits`` or a ``delay_ms`` is not an integer (the
+    delays are clamped, whoever built the columns: the engine has already, a schedule's check
+    has not)."""
+    delays = None if new.delays is None else clamp_delays(new.delays)
+    out = _codec.encode_records(first_seq, ts, new.datas, new.tags, new.nodes, new.metas, limits, delays)
     if len(out) == 4:
         raise _over_limit(*out)
     blob, ends_raw, data_at_raw, tag_at_raw, meta_at_raw = out

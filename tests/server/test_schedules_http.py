@@ -210,3 +210,22 @@ async def test_a_failed_run_shows_in_the_schedule(client: httpx.AsyncClient, clo
     assert got["next_run_ms"] <= clock.now_ms()  # overdue: it is being retried
     metrics = (await client.get("/v0/metrics", headers={"accept": "application/json"})).json()["metrics"]
     assert metrics["topics_schedule_failures_total"]["samples"][0]["value"] == 1
+
+
+async def test_delayed_records_need_a_queue_and_any_delay_is_clamped(
+    client: httpx.AsyncClient, clock: ManualClock
+) -> None:
+    """A schedule's records may be delayed jobs: with any ``delay_ms`` the schema allows (a
+    float with an integral value, an integer far beyond 24 h: clamped, never a 500), into a
+    queue; on a log topic the PUT is ``409 not_a_queue``."""
+    records = [{"data": 1, "delay_ms": 2**80}, {"data": 2, "delay_ms": 1500.0}]
+    body = {"every_ms": 1000, "records": records}
+    r = await client.put("/v0/schedules/d", json={"topic": "plain-log", **body})
+    assert_error(r, 409, "not_a_queue")
+    assert (await client.get("/v0/topics/plain-log")).status_code == 404  # nothing created
+    assert (await client.put("/v0/topics/q", json={"type": "queue"})).status_code == 201
+    r = await client.put("/v0/schedules/d", json={"topic": "q", **body})
+    assert r.status_code == 201, r.text
+    clock.advance(1000)
+    got = (await client.post("/v0/topics/q/diff", json={})).json()["records"]
+    assert [rec["$delay_ms"] for rec in got] == [86_400_000, 1500]
