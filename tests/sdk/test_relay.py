@@ -6,6 +6,7 @@ independent computation), headers and the redirect policy."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import doctest
 import hashlib
@@ -14,6 +15,8 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 import topics
 import topics._delivery
@@ -37,15 +40,52 @@ def endpoint() -> Iterator[WebhookEndpoint]:
 
 
 class RecordingClient(topics.AsyncClient):
-    """An ``AsyncClient`` that records the nacks sent through it: ``(seq, delay_ms)``."""
+    """An ``AsyncClient`` that records the nacks sent through it: ``(seq, delay_ms)``, and sets
+    ``moved`` when a dead-letter move went through."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.nacks: list[tuple[int, int]] = []
+        self.moved = asyncio.Event()
 
     async def nack(self, queue: str, node: str, jobs: Any, *, delay_ms: int = 0) -> topics.NackResult:
         self.nacks.extend((j.seq if isinstance(j, Job) else j, delay_ms) for j in jobs)
         return await super().nack(queue, node, jobs, delay_ms=delay_ms)
+
+    async def dead_letter(
+        self, queue: str, node: str, jobs: Any, *, reason: str | None = None
+    ) -> topics.DeadLetterResult:
+        result = await super().dead_letter(queue, node, jobs, reason=reason)
+        self.moved.set()
+        return result
+
+
+class GatedEndpoint:
+    """An httpx handler (``httpx.MockTransport(GatedEndpoint(…))``) for jobs whose data is
+    ``{"name": N, "status": S}``: each POST waits until the test opens its job's gate
+    (:meth:`open`), then gets status S. ``arrived`` is set when every name has a POST waiting;
+    ``cancelled`` lists the POSTs cut off while waiting."""
+
+    def __init__(self, *names: str) -> None:
+        self.gates = {n: asyncio.Event() for n in names}
+        self.waiting: set[str] = set()
+        self.arrived = asyncio.Event()
+        self.cancelled: list[str] = []
+
+    def open(self, name: str) -> None:
+        self.gates[name].set()
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        data = orjson.loads(request.content)
+        self.waiting.add(data["name"])
+        if self.waiting == set(self.gates):
+            self.arrived.set()
+        try:
+            await self.gates[data["name"]].wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(data["name"])
+            raise
+        return httpx.Response(data["status"])
 
 
 @pytest.fixture
@@ -238,6 +278,48 @@ def test_410_dead_letters_the_job_and_stops_the_relay(
     assert state.count == 2 and state.queue is not None and state.queue.in_flight == 0
     loud = [r for r in caplog.records if r.name == "topics.relay" and r.levelname == "ERROR"]
     assert len(loud) == 1 and "410 Gone" in loud[0].message
+
+
+@pytest.mark.parametrize("first", ["ctrl-c", "410"])
+async def test_a_410_and_a_stop_never_cut_the_grace_short(
+    first: str, rclient: RecordingClient, client: topics.Client, name: Callable[[str], str]
+) -> None:
+    """Two deliveries in flight; the user's stop (a Ctrl-C) and another delivery's 410, in
+    either order: the stop the 410 causes is graceful only — it is no second stop when the
+    user's came first, and it does not make the user's, after it, the second — so the slow
+    delivery ends with its answer (acked), not released."""
+    q, dlq, [slow, _] = make_queue(
+        client, name, [{"name": "slow", "status": 200}, {"name": "gone", "status": 410}]
+    )
+    ep = GatedEndpoint("slow", "gone")
+    events: list[Delivery] = []
+    relay = Relay(
+        rclient,
+        q,
+        "http://endpoint.test/hook",
+        concurrency=2,
+        mode="poll",
+        transport=httpx.MockTransport(ep),
+        on_delivery=events.append,
+    )
+    run = asyncio.create_task(relay.run_async())
+    await asyncio.wait_for(ep.arrived.wait(), 10)  # both are in flight
+    if first == "ctrl-c":
+        relay.stop()
+    ep.open("gone")
+    await asyncio.wait_for(rclient.moved.wait(), 10)  # the 410'd job is dead-lettered
+    if first == "410":
+        relay.stop()
+    await rclient.topic(q)  # a round trip to the server: a hurry would have cut "slow" off by now
+    assert ep.cancelled == []
+    ep.open("slow")
+    with pytest.raises(EndpointGone) as gone:
+        await asyncio.wait_for(run, 10)
+    s = gone.value.stats
+    assert (s.processed, s.dead_lettered, s.released, s.lost) == (1, 1, 0, 0)
+    assert [(e.seq, e.outcome) for e in events if e.seq == slow] == [(slow, "delivered")]
+    assert ep.cancelled == [] and client.topic(q).count == 0
+    assert dead_letters(client, dlq) == [({"name": "gone", "status": 410}, "http 410")]
 
 
 def test_the_breaker_stops_deliveries_to_a_failing_endpoint(

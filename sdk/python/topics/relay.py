@@ -199,11 +199,12 @@ class Relay:
         """The counts of the current run (a snapshot), or of the last one."""
         return self.worker.stats
 
-    def stop(self) -> None:
+    def stop(self, *, hurry: bool = True) -> None:
         """Stops :meth:`run` / :meth:`drain` gracefully: deliveries in flight get
         ``shutdown_grace_s`` to finish, the jobs not started are released; a second call
-        releases the rest at once. Safe from any thread or a signal handler."""
-        self.worker.stop()
+        releases the rest at once. Safe from any thread or a signal handler. ``hurry=False``:
+        the graceful stop only, never the release at once (:meth:`topics.Worker.stop`)."""
+        self.worker.stop(hurry=hurry)
 
     def run(self, *, handle_signals: bool = True) -> WorkerStats:
         """Relays until :meth:`stop`, SIGINT or SIGTERM (handled on the main thread), or a
@@ -323,8 +324,10 @@ class Relay:
             log.exception("relay %s: on_delivery failed (ignored)", self.queue)
 
     def _endpoint_gone(self, job: Job) -> None:
-        """A ``410``: stop the relay (the caller's Permanent dead-letters the job). Once per run:
-        a second ``stop()`` would cut short the grace of the deliveries still in flight."""
+        """A ``410``: stop the relay (the caller's Permanent dead-letters the job), gracefully
+        only: if a stop is under way (a Ctrl-C) this is no second ``stop()`` cutting short the
+        grace of the deliveries still in flight, and a Ctrl-C after it still gives them their
+        grace. Logged once per run."""
         if self._gone is not None:
             return
         self._gone = job.seq
@@ -334,7 +337,7 @@ class Relay:
             self.url,
             job.seq,
         )
-        self.worker.stop()
+        self.worker.stop(hurry=False)
 
 
 def _blocking(coro: Coroutine[Any, Any, T]) -> T:
