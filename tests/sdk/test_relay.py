@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import dataclasses
 import doctest
 import hashlib
 import hmac
@@ -152,6 +154,82 @@ def test_retry_after_is_seconds_or_an_http_date_capped_at_a_day() -> None:
     assert retry_after_ms("Thu, 01 Jan 1970 00:00:00 GMT", now) == 0  # in the past: now
     for bad in (None, "", "-5", "1.5", "tomorrow", "Thu, 01 Jan 1970 00:00:00 -0000"):
         assert retry_after_ms(bad, now) is None, bad
+
+
+@contextlib.asynccontextmanager
+async def raw_endpoint(answer: bytes, *, then: str) -> AsyncIterator[str]:
+    """A TCP server on the test's loop that reads a request and writes ``answer`` (raw bytes:
+    any framing, right or wrong), then closes the connection (``then="close"``) or holds it
+    open until the server stops (``"hold"``). Yields its URL."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            (
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            ),
+            0,
+        )
+        await reader.readexactly(length)
+        writer.write(answer)
+        await writer.drain()
+        if then == "close":
+            writer.close()
+        else:
+            held.append(writer)
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/hook"
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+BROKEN_BODIES = {
+    "a body that does not decode": (
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 9\r\n\r\nnot gzip!",
+        "close",
+        ("delivered", 200),
+    ),
+    "a body cut short": (
+        b"HTTP/1.1 410 Gone\r\nContent-Length: 1000\r\n\r\nshort",
+        "close",
+        ("gone", 410),
+    ),
+    "a body that never ends": (
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nslow",
+        "hold",
+        ("delivered", 200),
+    ),
+    "a malformed chunk": (
+        b"HTTP/1.1 400 Bad Request\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "close",
+        ("dead_letter", 400),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_BODIES))
+async def test_the_answer_is_its_status_whatever_its_body_does(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the status line and headers are in, the body is thrown away without a say in the
+    verdict: one that fails to decode, ends early or never ends leaves a 2xx delivered (not
+    retried, so not sent twice) and a 410 or 4xx what it is (not a retry)."""
+    answer, then, expected = BROKEN_BODIES[case]
+    monkeypatch.setattr(topics._delivery, "BODY_READ_S", 0.2)  # the wait for a body that never ends
+    ep = Endpoint.build("http://127.0.0.1/", None, [], 30, False)
+    async with raw_endpoint(answer, then=then) as url, httpx.AsyncClient() as http:
+        attempt = await topics._delivery.post(http, dataclasses.replace(ep, url=httpx.URL(url)), [], b"{}")
+    assert (attempt.status, attempt.error) == (expected[1], None)
+    assert judge(attempt).outcome == expected[0]
 
 
 def test_the_redirect_policy() -> None:

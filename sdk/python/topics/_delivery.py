@@ -16,6 +16,9 @@ What an answer means (ulak's error classes):
   — the request as configured can never be delivered, and a redrive after the URL is fixed
   brings the jobs back.
 
+An answer is its status line and headers: its body is read raw and thrown away, and whatever
+it does (fail to decode, end early, never end) changes nothing.
+
 Redirects: ``301``, ``302``, ``307`` and ``308`` are followed, the same POST with the same body
 and headers (RFC 9110 lets a client keep the method on 301/302; switching to GET would drop
 the payload), at most :data:`MAX_REDIRECTS` hops, only to ``http``/``https`` URLs — and, unless
@@ -27,6 +30,7 @@ do). ``303`` asks for a GET elsewhere and ``300``/``304``/``305`` are no deliver
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import re
 import time
@@ -44,6 +48,9 @@ RETRY_AFTER_MAX_S = 86_400
 BODY_LIMIT = 64 * 1024
 """At most this much of a response body is read (and thrown away); a longer one closes the
 connection instead of being read to its end."""
+BODY_READ_S = 1.0
+"""How long a response's body may take to be read (and thrown away) once its headers are in;
+a slower one closes the connection instead. The answer is the status either way."""
 FOLLOWED = frozenset({301, 302, 307, 308})
 RETRY_AFTER_STATUSES = frozenset({429, 503})
 RESERVED = frozenset(
@@ -209,40 +216,64 @@ async def post(
     http: httpx.AsyncClient, endpoint: Endpoint, headers: list[tuple[str, str]], body: bytes
 ) -> Attempt:
     """POSTs ``body`` with ``headers`` (in order; a name may repeat) to the endpoint, following
-    redirects as its policy allows, all within ``endpoint.timeout_s``."""
+    redirects as its policy allows, all within ``endpoint.timeout_s``. An answer counts once its
+    status line and headers are in: what its body does after that (a bad encoding, a connection
+    closed early, a trickle past the timeout) changes nothing (:func:`_discard`)."""
     url = endpoint.url
-    try:
-        async with asyncio.timeout(endpoint.timeout_s):
-            for hop in range(MAX_REDIRECTS + 1):
-                async with http.stream("POST", url, content=body, headers=headers) as rsp:
-                    await _read_some(rsp)
-                status = rsp.status_code
-                if status not in FOLLOWED:
-                    return Attempt(status, str(url), retry_after=rsp.headers.get("retry-after"))
-                if hop == MAX_REDIRECTS:
-                    return Attempt(status, str(url), refused=f"more than {MAX_REDIRECTS} redirects")
-                target = endpoint.redirect(url, rsp.headers.get("location"))
-                if isinstance(target, str):
-                    return Attempt(status, str(url), refused=target)
-                if target.host != url.host:
-                    headers = [(k, v) for k, v in headers if k.lower() not in CROSS_HOST_DROPPED]
-                url = target
-    except (TimeoutError, httpx.TimeoutException):
-        return Attempt(None, str(url), error=f"timeout after {endpoint.timeout_s:g} s")
-    except httpx.TransportError as exc:
-        return Attempt(None, str(url), error=f"connection error ({type(exc).__name__}: {exc})"[:300])
+    deadline = asyncio.get_running_loop().time() + endpoint.timeout_s
+    for hop in range(MAX_REDIRECTS + 1):
+        try:
+            rsp = await _exchange(http, url, headers, body, deadline)
+        except (TimeoutError, httpx.TimeoutException):
+            return Attempt(None, str(url), error=f"timeout after {endpoint.timeout_s:g} s")
+        except httpx.TransportError as exc:
+            return Attempt(None, str(url), error=f"connection error ({type(exc).__name__}: {exc})"[:300])
+        status = rsp.status_code
+        if status not in FOLLOWED:
+            return Attempt(status, str(url), retry_after=rsp.headers.get("retry-after"))
+        if hop == MAX_REDIRECTS:
+            return Attempt(status, str(url), refused=f"more than {MAX_REDIRECTS} redirects")
+        target = endpoint.redirect(url, rsp.headers.get("location"))
+        if isinstance(target, str):
+            return Attempt(status, str(url), refused=target)
+        if target.host != url.host:
+            headers = [(k, v) for k, v in headers if k.lower() not in CROSS_HOST_DROPPED]
+        url = target
     raise AssertionError("unreachable: the loop returns")  # pragma: no cover
 
 
-async def _read_some(rsp: httpx.Response) -> None:
-    """Reads the body up to :data:`BODY_LIMIT` (so the connection can be reused), no further
-    (``aiter_bytes``, not ``aiter_raw``: a response whose body was read already — an httpx
-    mock transport's — yields it again)."""
+async def _exchange(
+    http: httpx.AsyncClient, url: httpx.URL, headers: list[tuple[str, str]], body: bytes, deadline: float
+) -> httpx.Response:
+    """One request: the response as soon as its headers are in (by ``deadline``, the loop's
+    clock), its body then discarded and the response closed."""
+    request = http.build_request("POST", url, content=body, headers=headers)
+    async with asyncio.timeout_at(deadline):
+        rsp = await http.send(request, stream=True)
+    try:
+        await _discard(rsp, deadline)
+    finally:
+        with contextlib.suppress(httpx.HTTPError):
+            await rsp.aclose()
+    return rsp
+
+
+async def _discard(rsp: httpx.Response, deadline: float) -> None:
+    """Reads the body as it came (``aiter_raw``: nothing to decode, so nothing to fail on) and
+    throws it away, so the connection can be reused — at most :data:`BODY_LIMIT` bytes within
+    :data:`BODY_READ_S` (and by ``deadline``). A body longer, slower, cut short or already read
+    is left: the connection is closed instead. Never raises but for a cancellation: the status
+    is the verdict."""
+    loop = asyncio.get_running_loop()
     size = 0
-    async for chunk in rsp.aiter_bytes():
-        size += len(chunk)
-        if size > BODY_LIMIT:
-            return
+    try:
+        async with asyncio.timeout_at(min(deadline, loop.time() + BODY_READ_S)):
+            async for chunk in rsp.aiter_raw():
+                size += len(chunk)
+                if size > BODY_LIMIT:
+                    return
+    except (TimeoutError, httpx.HTTPError, httpx.StreamError):
+        return
 
 
 def judge(attempt: Attempt, now: float | None = None) -> Verdict:
