@@ -272,6 +272,11 @@ def test_bad_arguments_are_refused_clearly_without_echoing_secrets(client: topic
     assert "bad header name" in refused(headers={"Bad Name": "x"})
     line_break = refused(headers={"X-Token": "abc\r\nInjected: yes"})
     assert "line break" in line_break and "abc" not in line_break
+    # RFC 9110 field values: visible ASCII, SP, HTAB (httpx cannot send more, h11 less)
+    for value in ("café", "tab\there ok\x7f", "a\x01b", "x\u2028y"):
+        message = refused(headers={"X-Name": value})
+        assert "not visible ASCII, a space or a tab" in message and value not in message, value
+    assert "character 4 " in refused(headers={"X-Name": "caf\u00e9"})
     assert "timeout_s must be > 0" in refused(timeout_s=0)
     with pytest.raises(ValueError, match="concurrency"):
         Relay(client, "q", "https://example.org/", concurrency=0)

@@ -121,6 +121,8 @@ def test_usage_errors_exit_2_and_an_unreachable_server_1(
         ["q", "--url", endpoint.url(), "--secret", "not-a-secret"],
         ["q", "--url", endpoint.url(), "--header", "no colon"],
         ["q", "--url", endpoint.url(), "--header", "Webhook-Signature: forged"],
+        ["q", "--url", endpoint.url(), "--header", "X-Name: café"],
+        ["q", "--url", endpoint.url(), "--header", "X-Name: a\x01b"],
         ["q", "--url", endpoint.url(), "--timeout", "0"],
         ["q", "--url", endpoint.url(), "--concurrency", "0"],
     ):

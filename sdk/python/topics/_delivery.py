@@ -59,6 +59,9 @@ RESERVED = frozenset(
 """Headers the relay sets itself (or httpx does, from the URL and the body)."""
 CROSS_HOST_DROPPED = frozenset({"authorization", "cookie", "proxy-authorization"})
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
+"""RFC 9110's field-value, less ``obs-text``: visible ASCII, SP and HTAB. Anything else
+cannot be sent (httpx refuses non-ASCII, h11 control characters) — on every delivery."""
 
 Outcome = Literal["delivered", "retry", "dead_letter", "gone"]
 
@@ -77,14 +80,21 @@ def parse_header(text: str) -> tuple[str, str]:
 
 
 def check_header(name: str, value: str) -> tuple[str, str]:
-    """``(name, value)`` if the header may be sent as given; :class:`ValueError` otherwise (the
-    value is never echoed: it may be a credential)."""
+    """``(name, value)`` if the header may be sent as given — a token for a name, visible ASCII,
+    spaces and tabs for a value; :class:`ValueError` otherwise (the value is never echoed: it
+    may be a credential)."""
     if not _TOKEN.fullmatch(name):
         raise ValueError(f"bad header name {name!r:.60}: letters, digits and !#$%&'*+-.^_`|~ only")
     if name.lower() in RESERVED:
         raise ValueError(f"header {name!r} is set by the relay itself")
     if any(c in value for c in "\r\n\0"):
         raise ValueError(f"header {name!r}: the value has a line break or a NUL")
+    if not _FIELD_VALUE.fullmatch(value):
+        at = next(i for i, c in enumerate(value) if not _FIELD_VALUE.fullmatch(c)) + 1
+        raise ValueError(
+            f"header {name!r}: character {at} of the value is not visible ASCII, a space or a tab "
+            "(RFC 9110 field values; encode other text, e.g. percent-encoded)"
+        )
     return name, value
 
 

@@ -105,7 +105,8 @@ class Relay:
     :class:`topics.Worker` built with the arguments below.
 
     - ``headers``: extra request headers, sent as given (a mapping or ``(name, value)`` pairs;
-      they may replace ``Content-Type`` and ``User-Agent``, not the ``webhook-*`` headers);
+      they may replace ``Content-Type`` and ``User-Agent``, not ``webhook-id``,
+      ``webhook-timestamp`` or ``webhook-signature``; values in visible ASCII, spaces and tabs);
     - ``secret``: a Standard Webhooks secret ``whsec_<base64>`` (or several, during a rotation:
       one signature each) — every delivery is signed;
     - ``timeout_s``: how long one delivery may take, redirects included (then it is retried);

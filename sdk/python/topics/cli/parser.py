@@ -316,7 +316,7 @@ def _relay(sub: Sub) -> None:
         action="append",
         type=relay.header_arg,
         metavar="NAME:VALUE",
-        help="a request header, sent as given (repeatable)",
+        help="a request header, sent as given (repeatable; the value in visible ASCII, spaces and tabs)",
     )
     p.add_argument(
         "--concurrency", type=_positive, default=10, metavar="N", help="deliveries at once (default 10)"
