@@ -233,10 +233,15 @@ async def test_the_answer_is_its_status_whatever_its_body_does(
 
 
 def test_the_redirect_policy() -> None:
+    """Without follow_redirects: the same origin (scheme, host, port), or http up to https on
+    the same host, default ports both."""
     ep = Endpoint.build("https://a.example/hook", None, [], 5, False)
     here = ep.url
     assert str(ep.redirect(here, "/v2/hook")) == "https://a.example/v2/hook"
-    assert str(ep.redirect(here, "https://a.example:8443/x")) == "https://a.example:8443/x"
+    assert str(ep.redirect(here, "https://a.example:443/x")) == "https://a.example/x"  # the same port
+    assert ep.redirect(here, "https://a.example:8443/x") == (
+        "a redirect to https://a.example:8443 not followed (another origin; --follow-redirects allows it)"
+    )
     assert ep.redirect(here, "https://b.example/hook") == (
         "a redirect to b.example not followed (another host; --follow-redirects allows it)"
     )
@@ -247,8 +252,66 @@ def test_the_redirect_policy() -> None:
     assert ep.redirect(here, "ftp://a.example/x") == "a redirect to ftp://a.example/x (not http or https)"
     plain = Endpoint.build("http://a.example/hook", None, [], 5, False)
     assert str(plain.redirect(plain.url, "https://a.example/hook")) == "https://a.example/hook"  # up
+    assert str(plain.redirect(plain.url, "HTTPS://A.example:443/")) == "https://a.example/"
+    for elsewhere in ("http://a.example:6379/internal", "https://a.example:8443/", "http://a.example:443/"):
+        assert "not followed (another origin" in str(plain.redirect(plain.url, elsewhere)), elsewhere
+    on_8080 = Endpoint.build("http://a.example:8080/hook", None, [], 5, False)
+    assert "another origin" in str(on_8080.redirect(on_8080.url, "https://a.example/hook"))
     anywhere = Endpoint.build("https://a.example/hook", None, [], 5, True)
     assert str(anywhere.redirect(anywhere.url, "http://b.example/x")) == "http://b.example/x"
+    assert str(anywhere.redirect(anywhere.url, "http://a.example:6379/x")) == "http://a.example:6379/x"
+
+
+@pytest.mark.parametrize(
+    "start, to",
+    [
+        ("http://a.example/hook", "http://a.example:6379/internal"),  # another port
+        ("https://a.example/hook", "http://a.example/hook"),  # https down to http
+        ("http://a.example/hook", "https://a.example/hook"),  # up: another origin all the same
+        ("https://a.example/hook", "https://b.example/hook"),  # another host
+    ],
+)
+async def test_a_hop_to_another_origin_carries_no_credentials_nor_the_users_headers(
+    start: str, to: str
+) -> None:
+    """Credentials and the user's headers (any of them may hold a secret) stay with the origin
+    configured; Content-Type, User-Agent and the webhook-* headers (the signature authenticates
+    this message, it is no key) go on. A hop within the origin keeps everything."""
+    seen: list[tuple[str, dict[str, str]]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append((str(request.url), dict(request.headers)))
+        if request.url.path == "/hook" and str(request.url) == start:
+            return httpx.Response(307, headers={"Location": "/same-origin"})
+        if request.url.path == "/same-origin":
+            return httpx.Response(308, headers={"Location": to})
+        return httpx.Response(204)
+
+    mine = [
+        ("Authorization", "Bearer t0ken"),
+        ("Cookie", "s=1"),
+        ("X-Api-Key", "k3y"),
+        ("User-Agent", "me/1"),
+    ]
+    mine.append(("Content-Type", "application/vnd.x+json"))
+    ep = Endpoint.build(start, mine, [SECRET], 5, True)
+    sent = [
+        *mine,
+        ("Proxy-Authorization", "Basic cA=="),
+        ("webhook-id", "q:1"),
+        ("webhook-signature", "v1,x"),
+    ]
+    async with httpx.AsyncClient(transport=httpx.MockTransport(answer)) as http:
+        attempt = await topics._delivery.post(http, ep, sent, b"{}")
+    assert (attempt.status, attempt.url) == (204, to)
+    [(_, first), (_, same_origin), (url, other)] = seen
+    assert url == to
+    assert first["authorization"] == same_origin["authorization"] == "Bearer t0ken"
+    assert same_origin["x-api-key"] == "k3y" and same_origin["cookie"] == "s=1"
+    for dropped in ("authorization", "cookie", "proxy-authorization", "x-api-key"):
+        assert dropped not in other, dropped
+    assert (other["user-agent"], other["content-type"]) == ("me/1", "application/vnd.x+json")
+    assert (other["webhook-id"], other["webhook-signature"]) == ("q:1", "v1,x")
 
 
 def test_bad_arguments_are_refused_clearly_without_echoing_secrets(client: topics.Client) -> None:
@@ -515,15 +578,17 @@ async def test_same_host_redirects_are_followed_with_the_same_post(
         endpoint.url("/redirect/302?to=/hook"),  # relative; a 302 is POSTed again too
         endpoint.url("/redirect/307?to=/redirect/301%3Fto%3D/hook"),  # two hops
     ):
-        event = await relay_one(aclient, client, name, url, secret=SECRET)
+        event = await relay_one(
+            aclient, client, name, url, secret=SECRET, headers={"Authorization": "Bearer t"}
+        )
         assert (event.outcome, event.status, event.url) == ("delivered", 200, hook), url
     hops = [r for r in endpoint.requests() if r.path.startswith("/redirect/")]
     arrived = endpoint.requests("/hook")
     assert len(hops) == 4 and len(arrived) == 3
-    for r in arrived:  # the same POST: body, id, timestamp and signature
+    for r in arrived:  # the same POST: body, id, timestamp, signature and the user's headers
         first = next(h for h in hops if h.headers["webhook-id"] == r.headers["webhook-id"])
         assert r.body == first.body == b'{"n":1}'
-        for header in ("webhook-timestamp", "webhook-signature", "content-type"):
+        for header in ("webhook-timestamp", "webhook-signature", "content-type", "authorization"):
             assert r.headers[header] == first.headers[header]
 
 
@@ -562,7 +627,32 @@ async def test_another_host_only_with_follow_redirects(
         )
         assert (followed.outcome, followed.url) == ("delivered", other.url("/hook"))
         [r] = other.requests()
-        assert "authorization" not in r.headers and r.headers["x-team"] == "a"
+        assert "authorization" not in r.headers and "x-team" not in r.headers
         assert r.headers["webhook-signature"].startswith("v1,")
+    finally:
+        other.stop()
+
+
+async def test_another_port_only_with_follow_redirects(
+    aclient: topics.AsyncClient, client: topics.Client, name: Callable[[str], str], endpoint: WebhookEndpoint
+) -> None:
+    """Another port on the same host is another origin (a 307 to http://h:6379/ is no
+    same-host hop): refused, or followed with the flag and without the user's headers."""
+    other = WebhookEndpoint().start()  # 127.0.0.1 too, another port
+    try:
+        url = endpoint.url(f"/redirect/307?to={other.url('/hook')}")
+        headers = {"Authorization": "Bearer t0ken", "X-Team": "a"}
+        refused = await relay_one(aclient, client, name, url, headers=headers)
+        assert (refused.outcome, refused.reason) == (
+            "dead_letter",
+            f"http 307: a redirect to http://127.0.0.1:{other.port} not followed "
+            "(another origin; --follow-redirects allows it)",
+        )
+        assert other.requests() == []
+        followed = await relay_one(aclient, client, name, url, headers=headers, follow_redirects=True)
+        assert (followed.outcome, followed.url) == ("delivered", other.url("/hook"))
+        [r] = other.requests()
+        assert "authorization" not in r.headers and "x-team" not in r.headers
+        assert r.headers["webhook-id"].startswith("hooks-")
     finally:
         other.stop()

@@ -22,9 +22,13 @@ it does (fail to decode, end early, never end) changes nothing.
 Redirects: ``301``, ``302``, ``307`` and ``308`` are followed, the same POST with the same body
 and headers (RFC 9110 lets a client keep the method on 301/302; switching to GET would drop
 the payload), at most :data:`MAX_REDIRECTS` hops, only to ``http``/``https`` URLs — and, unless
-``follow_redirects``, only on the same host and never from ``https`` down to ``http``. A hop to
-another host drops ``Authorization``, ``Cookie`` and ``Proxy-Authorization`` (as curl and httpx
-do). ``303`` asks for a GET elsewhere and ``300``/``304``/``305`` are no delivery: not followed.
+``follow_redirects``, only within the origin (scheme, host and port), or from ``http`` up to
+``https`` on the same host, both on their default ports. A hop to another origin (which only
+``follow_redirects`` allows, ``https`` down to ``http`` included) carries neither
+``Authorization``, ``Cookie`` or ``Proxy-Authorization`` nor any other header the user gave but
+``Content-Type`` and ``User-Agent``: they may hold credentials meant for the endpoint configured.
+The ``webhook-*`` headers go on: the signature authenticates this one message, it is no key.
+``303`` asks for a GET elsewhere and ``300``/``304``/``305`` are no delivery: not followed.
 """
 
 from __future__ import annotations
@@ -57,7 +61,12 @@ RESERVED = frozenset(
     {"webhook-id", "webhook-timestamp", "webhook-signature", "host", "content-length", "transfer-encoding"}
 )
 """Headers the relay sets itself (or httpx does, from the URL and the body)."""
-CROSS_HOST_DROPPED = frozenset({"authorization", "cookie", "proxy-authorization"})
+CREDENTIALS = frozenset({"authorization", "cookie", "proxy-authorization"})
+"""Dropped on a hop to another origin (and so is every other header the user gave, but
+:data:`KEPT_ACROSS_ORIGINS`)."""
+KEPT_ACROSS_ORIGINS = frozenset({"content-type", "user-agent"})
+"""User headers that describe the body and the client, not a credential: kept on any hop."""
+DEFAULT_PORTS = {"http": 80, "https": 443}
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*")
 """RFC 9110's field-value, less ``obs-text``: visible ASCII, SP and HTAB. Anything else
@@ -140,6 +149,15 @@ def endpoint_url(url: str) -> httpx.URL:
     return parsed
 
 
+def origin(url: httpx.URL) -> tuple[str, str, int]:
+    """``(scheme, host, port)``, the port made explicit.
+
+    >>> origin(httpx.URL("https://a.example/x")) == origin(httpx.URL("https://a.example:443/y"))
+    True
+    """
+    return url.scheme, url.host, url.port or DEFAULT_PORTS[url.scheme]
+
+
 def shown(url: str | httpx.URL) -> str:
     """A URL for messages and logs, without a password in it."""
     try:
@@ -189,13 +207,23 @@ class Endpoint:
             return "a redirect to a malformed Location"
         if target.scheme not in ("http", "https") or not target.host:
             return f"a redirect to {shown(target)} (not http or https)"
-        if self.follow_redirects:
+        if self.follow_redirects or origin(target) == origin(current):
             return target
         if target.host != current.host:
             return f"a redirect to {target.host} not followed (another host; --follow-redirects allows it)"
         if current.scheme == "https" and target.scheme == "http":
             return f"a redirect down to {shown(target)} not followed (https to http)"
-        return target
+        scheme, host, port = origin(target)
+        if origin(current) == ("http", host, 80) and (scheme, port) == ("https", 443):
+            return target  # up to https on the same host, default ports both
+        where = f"{scheme}://{host}:{port}"
+        return f"a redirect to {where} not followed (another origin; --follow-redirects allows it)"
+
+    def across_origins(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``headers`` for a hop to another origin: without credentials and the user's other
+        headers (see the module's doc)."""
+        given = {name.lower() for name, _ in self.headers} - KEPT_ACROSS_ORIGINS
+        return [(k, v) for k, v in headers if k.lower() not in CREDENTIALS and k.lower() not in given]
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,8 +274,8 @@ async def post(
         target = endpoint.redirect(url, rsp.headers.get("location"))
         if isinstance(target, str):
             return Attempt(status, str(url), refused=target)
-        if target.host != url.host:
-            headers = [(k, v) for k, v in headers if k.lower() not in CROSS_HOST_DROPPED]
+        if origin(target) != origin(url):
+            headers = endpoint.across_origins(headers)
         url = target
     raise AssertionError("unreachable: the loop returns")  # pragma: no cover
 

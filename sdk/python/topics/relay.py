@@ -110,7 +110,9 @@ class Relay:
     - ``secret``: a Standard Webhooks secret ``whsec_<base64>`` (or several, during a rotation:
       one signature each) — every delivery is signed;
     - ``timeout_s``: how long one delivery may take, redirects included (then it is retried);
-    - ``follow_redirects``: follow redirects to other hosts too (same-host ones always are);
+    - ``follow_redirects``: follow redirects to other origins too (within the origin, and up from
+      ``http`` to ``https`` on the same host, they always are); a hop to another origin carries
+      none of ``headers`` but ``Content-Type`` and ``User-Agent``;
     - ``circuit_breaker``: the endpoint's breaker (default ulak's: 10 failures in a row open it
       for 30 s; ``None``: none); ``backoff``, ``rate_limit``, ``node``, ``mode``, ``lease_ms``:
       as for a :class:`topics.Worker`; ``shutdown_grace_s``: how long deliveries in flight may
