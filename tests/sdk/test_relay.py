@@ -152,7 +152,15 @@ def test_retry_after_is_seconds_or_an_http_date_capped_at_a_day() -> None:
     a_week = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(now + 7 * 86_400))
     assert retry_after_ms(a_week, now) == 86_400_000
     assert retry_after_ms("Thu, 01 Jan 1970 00:00:00 GMT", now) == 0  # in the past: now
-    for bad in (None, "", "-5", "1.5", "tomorrow", "Thu, 01 Jan 1970 00:00:00 -0000"):
+    # RFC 9110's other two forms, which a recipient must accept: RFC 850's and asctime's
+    assert retry_after_ms(time.strftime("%A, %d-%b-%y %H:%M:%S GMT", time.gmtime(now + 60)), now) == 60_000
+    for asctime in ("%a %b %e %H:%M:%S %Y", "%a %b %d %H:%M:%S %Y"):  # "Nov  6" (the RFC's), "Nov 06"
+        assert retry_after_ms(time.strftime(asctime, time.gmtime(now + 90)), now) == 90_000, asctime
+    assert retry_after_ms("00000000000000000000042", now) == 42_000
+    assert retry_after_ms("9" * 5000, now) == 86_400_000  # past Python's int-from-string limit
+    malformed = ["²", "1²", "١٢", "１２", "-5", "1.5", "+5", "tomorrow", "Thu, 01 Jan 1970 00:00:00 -0000"]
+    malformed += ["Thu, 01 Jan 1970 00:00:00", "Thu Feb 31 00:00:00 1970", "Thu Jan  1 25:00:00 1970"]
+    for bad in (None, "", *malformed):  # never an exception: the backoff's delay
         assert retry_after_ms(bad, now) is None, bad
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import email.utils
 import re
 import time
@@ -108,29 +109,65 @@ def check_header(name: str, value: str) -> tuple[str, str]:
 
 
 def retry_after_ms(value: str | None, now: float) -> int | None:
-    """A ``Retry-After`` value — delay-seconds or an HTTP-date — as milliseconds from ``now``
-    (seconds since the epoch), capped at 24 h, 0 for a date in the past; ``None`` when absent
-    or malformed (the backoff decides then).
+    """A ``Retry-After`` value — delay-seconds or an HTTP-date, in any of RFC 9110's three
+    forms — as milliseconds from ``now`` (seconds since the epoch), capped at 24 h, 0 for a date
+    in the past; ``None`` when absent or malformed (the backoff decides then).
 
     >>> retry_after_ms("120", 0.0), retry_after_ms("999999", 0.0), retry_after_ms("soon", 0.0)
     (120000, 86400000, None)
     >>> retry_after_ms("Thu, 01 Jan 1970 00:00:30 GMT", 10.0)
     20000
+    >>> retry_after_ms("Thu Jan  1 00:00:30 1970", 10.0)    # asctime's form: GMT too
+    20000
     """
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
-        seconds = float(min(int(value), RETRY_AFTER_MAX_S))
+    if value.isascii() and value.isdigit():  # str.isdigit alone takes "²" and other scripts' digits
+        digits = value.lstrip("0")
+        # no int() of a long string (Python refuses > 4300 digits): 7 digits are past the cap
+        seconds = float(RETRY_AFTER_MAX_S if len(digits) > 6 else min(int(digits or "0"), RETRY_AFTER_MAX_S))
     else:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
+        when = http_date(value)
+        if when is None:
             return None
-        if when.tzinfo is None:  # "-0000": RFC 5322's unknown zone; HTTP-dates are GMT
-            return None
-        seconds = min(max(0.0, when.timestamp() - now), RETRY_AFTER_MAX_S)
+        seconds = min(max(0.0, when - now), RETRY_AFTER_MAX_S)
     return int(seconds * 1000)
+
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_ASCTIME = re.compile(
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (" + "|".join(_MONTHS) + r") ( ?\d|\d\d) (\d\d):(\d\d):(\d\d) (\d{4})",
+    re.ASCII,
+)
+
+
+def http_date(value: str) -> float | None:
+    """An HTTP-date as seconds since the epoch, ``None`` if ``value`` is none: the
+    ``IMF-fixdate`` (``Sun, 06 Nov 1994 08:49:37 GMT``), the obsolete RFC 850 form
+    (``Sunday, 06-Nov-94 08:49:37 GMT``) and asctime's (``Sun Nov  6 08:49:37 1994``, GMT), which
+    RFC 9110 has recipients accept; also an RFC 5322 date with a numeric zone. A date without a
+    zone, or ``-0000`` (RFC 5322's "unknown"), is none.
+
+    >>> [http_date(d) for d in ("Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+    ...                         "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37")]
+    [784111777.0, 784111777.0, 784111777.0, None]
+    """
+    asctime = _ASCTIME.fullmatch(value)
+    if asctime is not None:
+        month, day, hour, minute, second, year = asctime.groups()
+        try:
+            parts = (int(year), _MONTHS.index(month) + 1, int(day), int(hour), int(minute), int(second))
+            return datetime.datetime(*parts, tzinfo=datetime.UTC).timestamp()
+        except ValueError:  # 31 Feb, 25:00…
+            return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:  # no zone, or "-0000": RFC 5322's unknown zone; HTTP-dates are GMT
+        return None
+    return when.timestamp()
 
 
 def endpoint_url(url: str) -> httpx.URL:
