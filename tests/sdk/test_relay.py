@@ -355,6 +355,13 @@ def test_bad_arguments_are_refused_clearly_without_echoing_secrets(client: topic
         Relay(client, "q", "https://example.org/", mode="pull")  # type: ignore[arg-type]
     relay = Relay(client, "q", "https://user:pw@example.org/hook", secret=SECRET)
     assert "pw" not in repr(relay) and SECRET[6:] not in repr(relay) and "***" in relay.url
+    for url in ("https://t0ken@example.org/hook?v=2", "https://t0ken:pw@example.org/hook?v=2"):
+        relay = Relay(client, "q", url, headers={"X-Api-Key": "k3y"}, secret=SECRET)
+        assert relay.url == "https://***@example.org/hook?v=2"  # the query string as it is
+        shown = repr(relay) + repr(relay._endpoint)
+        for secret in ("t0ken", "pw", "k3y", SECRET[6:]):
+            assert secret not in shown, secret
+        assert "X-Api-Key" in repr(relay._endpoint)
     assert repr(topics._signing.WebhookSecret.parse(SECRET)) == "WebhookSecret(<24 bytes>)"
 
 
@@ -577,6 +584,27 @@ async def relay_one(
     await Relay(aclient, q, url, on_delivery=events.append, **kwargs).drain_async(timeout_s=30)
     [event] = events
     return event
+
+
+async def test_user_information_in_the_url_is_sent_but_never_shown(
+    aclient: topics.AsyncClient, client: topics.Client, name: Callable[[str], str]
+) -> None:
+    """``https://t0ken@…``: the user name (a token, often) goes as Basic auth, and the
+    ``Delivery`` (what ``topics relay`` prints) and ``EndpointGone`` show ``***`` instead."""
+    auth: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        auth.append(request.headers["authorization"])
+        return httpx.Response(410 if auth[1:] else 204)
+
+    url = "https://t0ken@endpoint.test/hook"
+    event = await relay_one(aclient, client, name, url, transport=httpx.MockTransport(answer))
+    assert event.url == "https://***@endpoint.test/hook"
+    assert auth == ["Basic " + base64.b64encode(b"t0ken:").decode()]
+    q, _, _ = make_queue(client, name, [{}])
+    with pytest.raises(EndpointGone) as gone:
+        await Relay(aclient, q, url, transport=httpx.MockTransport(answer)).run_async()
+    assert "t0ken" not in str(gone.value) and gone.value.url == "https://***@endpoint.test/hook"
 
 
 async def test_same_host_redirects_are_followed_with_the_same_post(

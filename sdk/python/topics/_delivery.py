@@ -196,21 +196,32 @@ def origin(url: httpx.URL) -> tuple[str, str, int]:
 
 
 def shown(url: str | httpx.URL) -> str:
-    """A URL for messages and logs, without a password in it."""
+    """A URL for messages and logs: its user information (a user name is often a token too,
+    not only a password) becomes ``***``. The query string is shown as it is: a secret belongs
+    in a header, not there.
+
+    >>> shown("https://user:pw@example.org/hook?v=2"), shown("https://t0ken@example.org/")
+    ('https://***@example.org/hook?v=2', 'https://***@example.org/')
+    """
     try:
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError):
         return repr(str(url)[:80])
-    if parsed.password:
-        parsed = parsed.copy_with(password="***")
+    if parsed.userinfo:
+        parsed = parsed.copy_with(userinfo=b"***")
     return str(parsed)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Endpoint:
     """Where and how deliveries are sent: the URL, the extra headers (sent as given), the
     secrets that sign them, the total time a delivery may take (all hops) and the redirect
-    policy. Build it with :meth:`build`, which checks everything."""
+    policy. Build it with :meth:`build`, which checks everything. Its ``repr`` shows no
+    secret: the URL as :func:`shown`, the headers' names only.
+
+    >>> Endpoint.build("https://u:p@example.org/", {"Authorization": "Bearer t0ken"}, [], 5, False)
+    Endpoint(url='https://***@example.org/', headers=['Authorization'], secrets=0, timeout_s=5.0, ...)
+    """
 
     url: httpx.URL
     headers: tuple[tuple[str, str], ...]
@@ -233,6 +244,13 @@ class Endpoint:
         checked = tuple(check_header(str(name).strip(), str(value).strip()) for name, value in pairs)
         parsed = tuple(WebhookSecret.parse(s) for s in secrets)
         return cls(endpoint_url(url), checked, parsed, float(timeout_s), bool(follow_redirects))
+
+    def __repr__(self) -> str:
+        return (
+            f"Endpoint(url={shown(self.url)!r}, headers={[name for name, _ in self.headers]!r}, "
+            f"secrets={len(self.secrets)}, timeout_s={self.timeout_s!r}, "
+            f"follow_redirects={self.follow_redirects!r})"
+        )
 
     def redirect(self, current: httpx.URL, location: str | None) -> httpx.URL | str:
         """Where a ``Location`` leads from ``current``, or why it is not followed."""

@@ -184,7 +184,7 @@ class Relay:
         """The :class:`topics.Worker` that runs the deliveries."""
         self.queue = queue
         self.url = shown(self._endpoint.url)
-        """The endpoint, without a password (for messages and logs)."""
+        """The endpoint for messages and logs: its user name and password masked (``***``)."""
         self.on_delivery = on_delivery
         self.transport = transport
         self.in_flight = 0
