@@ -11,6 +11,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,7 +21,9 @@ import pytest
 import topics
 from rich.console import Console
 from topics.cli import main
-from topics.cli.relay import delivery_text, duration
+from topics.cli.output import Output
+from topics.cli.relay import Report, _stop_on_signals, delivery_text, duration
+from topics.relay import Relay
 
 from tests.sdk.webhook_endpoint import WebhookEndpoint
 from tests.server.processes import TOPICS, ServerProcess
@@ -121,6 +124,8 @@ def test_usage_errors_exit_2_and_an_unreachable_server_1(
         ["q", "--url", endpoint.url(), "--secret", "not-a-secret"],
         ["q", "--url", endpoint.url(), "--header", "no colon"],
         ["q", "--url", endpoint.url(), "--header", "Webhook-Signature: forged"],
+        ["q", "--url", endpoint.url(), "--header", "X-Name: café"],
+        ["q", "--url", endpoint.url(), "--header", "X-Name: a\x01b"],
         ["q", "--url", endpoint.url(), "--timeout", "0"],
         ["q", "--url", endpoint.url(), "--concurrency", "0"],
     ):
@@ -145,15 +150,22 @@ def readline(proc: subprocess.Popen[bytes], timeout_s: float, stream: str = "std
     return pipe.readline().decode()
 
 
-@pytest.mark.parametrize("interrupts", [1, 2])
+@pytest.mark.parametrize(("interrupts", "drain"), [(1, False), (2, False), (1, True)])
 def test_ctrl_c_finishes_the_delivery_in_flight_and_a_second_releases_it(
-    interrupts: int, server: ServerProcess, client: topics.Client, name: Name, endpoint: WebhookEndpoint
+    interrupts: int,
+    drain: bool,
+    server: ServerProcess,
+    client: topics.Client,
+    name: Name,
+    endpoint: WebhookEndpoint,
 ) -> None:
     """One Ctrl-C: the delivery in flight finishes (acked), nothing else is sent. Two: it is
-    released (nacked at once), unacknowledged. Either way: exit 0, nothing left leased."""
+    released (nacked at once), unacknowledged. Either way nothing is left leased, and the exit
+    status is 0 — but 130 for a ``--drain`` cut short: the queue is not empty."""
     q, _ = queue_of(client, name, [{"n": 1}, {"n": 2}, {"n": 3}])
+    args = ["relay", q, "--url", endpoint.url("/slow"), "--concurrency", "1", "--timeout", "20"]
     proc = subprocess.Popen(
-        [str(TOPICS), "relay", q, "--url", endpoint.url("/slow"), "--concurrency", "1", "--timeout", "20"],
+        [str(TOPICS), *args, *(["--drain"] if drain else [])],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env_for(server),
@@ -175,7 +187,7 @@ def test_ctrl_c_finishes_the_delivery_in_flight_and_a_second_releases_it(
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
-    assert proc.returncode == 0, err
+    assert proc.returncode == (130 if drain else 0), err
     assert len(endpoint.requests()) == 1 and b"Traceback" not in err
     # a job the /work stream pushed is released by the stream's close, which the server
     # notices asynchronously: allow it a moment
@@ -190,6 +202,75 @@ def test_ctrl_c_finishes_the_delivery_in_flight_and_a_second_releases_it(
     else:
         assert lines(out) == [] and state.count == 3
         assert b"0 delivered, 0 retried, 0 dead-lettered, 1 released" in err
+
+
+def test_a_closed_stdout_stops_the_relay_quietly(
+    server: ServerProcess, client: topics.Client, name: Name, endpoint: WebhookEndpoint
+) -> None:
+    """``topics relay … | head``: once the reader is gone the relay stops gracefully (the
+    delivery that could not be printed was made, and is acked) and exits 0 like any command on
+    a closed pipe — no traceback per delivery, no relaying on unseen."""
+    q, _ = queue_of(client, name, [{"n": 1}, {"n": 2}, {"n": 3}])
+    proc = subprocess.Popen(
+        [str(TOPICS), "relay", q, "--url", endpoint.url(), "--concurrency", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env_for(server),
+    )
+    try:
+        assert proc.stdout is not None
+        proc.stdout.close()  # before the first line: its write fails
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err and b"on_delivery failed" not in err and b"Broken pipe" not in err
+    assert f"topics: relayed {q} -> {endpoint.url()}: 1 delivered".encode() in err
+    assert len(endpoint.requests()) == 1
+    deadline = time.monotonic() + 10  # a job the /work stream pushed is released by its close
+    while (state := client.topic(q)).queue is None or state.queue.in_flight:
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+    assert state.count == 2
+
+
+def test_a_signal_inside_a_write_to_stderr_does_not_write_to_stderr_again(
+    client: topics.Client, name: Name, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A Python signal handler runs between any two bytecodes — inside a write to stderr too,
+    where writing again breaks the stream ("reentrant call inside BufferedWriter"): the relay's
+    notice goes past it (here, no loop running: straight to file descriptor 2)."""
+
+    class Stderr(io.StringIO):
+        """Raises SIGINT in the middle of its first write; fails a write inside a write."""
+
+        writing = False
+        signalled = False
+
+        def write(self, text: str) -> int:
+            if self.writing:
+                raise RuntimeError("reentrant call inside the stderr writer")
+            self.writing = True
+            try:
+                if not self.signalled:
+                    self.signalled = True
+                    signal.raise_signal(signal.SIGINT)  # its handler runs here, mid-write
+                return super().write(text)
+            finally:
+                self.writing = False
+
+    q, _ = queue_of(client, name, [])
+    relay = Relay(client, q, "http://127.0.0.1:9/hook")
+    stderr = Stderr()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    report = Report(Output(tty=False, err_tty=False, stdout=io.StringIO(), stderr=stderr), relay, q)
+    with _stop_on_signals(relay, report) as signals:
+        report.notice("topics: a line on its way")
+    assert signals.received == 1 and stderr.getvalue() == "topics: a line on its way\n"
+    assert capfd.readouterr().err.startswith("topics: stopping: deliveries in flight get up to 31 s")
+    assert relay.run(handle_signals=False) == topics.WorkerStats()  # and the stop went through
 
 
 def test_in_process_with_the_secret_from_the_environment_and_the_server_option(

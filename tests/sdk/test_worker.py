@@ -414,6 +414,54 @@ async def test_run_async_and_stop_from_a_handler(
         worker.drain()  # inside a running loop: use drain_async
 
 
+async def test_a_graceful_only_stop_never_hurries(
+    aclient: topics.AsyncClient, queue: Callable[..., str]
+) -> None:
+    """``stop(hurry=False)`` after a ``stop()`` leaves the running handlers their grace; before
+    one it is not counted: the next ``stop()`` is still graceful, the one after hurries."""
+    gate, both = asyncio.Event(), asyncio.Event()
+    started: list[int] = []
+    cancelled: list[int] = []
+
+    async def handle(job: Job) -> None:
+        started.append(job.data)
+        if len(started) == 2:
+            both.set()
+        try:
+            await gate.wait()
+        except asyncio.CancelledError:
+            cancelled.append(job.data)
+            raise
+
+    async def two_running(*hurries: bool) -> tuple[Worker, asyncio.Task[WorkerStats]]:
+        """A run with both its jobs in the handler, then ``stop(hurry=…)`` for each of ``hurries``."""
+        for reset in (started.clear, gate.clear, both.clear):
+            reset()
+        q = queue(2)
+        worker = Worker(aclient, q, handle, concurrency=2, mode="poll", shutdown_grace_s=60)
+        run = asyncio.create_task(worker.run_async())
+        await asyncio.wait_for(both.wait(), 10)
+        for hurry in hurries:
+            worker.stop(hurry=hurry)
+        await aclient.topic(q)  # a round trip to the server: a hurry would have cancelled them by now
+        return worker, run
+
+    _, run = await two_running(True, False)
+    assert cancelled == []
+    gate.set()
+    assert await asyncio.wait_for(run, 10) == stats(processed=2)
+
+    worker, run = await two_running(False, True)
+    assert cancelled == []  # the stop() after the graceful-only one is the first
+    worker.stop()  # the second: the handlers are released now
+    assert await asyncio.wait_for(run, 10) == stats(released=2)
+    assert sorted(cancelled) == [0, 1]
+
+    idle = Worker(aclient, queue(1), handle)
+    idle.stop(hurry=False)  # before the run: it returns at once, as after a stop()
+    assert await asyncio.wait_for(idle.run_async(), 10) == stats()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_stop_leaves_nothing_leased(mode: str, client: topics.Client, queue: Callable[..., str]) -> None:
     """The running job finishes and is acked; the jobs not started (claimed, or pushed by the

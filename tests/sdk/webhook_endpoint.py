@@ -7,7 +7,8 @@ Routes (every one records the request):
 - ``POST /hook``: the job's data says how to answer, ``{"answers": [A1, A2, …]}`` — ``A<n>`` for
   the n-th request carrying that ``webhook-id`` (the last one repeats; no ``answers``: 200).
   An answer is a status (``"500"``), a status with a ``Retry-After`` (``"429:1"``; ``"503:+2"``
-  is an HTTP-date 2 s from now) or ``"hang"`` (no answer until the endpoint stops);
+  is an HTTP-date 2 s from now, ``"503:-60"`` one a minute ago) or ``"hang"`` (no answer until
+  the endpoint stops);
 - ``POST /fixed/{status}``: always that status;
 - ``POST /redirect/{status}?to=URL``: that status with ``Location: URL``;
 - ``POST /loop``: ``307`` to itself;
@@ -131,7 +132,7 @@ class WebhookEndpoint:
             return web.Response(status=200)
         status, _, retry_after = answer.partition(":")
         headers = {}
-        if retry_after.startswith("+"):
+        if retry_after.startswith(("+", "-")):
             headers["Retry-After"] = email.utils.formatdate(time.time() + float(retry_after), usegmt=True)
         elif retry_after:
             headers["Retry-After"] = retry_after

@@ -159,9 +159,10 @@ class Session:
         self.extend_evt.set()
         self.idle_evt.set()
 
-    def on_stop(self) -> None:
-        """``Worker.stop()`` (on the loop): the first stops gracefully, the next hurries."""
-        if self.stop_evt.is_set():
+    def on_stop(self, hurry: bool) -> None:
+        """``Worker.stop()`` (on the loop): stop gracefully; ``hurry``: skip what is left of the
+        grace too (the worker counts the calls)."""
+        if hurry:
             self.hurry.set()
         self.stop_evt.set()
         self.notify()

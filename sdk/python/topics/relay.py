@@ -105,11 +105,14 @@ class Relay:
     :class:`topics.Worker` built with the arguments below.
 
     - ``headers``: extra request headers, sent as given (a mapping or ``(name, value)`` pairs;
-      they may replace ``Content-Type`` and ``User-Agent``, not the ``webhook-*`` headers);
+      they may replace ``Content-Type`` and ``User-Agent``, not ``webhook-id``,
+      ``webhook-timestamp`` or ``webhook-signature``; values in visible ASCII, spaces and tabs);
     - ``secret``: a Standard Webhooks secret ``whsec_<base64>`` (or several, during a rotation:
       one signature each) — every delivery is signed;
     - ``timeout_s``: how long one delivery may take, redirects included (then it is retried);
-    - ``follow_redirects``: follow redirects to other hosts too (same-host ones always are);
+    - ``follow_redirects``: follow redirects to other origins too (within the origin, and up from
+      ``http`` to ``https`` on the same host, they always are); a hop to another origin carries
+      none of ``headers`` but ``Content-Type`` and ``User-Agent``;
     - ``circuit_breaker``: the endpoint's breaker (default ulak's: 10 failures in a row open it
       for 30 s; ``None``: none); ``backoff``, ``rate_limit``, ``node``, ``mode``, ``lease_ms``:
       as for a :class:`topics.Worker`; ``shutdown_grace_s``: how long deliveries in flight may
@@ -181,7 +184,7 @@ class Relay:
         """The :class:`topics.Worker` that runs the deliveries."""
         self.queue = queue
         self.url = shown(self._endpoint.url)
-        """The endpoint, without a password (for messages and logs)."""
+        """The endpoint for messages and logs: its user name and password masked (``***``)."""
         self.on_delivery = on_delivery
         self.transport = transport
         self.in_flight = 0
@@ -199,11 +202,12 @@ class Relay:
         """The counts of the current run (a snapshot), or of the last one."""
         return self.worker.stats
 
-    def stop(self) -> None:
+    def stop(self, *, hurry: bool = True) -> None:
         """Stops :meth:`run` / :meth:`drain` gracefully: deliveries in flight get
         ``shutdown_grace_s`` to finish, the jobs not started are released; a second call
-        releases the rest at once. Safe from any thread or a signal handler."""
-        self.worker.stop()
+        releases the rest at once. Safe from any thread or a signal handler. ``hurry=False``:
+        the graceful stop only, never the release at once (:meth:`topics.Worker.stop`)."""
+        self.worker.stop(hurry=hurry)
 
     def run(self, *, handle_signals: bool = True) -> WorkerStats:
         """Relays until :meth:`stop`, SIGINT or SIGTERM (handled on the main thread), or a
@@ -323,8 +327,10 @@ class Relay:
             log.exception("relay %s: on_delivery failed (ignored)", self.queue)
 
     def _endpoint_gone(self, job: Job) -> None:
-        """A ``410``: stop the relay (the caller's Permanent dead-letters the job). Once per run:
-        a second ``stop()`` would cut short the grace of the deliveries still in flight."""
+        """A ``410``: stop the relay (the caller's Permanent dead-letters the job), gracefully
+        only: if a stop is under way (a Ctrl-C) this is no second ``stop()`` cutting short the
+        grace of the deliveries still in flight, and a Ctrl-C after it still gives them their
+        grace. Logged once per run."""
         if self._gone is not None:
             return
         self._gone = job.seq
@@ -334,7 +340,7 @@ class Relay:
             self.url,
             job.seq,
         )
-        self.worker.stop()
+        self.worker.stop(hurry=False)
 
 
 def _blocking(coro: Coroutine[Any, Any, T]) -> T:

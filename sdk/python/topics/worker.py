@@ -212,6 +212,8 @@ class Worker:
         self._lock = threading.RLock()  # re-entrant: stop() may run in a signal handler on this thread
         self._session: Session | None = None
         self._stops = 0
+        """``stop()`` calls (``hurry=False`` ones not counted) during this run: the second hurries."""
+        self._stop_requested = False
         self._last = WorkerStats()
 
     def __repr__(self) -> str:
@@ -227,21 +229,31 @@ class Worker:
             session = self._session
         return dataclasses.replace(session.stats if session is not None else self._last)
 
-    def stop(self) -> None:
+    def stop(self, *, hurry: bool = True) -> None:
         """Stops :meth:`run` / :meth:`drain` gracefully: no more claims, running handlers get
         ``shutdown_grace_s`` to finish, the rest are released. A second call skips what is left
         of the grace. Safe from any thread, a handler or a signal handler; a stop before the run
         starts makes it return at once.
 
+        ``hurry=False`` asks for the graceful stop only, for code that stops the worker for a
+        reason of its own (:class:`topics.Relay` on a ``410``): it never cuts the grace short,
+        does nothing once a stop is under way, and is not counted as a first call — a person's
+        ``stop()`` after it (a Ctrl-C) still gives running handlers their grace, and only the
+        next one skips it.
+
         >>> worker = topics.Worker(client, "nothing-to-do", print)
         >>> worker.stop()
+        >>> worker.stop(hurry=False)    # a stop is pending: nothing more
         """
         with self._lock:
-            self._stops += 1
+            if hurry:
+                self._stops += 1
+            hurrying = hurry and self._stops > 1
+            self._stop_requested = True
             session = self._session
         if session is not None:
             with contextlib.suppress(RuntimeError):  # its loop just closed: the run is over anyway
-                session.loop.call_soon_threadsafe(session.on_stop)
+                session.loop.call_soon_threadsafe(session.on_stop, hurrying)
 
     def run(self, *, handle_signals: bool = True) -> WorkerStats:
         """Serves the queue until :meth:`stop`, SIGINT or SIGTERM (handled when called on the
@@ -291,10 +303,10 @@ class Worker:
                 if self._session is not None:
                     raise RuntimeError("this worker is already running")
                 self._session = session
-                stopped_early = self._stops > 0
+                stopped_early = self._stop_requested
             cleanup.callback(self._finished, session)
             if stopped_early:
-                session.on_stop()
+                session.on_stop(hurry=False)
             if handle_signals:
                 cleanup.callback(_install_signals(self.stop))
             return await session.execute(timeout_s)
@@ -303,6 +315,7 @@ class Worker:
         with self._lock:
             self._session = None
             self._stops = 0
+            self._stop_requested = False
             self._last = session.stats
 
 

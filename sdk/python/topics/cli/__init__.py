@@ -19,7 +19,7 @@ Client commands connect to ``--url`` / ``$TOPICS_URL`` with ``--api-key`` / ``$T
 not be reached (``topics: <code>: <message>`` on stderr); 2 bad usage or bad input; 130
 interrupted — except ``tail`` and a following ``read``, which Ctrl-C ends normally (0), and
 ``relay``, which adds its own (3: the endpoint answered 410; 4: ``--drain`` dead-lettered jobs;
-Ctrl-C is its graceful stop, 0).
+Ctrl-C is its graceful stop, 0 — but 130 when it cut a ``--drain`` short).
 
 ``serve`` and ``version`` hand over to :mod:`topics_server.cli`, imported only for them, so a
 client command never loads the server.

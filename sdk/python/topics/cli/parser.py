@@ -33,8 +33,10 @@ too and stops the relay. After --breaker-threshold failures in a row nothing is 
 Every request carries webhook-id: <queue>:<seq> (the same on each attempt: receivers dedupe
 on it) and webhook-timestamp; with --secret whsec_<base64> also webhook-signature, signed per
 the Standard Webhooks convention (v1, HMAC-SHA256 of "<id>.<timestamp>.<body>"). Requests go
-only to --url: same-host redirects (301/302/307/308) are followed with the same POST, other
-hosts only with --follow-redirects; a redirect not followed dead-letters the job.
+only to --url: redirects (301/302/307/308) within its origin (scheme, host, port), or up
+from http to https on the same host, are followed with the same POST; others only with
+--follow-redirects, and a hop to another origin drops the --header values (but Content-Type
+and User-Agent) and Cookie/Authorization; a redirect not followed dead-letters the job.
 
 Here --url is the endpoint: the topics server is --server, `topics --url URL relay …`, or
 $TOPICS_URL. One line per delivery on stdout (JSON when piped or with --json); a status line
@@ -317,7 +319,7 @@ def _relay(sub: Sub) -> None:
         action="append",
         type=relay.header_arg,
         metavar="NAME:VALUE",
-        help="a request header, sent as given (repeatable)",
+        help="a request header, sent as given (repeatable; the value in visible ASCII, spaces and tabs)",
     )
     p.add_argument(
         "--concurrency", type=_positive, default=10, metavar="N", help="deliveries at once (default 10)"
@@ -336,7 +338,11 @@ def _relay(sub: Sub) -> None:
         help=f"sign every delivery (repeat during a rotation; default ${relay.SECRET_ENV}, which is "
         "better: arguments show in ps)",
     )
-    p.add_argument("--follow-redirects", action="store_true", help="follow redirects to other hosts too")
+    p.add_argument(
+        "--follow-redirects",
+        action="store_true",
+        help="follow redirects to other origins too (host, port, scheme)",
+    )
     p.add_argument(
         "--breaker-threshold",
         type=_non_negative,

@@ -9,12 +9,14 @@ opening, a ``410``, trouble reaching the topics server), and with ``-v`` each fa
 
 Ctrl-C (or SIGTERM) stops gracefully: nothing new is sent, deliveries in flight get ``--timeout``
 (+1 s) to finish and are acked or nacked as they end, the jobs not started are released; a
-second Ctrl-C releases the deliveries in flight too. Exit status: :data:`EXIT_CODES`.
+second Ctrl-C releases the deliveries in flight too. A closed stdout (``topics relay … | head``)
+stops it the same way, quietly. Exit status: :data:`EXIT_CODES`.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import logging
 import os
@@ -41,13 +43,16 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_GONE = 3
 EXIT_DEAD_LETTERED = 4
+EXIT_INTERRUPTED = 130
 EXIT_CODES = f"""\
 exit status:
-  0   stopped by Ctrl-C/SIGTERM; with --drain: the queue is empty, every job delivered
+  0   stopped by Ctrl-C/SIGTERM (without --drain) or a closed stdout; with --drain: the
+      queue is empty, every job delivered
   1   the topics server answered an error or could not be reached
   2   bad usage: a malformed URL, header or secret
   {EXIT_GONE}   the endpoint answered 410 Gone: that job was dead-lettered and the relay stopped
   {EXIT_DEAD_LETTERED}   with --drain: the queue is empty, but jobs were dead-lettered (topics dlq ls)
+  {EXIT_INTERRUPTED} with --drain: stopped by Ctrl-C/SIGTERM before the queue was empty
 """
 SECRET_ENV = "TOPICS_RELAY_SECRET"
 
@@ -78,7 +83,7 @@ def cmd_relay(client: Client, args: argparse.Namespace, out: Output) -> int:
                 args.queue,
             )
         report.notice(_banner(relay, args))
-    with _logging(args.verbose), report.live(), _stop_on_signals(relay, report):
+    with _logging(args.verbose), report.live(), _stop_on_signals(relay, report) as signals:
         try:
             stats = relay.drain(handle_signals=False) if args.drain else relay.run(handle_signals=False)
         except EndpointGone as gone:
@@ -89,6 +94,10 @@ def cmd_relay(client: Client, args: argparse.Namespace, out: Output) -> int:
             report.summary(relay.stats, prefix="before the failure, ")
             raise
     report.summary(stats)
+    if report.stdout_closed:
+        return EXIT_OK  # as every command on a closed pipe
+    if args.drain and signals.received:
+        return EXIT_INTERRUPTED  # not drained: jobs may be left
     if args.drain and stats.dead_lettered:
         return EXIT_DEAD_LETTERED
     return EXIT_OK
@@ -141,6 +150,9 @@ class Report:
         self.relay = relay
         self.queue = queue
         self.started = time.monotonic()
+        self.stdout_closed = False
+        """Set when stdout's reader went away (``| head``): the relay was stopped, and nothing
+        more is printed there."""
         self._live: Live | None = None
 
     @contextlib.contextmanager
@@ -168,14 +180,26 @@ class Report:
         return self.out.console() if self.out.tty else None
 
     def delivery(self, d: Delivery) -> None:
-        """One attempt (the relay's ``on_delivery``)."""
-        if not self.out.tty:
-            self.out.json_line(d.as_dict())
-            self.out.flush()
+        """One attempt (the relay's ``on_delivery``). If stdout's reader went away, the relay
+        stops gracefully (the deliveries in flight finish) and the lines go nowhere."""
+        if self.stdout_closed:
             return
-        console = self._console()
-        if console is not None:
-            console.print(delivery_text(d), soft_wrap=True)
+        try:
+            if not self.out.tty:
+                self.out.json_line(d.as_dict())
+                self.out.flush()
+                return
+            console = self._console()
+            if console is not None:
+                console.print(delivery_text(d), soft_wrap=True)
+        except BrokenPipeError:
+            self.stdout_closed = True
+            self.relay.stop(hurry=False)
+            # what is still buffered, and Python's last flush at exit, go nowhere (as cli.main does)
+            with contextlib.suppress(OSError, ValueError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
 
     def status(self) -> Text:
         """The status line: counts, deliveries in flight, the breaker."""
@@ -246,34 +270,54 @@ def delivery_text(d: Delivery) -> Text:
 # -- signals and logs ----------------------------------------------------------------------------
 
 
+class _Signals:
+    """What :func:`_stop_on_signals` saw: ``received`` SIGINT/SIGTERMs."""
+
+    received = 0
+
+
 @contextlib.contextmanager
-def _stop_on_signals(relay: Relay, report: Report) -> Iterator[None]:
+def _stop_on_signals(relay: Relay, report: Report) -> Iterator[_Signals]:
     """SIGINT/SIGTERM stop the relay gracefully, a second one hurries it (as ``Worker.run``'s
     own handling, plus a notice of what happens). The previous handlers are put back."""
+    signals = _Signals()
     if sys.platform == "win32" or not _on_main_thread():
-        yield
+        yield signals
         return
-    stops = 0
     grace = relay.worker.shutdown_grace_s
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        nonlocal stops
-        stops += 1
-        if stops == 1:
-            report.notice(
+        signals.received += 1
+        relay.stop()
+        if signals.received == 1:
+            _notice_later(
+                report,
                 f"topics: stopping: deliveries in flight get up to {grace:g} s to finish, the rest "
-                "are released (Ctrl-C again releases them all now)"
+                "are released (Ctrl-C again releases them all now)",
             )
         else:
-            report.notice("topics: releasing the deliveries in flight")
-        relay.stop()
+            _notice_later(report, "topics: releasing the deliveries in flight")
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield signals
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _notice_later(report: Report, message: str) -> None:
+    """``report.notice(message)`` from a signal handler, which runs between any two bytecodes —
+    maybe inside a write to stderr, which writing again would break ("reentrant call inside
+    BufferedWriter"): the relay's loop prints it as its next callback; without a loop (before
+    or after the run) it goes to file descriptor 2 in one ``os.write``, past Python's buffer."""
+    try:
+        asyncio.get_running_loop().call_soon_threadsafe(report.notice, message)
+        return
+    except RuntimeError:  # no loop running on this thread, or it is closing
+        pass
+    with contextlib.suppress(OSError):
+        os.write(2, f"{message}\n".encode())
 
 
 def _on_main_thread() -> bool:
