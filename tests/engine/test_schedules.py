@@ -538,3 +538,55 @@ async def test_a_schedule_whose_topic_delete_survived_alone_is_dropped(node: Nod
     await node.stop("crash")
     await node.open()
     assert node.schedules.count == 0
+
+
+# -- replay over a snapshot that already holds later frames -------------------------------------
+
+
+def test_replay_of_frames_a_snapshot_already_reflects_keeps_every_index(clock: ManualClock) -> None:
+    """A snapshot's LSN can stay below frames it already reflects (an ``fsync`` append still
+    waiting when it was cut), so replay re-runs them on top: ``PUT a`` (id 1), ``DELETE`` 1,
+    ``PUT a`` (id 2) over a snapshot holding ``a`` as id 2 ends as it started."""
+    source = Schedules(Engine(clock, Limits()))
+    first = source.put("a", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 1}]}).schedule.payload()
+    source.delete("a")
+    second = source.put("a", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 2}]}).schedule.payload()
+    source.put("b", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 3}]})
+    engine = Engine(clock, Limits())
+    engine.put_topic("t", {})
+    replayed = Schedules(engine)
+    for image in source.images():
+        replayed.apply_put(image)
+
+    def state() -> list[tuple[str, int]]:
+        assert sorted(replayed._by_id) == sorted(s.id for s in replayed._by_name.values())
+        assert replayed._names == sorted(replayed._by_name)
+        return [(s.name, s.id) for s in replayed.all()]
+
+    replayed.apply_put(first)
+    assert state() == [("a", 1), ("b", 3)]
+    replayed.apply_delete(first.id)
+    assert state() == [("b", 3)]
+    replayed.apply_delete(first.id)  # an id no longer present: nothing
+    replayed.apply_put(second)
+    replayed.finish_replay()
+    assert state() == [("a", 2), ("b", 3)] and replayed.next_id == 4
+    assert replayed.get("a").config == source.get("a").config
+
+
+async def test_recovery_over_a_checkpoint_cut_below_a_waiting_fsync_append(node: Node) -> None:
+    """The end-to-end case: the checkpoint is cut while an ``fsync`` append waits for its
+    fsync, after a schedule was put, deleted and put again under the same name."""
+    assert node.store is not None
+    node.engine.put_topic("f", {"durability": "fsync"})
+    await node.flush()
+    node.engine.append("f", [{"data": 1}])  # not applied until its fsync
+    s = node.schedules
+    s.put("a", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 1}]})
+    s.delete("a")
+    s.put("a", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 2}]})
+    await node.store.checkpoint()
+    await node.stop("crash")
+    await node.open()
+    assert [(x.name, x.id) for x in node.schedules.all()] == [("a", 2)]
+    assert node.schedules.get("a").batch == s.get("a").batch
