@@ -409,7 +409,9 @@ async def phase_b(n: Node, clock: ManualClock) -> None:
     await _append(n, "jobs.plain", _jobs(2, 7))
     assert await _claim(n, "jobs.plain", "w2", 2) == [4, 5]
     # APPEND of delayed writes (replay registers them from the records' bytes)
-    await _append(n, "jobs.later", [{"data": "tail", "delay_ms": 2 * HOUR}, {"data": "tail-long", "delay_ms": DAY}])
+    await _append(
+        n, "jobs.later", [{"data": "tail", "delay_ms": 2 * HOUR}, {"data": "tail-long", "delay_ms": DAY}]
+    )
     await _append(n, "jobs.later.durable", [{"data": "tail", "delay_ms": 3 * HOUR}])
     # ROUTER: put, reconfigure, forward (copies, nothing copied, a trim), delete
     await done(routers.put("tail.router", {"source": "r.src", "dest": "tail.dst", "preserve_node": False}))
