@@ -30,6 +30,7 @@ from topics_engine.errors import (
 )
 from topics_engine.persistence import InMemory
 from topics_engine.schedules import PASS_RUNS, RETRY_MS, Schedules, run_key
+from topics_engine.schedules.pump import COMPACT_SLACK
 from topics_engine.storage.frames import FrameType
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.wal import wal_files, wal_frames
@@ -590,3 +591,29 @@ async def test_recovery_over_a_checkpoint_cut_below_a_waiting_fsync_append(node:
     await node.open()
     assert [(x.name, x.id) for x in node.schedules.all()] == [("a", 2)]
     assert node.schedules.get("a").batch == s.get("a").batch
+
+
+# -- the pump's heap -----------------------------------------------------------------------------
+
+
+def test_the_heap_stays_bounded_however_many_schedules_come_and_go(
+    engine: Engine, schedules: Schedules, clock: ManualClock
+) -> None:
+    """Deleted schedules behind an earlier live one never surface: the heap is rebuilt once
+    stale entries outnumber live ones, and it names schedules by id (holding none of them)."""
+    schedules.put("beat", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 1}]})
+    for i in range(1000):
+        schedules.put(f"y{i}", {"topic": "t", "cron": "@yearly", "records": [{"data": i}]})
+        schedules.delete(f"y{i}")
+    heap = schedules.pump._heap
+    assert len(heap) <= 2 * schedules.count + COMPACT_SLACK
+    assert all(isinstance(entry[2], int) for entry in heap)
+    clock.advance(HOUR)
+    assert datas(engine, "t") == [1] * 60
+    assert len(schedules.pump._heap) <= 2 * schedules.count + COMPACT_SLACK
+
+
+def test_a_re_put_for_the_same_attempt_pushes_nothing(schedules: Schedules) -> None:
+    for i in range(100):  # new records, same timing: the same next due time
+        schedules.put("y", {"topic": "t", "cron": "@yearly", "records": [{"data": i}]})
+    assert len(schedules.pump._heap) == 1

@@ -69,7 +69,7 @@ class Schedules:
         self._by_id: dict[int, Schedule] = {}
         self._names: list[str] = []
         """Every schedule name, sorted (pages are in name order)."""
-        self.pump = Pump(engine)
+        self.pump = Pump(engine, self._by_id)
         self.next_id = 1
         """The id of the next new schedule (ids are never reused)."""
 
@@ -257,10 +257,10 @@ class Schedules:
         self.next_id = max(self.next_id, schedule.id + 1)
 
     def _remove(self, schedule: Schedule) -> None:
-        schedule.live = False
         del self._by_name[schedule.name]
         del self._by_id[schedule.id]
         del self._names[bisect.bisect_left(self._names, schedule.name)]
+        self.pump.forget(schedule)
 
 
 def _with_extra(parsed: Parsed, extra: dict[str, Any]) -> Parsed:
