@@ -123,6 +123,30 @@ def test_a_cron_no_day_matches_is_accepted_and_never_runs(
     assert datas(engine, "t") == []
 
 
+class CountingTiming:
+    def __init__(self, timing: Any) -> None:
+        self.timing, self.calls = timing, 0
+
+    def next_after(self, t_ms: int) -> int | None:
+        self.calls += 1
+        return self.timing.next_after(t_ms)  # type: ignore[no-any-return]
+
+    def latest_at_or_before(self, t_ms: int) -> int | None:
+        return self.timing.latest_at_or_before(t_ms)  # type: ignore[no-any-return]
+
+
+def test_next_run_ms_is_computed_once_per_progress_and_timing(schedules: Schedules) -> None:
+    s = schedules.put("s", {"topic": "t", "cron": "0 0 * * *", "records": [{"data": 1}]}).schedule
+    counting = CountingTiming(s.timing)
+    s.timing = counting
+    first = s.next_run_ms
+    assert [s.next_run_ms for _ in range(5)] == [first] * 5 and counting.calls == 1
+    s.through_ms = first  # progress: recomputed
+    assert s.next_run_ms == first + 24 * HOUR and counting.calls == 2
+    s.timing = CountingTiming(counting.timing)  # a new timing: recomputed
+    assert s.next_run_ms == first + 24 * HOUR and s.timing.calls == 1
+
+
 def test_an_idle_pump_sleeps_until_the_next_due_time(
     engine: Engine, schedules: Schedules, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
