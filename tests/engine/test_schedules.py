@@ -29,7 +29,7 @@ from topics_engine.errors import (
     TopicFull,
 )
 from topics_engine.persistence import InMemory
-from topics_engine.schedules import PASS_RUNS, RETRY_MS, Schedules, run_key
+from topics_engine.schedules import MAX_SLEEP_MS, PASS_RUNS, RETRY_MS, Schedules, run_key
 from topics_engine.schedules.pump import COMPACT_SLACK
 from topics_engine.storage.frames import FrameType
 from topics_engine.storage.fs import FileSystem
@@ -161,6 +161,36 @@ def test_an_idle_pump_sleeps_until_the_next_due_time(
     due = sorted({T0 + i * 10 * MINUTE for i in range(1, 7)} | {T0 + 25 * MINUTE, T0 + 50 * MINUTE})
     assert passes == due
     assert datas(engine, "t") == ["a", "a", "b", "a", "a", "b", "a", "a"]  # at 50: b was planned first
+
+
+class SteppedClock(ManualClock):
+    """A clock whose wall time can be stepped forward without its timers seeing it: they run on
+    a monotonic clock, as the event loop's do."""
+
+    def __init__(self, start_ms: int) -> None:
+        super().__init__(start_ms)
+        self.offset = 0
+
+    def now_ms(self) -> int:
+        return super().now_ms() + self.offset
+
+    def step(self, ms: int) -> None:
+        self.offset += ms
+
+
+def test_the_pump_follows_a_wall_clock_stepped_forward() -> None:
+    """The timer sleeps at most MAX_SLEEP_MS, so a run made due by a forward step of the wall
+    clock happens within that, not after the whole (monotonic) delay it was armed with."""
+    clock = SteppedClock(T0)
+    engine = Engine(clock, Limits())
+    schedules = Schedules(engine)
+    schedules.start()
+    schedules.put("s", {"topic": "t", "every_ms": HOUR, "records": [{"data": 1}]})
+    clock.step(HOUR)  # now due; no timer fires on a step
+    assert datas(engine, "t") == []
+    clock.advance(MAX_SLEEP_MS)
+    assert datas(engine, "t") == [1]
+    assert [r["$ts"] for r in records(engine, "t")] == [T0 + HOUR + MAX_SLEEP_MS]
 
 
 def test_nothing_runs_before_start_nor_after_stop(engine: Engine, clock: ManualClock) -> None:

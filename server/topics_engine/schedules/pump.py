@@ -8,7 +8,10 @@ rebuilt from its live entries once stale ones outnumber them (:meth:`Pump._compa
 stays within twice the schedules (plus :data:`COMPACT_SLACK`) however many come and go. A
 schedule has at most one live entry: planning it again for the same attempt pushes nothing.
 A pass runs at most :data:`PASS_RUNS` runs and leaves the rest due at once, so requests
-interleave with runs however many schedules are due together.
+interleave with runs however many schedules are due together. The timer sleeps at most
+:data:`MAX_SLEEP_MS` and then looks again: due times are wall-clock times but the loop's timers
+run on its monotonic clock, so a wall clock stepped forward (NTP, a suspended VM) would
+otherwise make every armed timer late by the step; an idle server wakes once a minute.
 
 A run (:meth:`Pump.fire`) at time ``now`` is for the latest due time at or before ``now``: one
 append covers every due time since the last one accounted for, so a slow loop or a retry never
@@ -48,6 +51,8 @@ PASS_RUNS = 100
 RETRY_MS = (1000, 60_000)
 """Backoff of a failed run: first retry, longest delay (never past the next due time)."""
 COMPACT_SLACK = 64
+MAX_SLEEP_MS = 60_000
+"""Longest the timer sleeps before it reads the wall clock again (see the module)."""
 """Stale heap entries tolerated beyond the live ones before the heap is rebuilt."""
 
 
@@ -144,20 +149,23 @@ class Pump:
                 return
             self._timer.cancel()
         clock = self.engine.clock
+        now = clock.now_ms()
+        delay = min(at - now, MAX_SLEEP_MS)
         try:
-            self._timer = clock.call_later(at - clock.now_ms(), self._wake)
+            self._timer = clock.call_later(delay, self._wake)
         except RuntimeError:  # no event loop to time on (a synchronous embedding): pump() by hand
             self._timer = None
             return
-        self._timer_at = at
+        self._timer_at = now + max(0, delay)
 
     def _wake(self) -> None:
         self._timer = self._timer_at = None
-        self._in_pass = True
-        try:
-            self.pump()
-        finally:
-            self._in_pass = False
+        if self._heap and self._heap[0][0] <= self.engine.clock.now_ms():  # else: a capped sleep
+            self._in_pass = True
+            try:
+                self.pump()
+            finally:
+                self._in_pass = False
         self._arm()
 
     # -- runs ---------------------------------------------------------------------------------
