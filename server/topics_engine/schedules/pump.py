@@ -17,9 +17,11 @@ A run (:meth:`Pump.fire`) at time ``now`` is for the latest due time at or befor
 append covers every due time since the last one accounted for, so a slow loop or a retry never
 bursts (docs/DECISIONS.md, "Schedules"). In one synchronous step it appends the records through
 the engine's write path with the run's key (``write.run_key``), then logs a ``SCHEDULE_RUN``
-frame naming the due time — the two frames leave in the same WAL write, so a killed process
-keeps both or neither; should a crash keep only the append, the repeated run carries the same key
-and the topic's idempotency window answers it.
+frame naming the due time — the two frames leave in the same WAL write, the append first. A
+write is not atomic (a ``SIGKILL`` during a large ``writev``, a power loss): should a crash keep
+only the append, ``missed: "skip"`` skips that due time at start-up, and ``"once"`` runs it
+again with the same key, which the topic's idempotency window answers — unless the server was
+down longer than the window (docs/DECISIONS.md, "Schedules").
 
 A run whose append is refused (a full ``discard: "reject"`` topic, the bytes quota, a read-only
 WAL, a limit lowered since the ``PUT``) changes nothing but the error it records
