@@ -6,6 +6,11 @@ recency, leases, coalescing windows) reads a :class:`Clock`; nothing else in the
 ``call_later`` runs a callback once ``delay_ms`` have passed on this clock: on the event loop
 for the system clock, when a test advances a :class:`ManualClock` past it; it returns a
 :class:`Timer` whose ``cancel`` stops it (a no-op once it ran). :func:`sleep` waits on the clock.
+
+The system clock's timers run on the event loop's monotonic clock, not on ``now_ms``: a wall
+clock stepped forward (NTP, a resumed VM) does not bring them earlier. A timer that waits for a
+wall-clock instant far off caps its delay and looks again (the schedules' pump:
+``MAX_SLEEP_MS``).
 """
 
 from __future__ import annotations

@@ -229,6 +229,35 @@ def test_rare_and_impossible_days() -> None:
     assert either.next_after(ms(2026, 1, 1)) == ms(2026, 2, 2)
 
 
+@pytest.mark.parametrize(
+    ("text", "never"),
+    [
+        ("* * 31 2,4,6,9,11 *", True),  # no month of the list has a 31st
+        ("0 0 30 2 *", True),
+        ("0 0 30,31 feb */2", True),  # a day must match both day fields: still none
+        ("0 0 29 2 *", False),
+        ("0 0 30 2 mon", False),  # either day field: the Mondays of February
+        ("0 0 31 2,3 *", False),
+        ("0 0 */30 2 *", False),  # the 1st
+    ],
+)
+def test_an_expression_no_day_matches_is_known_at_parse_time(text: str, never: bool) -> None:
+    """It answers at once, instead of searching the whole horizon on every read."""
+    cron = parse_cron(text)
+    assert cron.never is never
+    assert (cron.next_after(ms(2026, 1, 1)) is None) is never
+    assert (cron.latest_at_or_before(ms(2026, 1, 1)) is None) is never
+
+
+def test_the_horizon_spans_a_non_leap_century_year() -> None:
+    """A 29 February that must also be a Sunday (``*/7``: the AND rule): none from 2089 to 2127
+    (2100 is no leap year), so a 28-year horizon missed it."""
+    cron = parse_cron("0 0 29 2 */7")
+    assert cron.next_after(ms(2089, 3, 1)) == ms(2128, 2, 29)
+    assert cron.latest_at_or_before(ms(2128, 2, 28)) == ms(2088, 2, 29)
+    assert HORIZON_YEARS >= 400
+
+
 def test_fire_times_are_utc_minutes() -> None:
     cron = parse_cron("30 2 * * *")
     assert cron.next_after(ms(2026, 3, 29, 1, 0)) == ms(2026, 3, 29, 2, 30)  # no DST in UTC

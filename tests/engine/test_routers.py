@@ -902,3 +902,36 @@ async def test_restart_then_start_moves_an_exactly_once_cursor_past_existing_cop
     assert rs.get("a->b").cursor == 3
     assert rs.drain() == 0
     assert datas(node.engine, "b") == [0, 1, 2]
+
+
+def test_replay_of_frames_a_snapshot_already_reflects_keeps_every_index(clock: ManualClock) -> None:
+    """A snapshot's LSN can stay below frames it already reflects (an ``fsync`` append still
+    waiting when it was cut), so replay re-runs them on top: ``PUT a`` (id 1), ``DELETE`` 1,
+    ``PUT a`` (id 2) over a snapshot holding ``a`` as id 2 ends as it started."""
+    source = Routers(Engine(clock, Limits()), autorun=False)
+    first = source.put("a", {"source": "s", "dest": "x"}).router.payload()
+    source.delete("a")
+    second = source.put("a", {"source": "s", "dest": "y"}).router.payload()
+    source.put("b", {"source": "s", "dest": "x"})
+    engine = Engine(clock, Limits())
+    for name in ("s", "x", "y"):
+        engine.put_topic(name, {})
+    replayed = Routers(engine, autorun=False)
+    for image in source.images():
+        replayed.apply_put(image)
+
+    def state() -> list[tuple[str, int]]:
+        assert sorted(replayed._by_id) == sorted(r.id for r in replayed._by_name.values())
+        assert replayed._names == sorted(replayed._by_name)
+        return [(r.name, r.id) for r in replayed.all()]
+
+    replayed.apply_put(first)
+    assert state() == [("a", 1), ("b", 3)]
+    replayed.apply_delete(first.id)
+    assert state() == [("b", 3)]
+    replayed.apply_delete(first.id)  # an id no longer present: nothing
+    replayed.apply_put(second)
+    replayed.finish_replay()
+    assert state() == [("a", 2), ("b", 3)] and replayed.next_id == 4
+    assert replayed.get("a").config == source.get("a").config
+    assert replayed.naming("y") == [replayed.get("a")]

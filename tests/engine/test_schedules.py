@@ -29,7 +29,8 @@ from topics_engine.errors import (
     TopicFull,
 )
 from topics_engine.persistence import InMemory
-from topics_engine.schedules import PASS_RUNS, RETRY_MS, Schedules, run_key
+from topics_engine.schedules import MAX_SLEEP_MS, PASS_RUNS, RETRY_MS, Schedules, run_key
+from topics_engine.schedules.pump import COMPACT_SLACK
 from topics_engine.storage.frames import FrameType
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.wal import wal_files, wal_frames
@@ -122,6 +123,30 @@ def test_a_cron_no_day_matches_is_accepted_and_never_runs(
     assert datas(engine, "t") == []
 
 
+class CountingTiming:
+    def __init__(self, timing: Any) -> None:
+        self.timing, self.calls = timing, 0
+
+    def next_after(self, t_ms: int) -> int | None:
+        self.calls += 1
+        return self.timing.next_after(t_ms)  # type: ignore[no-any-return]
+
+    def latest_at_or_before(self, t_ms: int) -> int | None:
+        return self.timing.latest_at_or_before(t_ms)  # type: ignore[no-any-return]
+
+
+def test_next_run_ms_is_computed_once_per_progress_and_timing(schedules: Schedules) -> None:
+    s = schedules.put("s", {"topic": "t", "cron": "0 0 * * *", "records": [{"data": 1}]}).schedule
+    counting = CountingTiming(s.timing)
+    s.timing = counting
+    first = s.next_run_ms
+    assert [s.next_run_ms for _ in range(5)] == [first] * 5 and counting.calls == 1
+    s.through_ms = first  # progress: recomputed
+    assert s.next_run_ms == first + 24 * HOUR and counting.calls == 2
+    s.timing = CountingTiming(counting.timing)  # a new timing: recomputed
+    assert s.next_run_ms == first + 24 * HOUR and s.timing.calls == 1
+
+
 def test_an_idle_pump_sleeps_until_the_next_due_time(
     engine: Engine, schedules: Schedules, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -136,6 +161,36 @@ def test_an_idle_pump_sleeps_until_the_next_due_time(
     due = sorted({T0 + i * 10 * MINUTE for i in range(1, 7)} | {T0 + 25 * MINUTE, T0 + 50 * MINUTE})
     assert passes == due
     assert datas(engine, "t") == ["a", "a", "b", "a", "a", "b", "a", "a"]  # at 50: b was planned first
+
+
+class SteppedClock(ManualClock):
+    """A clock whose wall time can be stepped forward without its timers seeing it: they run on
+    a monotonic clock, as the event loop's do."""
+
+    def __init__(self, start_ms: int) -> None:
+        super().__init__(start_ms)
+        self.offset = 0
+
+    def now_ms(self) -> int:
+        return super().now_ms() + self.offset
+
+    def step(self, ms: int) -> None:
+        self.offset += ms
+
+
+def test_the_pump_follows_a_wall_clock_stepped_forward() -> None:
+    """The timer sleeps at most MAX_SLEEP_MS, so a run made due by a forward step of the wall
+    clock happens within that, not after the whole (monotonic) delay it was armed with."""
+    clock = SteppedClock(T0)
+    engine = Engine(clock, Limits())
+    schedules = Schedules(engine)
+    schedules.start()
+    schedules.put("s", {"topic": "t", "every_ms": HOUR, "records": [{"data": 1}]})
+    clock.step(HOUR)  # now due; no timer fires on a step
+    assert datas(engine, "t") == []
+    clock.advance(MAX_SLEEP_MS)
+    assert datas(engine, "t") == [1]
+    assert [r["$ts"] for r in records(engine, "t")] == [T0 + HOUR + MAX_SLEEP_MS]
 
 
 def test_nothing_runs_before_start_nor_after_stop(engine: Engine, clock: ManualClock) -> None:
@@ -538,3 +593,81 @@ async def test_a_schedule_whose_topic_delete_survived_alone_is_dropped(node: Nod
     await node.stop("crash")
     await node.open()
     assert node.schedules.count == 0
+
+
+# -- replay over a snapshot that already holds later frames -------------------------------------
+
+
+def test_replay_of_frames_a_snapshot_already_reflects_keeps_every_index(clock: ManualClock) -> None:
+    """A snapshot's LSN can stay below frames it already reflects (an ``fsync`` append still
+    waiting when it was cut), so replay re-runs them on top: ``PUT a`` (id 1), ``DELETE`` 1,
+    ``PUT a`` (id 2) over a snapshot holding ``a`` as id 2 ends as it started."""
+    source = Schedules(Engine(clock, Limits()))
+    first = source.put("a", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 1}]}).schedule.payload()
+    source.delete("a")
+    second = source.put("a", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 2}]}).schedule.payload()
+    source.put("b", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 3}]})
+    engine = Engine(clock, Limits())
+    engine.put_topic("t", {})
+    replayed = Schedules(engine)
+    for image in source.images():
+        replayed.apply_put(image)
+
+    def state() -> list[tuple[str, int]]:
+        assert sorted(replayed._by_id) == sorted(s.id for s in replayed._by_name.values())
+        assert replayed._names == sorted(replayed._by_name)
+        return [(s.name, s.id) for s in replayed.all()]
+
+    replayed.apply_put(first)
+    assert state() == [("a", 1), ("b", 3)]
+    replayed.apply_delete(first.id)
+    assert state() == [("b", 3)]
+    replayed.apply_delete(first.id)  # an id no longer present: nothing
+    replayed.apply_put(second)
+    replayed.finish_replay()
+    assert state() == [("a", 2), ("b", 3)] and replayed.next_id == 4
+    assert replayed.get("a").config == source.get("a").config
+
+
+async def test_recovery_over_a_checkpoint_cut_below_a_waiting_fsync_append(node: Node) -> None:
+    """The end-to-end case: the checkpoint is cut while an ``fsync`` append waits for its
+    fsync, after a schedule was put, deleted and put again under the same name."""
+    assert node.store is not None
+    node.engine.put_topic("f", {"durability": "fsync"})
+    await node.flush()
+    node.engine.append("f", [{"data": 1}])  # not applied until its fsync
+    s = node.schedules
+    s.put("a", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 1}]})
+    s.delete("a")
+    s.put("a", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 2}]})
+    await node.store.checkpoint()
+    await node.stop("crash")
+    await node.open()
+    assert [(x.name, x.id) for x in node.schedules.all()] == [("a", 2)]
+    assert node.schedules.get("a").batch == s.get("a").batch
+
+
+# -- the pump's heap -----------------------------------------------------------------------------
+
+
+def test_the_heap_stays_bounded_however_many_schedules_come_and_go(
+    engine: Engine, schedules: Schedules, clock: ManualClock
+) -> None:
+    """Deleted schedules behind an earlier live one never surface: the heap is rebuilt once
+    stale entries outnumber live ones, and it names schedules by id (holding none of them)."""
+    schedules.put("beat", {"topic": "t", "every_ms": MINUTE, "records": [{"data": 1}]})
+    for i in range(1000):
+        schedules.put(f"y{i}", {"topic": "t", "cron": "@yearly", "records": [{"data": i}]})
+        schedules.delete(f"y{i}")
+    heap = schedules.pump._heap
+    assert len(heap) <= 2 * schedules.count + COMPACT_SLACK
+    assert all(isinstance(entry[2], int) for entry in heap)
+    clock.advance(HOUR)
+    assert datas(engine, "t") == [1] * 60
+    assert len(schedules.pump._heap) <= 2 * schedules.count + COMPACT_SLACK
+
+
+def test_a_re_put_for_the_same_attempt_pushes_nothing(schedules: Schedules) -> None:
+    for i in range(100):  # new records, same timing: the same next due time
+        schedules.put("y", {"topic": "t", "cron": "@yearly", "records": [{"data": i}]})
+    assert len(schedules.pump._heap) == 1

@@ -219,9 +219,20 @@ class Routers:
 
     def apply_put(self, p: RouterPayload) -> None:
         """Replay a ``ROUTER_PUT`` frame or a snapshot entry (its stored config is read
-        tolerantly: ``stored_router_config``)."""
+        tolerantly: ``stored_router_config``).
+
+        Replay may re-run frames a snapshot already reflects (its LSN stays below an ``fsync``
+        append still waiting when it was cut): another router holding ``p.name`` (an id put
+        later, or earlier and deleted since) is removed first — the later frames put it back —
+        so every index stays consistent."""
         config, match = stored_router_config(p.config, p.name)
         router = self._by_id.get(p.id)
+        holder = self._by_name.get(p.name)
+        if holder is not None and holder is not router:
+            self._remove(holder)
+        if router is not None and router.name != p.name:  # ids are never reused: defensive
+            self._remove(router)
+            router = None
         if router is None:
             router = Router(p.id, p.name, config, p.cursor, p.forwarded_total, p.source_trimmed, match)
             self._add(router)
@@ -231,7 +242,7 @@ class Routers:
         self._link(router)
 
     def apply_delete(self, router_id: int) -> None:
-        """Replay a ``ROUTER_DELETE`` frame."""
+        """Replay a ``ROUTER_DELETE`` frame (of an id no longer present: nothing)."""
         router = self._by_id.get(router_id)
         if router is not None:
             self._remove(router)

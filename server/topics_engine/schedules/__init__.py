@@ -31,7 +31,7 @@ from .config import (
     stored_schedule_config,
 )
 from .cron import PATTERN, Cron, cron_problem, parse_cron
-from .pump import PASS_RUNS, RETRY_MS, Pump
+from .pump import MAX_SLEEP_MS, PASS_RUNS, RETRY_MS, Pump
 from .registry import ScheduleDeleted, SchedulePage, SchedulePut, Schedules
 from .schedule import RunError, Schedule
 from .timing import Every, Timing
@@ -40,6 +40,7 @@ from .write import RecordsDecoder, json_records, run_key
 __all__ = [
     "EVERY_MS_MAX",
     "EVERY_MS_MIN",
+    "MAX_SLEEP_MS",
     "MISSED",
     "PASS_RUNS",
     "PATTERN",

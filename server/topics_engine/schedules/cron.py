@@ -34,7 +34,10 @@ Meaning, as Vixie cron's unless noted:
   otherwise a day matching either one fires (Vixie's OR rule: ``0 0 1,15 * mon`` fires on the 1st,
   the 15th and every Monday).
 - An expression no day ever matches (``0 0 31 2 *``) is valid and never fires
-  (:meth:`Cron.next_after` answers ``None``), as in Vixie cron.
+  (:meth:`Cron.next_after` answers ``None``), as in Vixie cron. Only a day of month no month of
+  the expression has can make it so (every date falls on every weekday within the 400-year
+  Gregorian cycle), and only when a day must match both day fields: :func:`parse_cron` finds
+  it (:attr:`Cron.never`), so such an expression answers at once instead of scanning.
 
 Invariants of a :class:`Cron`: every value set is non-empty and inside its field's range;
 weekday 7 is stored as 0.
@@ -51,10 +54,14 @@ from datetime import UTC, datetime, timedelta
 from ..errors import InvalidRequest
 
 MINUTE_MS = 60_000
-HORIZON_YEARS = 28
+HORIZON_YEARS = 400
 """How far :meth:`Cron.next_after` and :meth:`Cron.latest_at_or_before` look: the Gregorian
-calendar's weekdays repeat every 28 years (between century years), so a day an expression
-matches shows up within this span or never."""
+calendar repeats every 400 years (weekdays included), so a day an expression matches shows up
+within this span or never. (28 years is not enough across a non-leap century year: ``0 0 29 2
+*/7`` after 2089 next fires in 2128.) The search stays cheap: it jumps over months, and over
+the days of month that are not candidates, so a year costs a few steps."""
+MONTH_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+"""The most days each month (1-12) can have (February: 29)."""
 
 SHORTHANDS = {
     "@yearly": "0 0 1 1 *",
@@ -127,6 +134,9 @@ class Cron:
     """0 = Sunday .. 6 = Saturday (7 read as 0)."""
     either_day: bool
     """Neither day field begins with ``*``: a day matching either fires (Vixie's OR rule)."""
+    never: bool = False
+    """No day ever matches (a day must match both day fields, and none of the days of month is
+    in any of the months): :meth:`next_after` and :meth:`latest_at_or_before` answer ``None``."""
 
     def day_matches(self, d: datetime) -> bool:
         in_days = d.day in self.days
@@ -136,6 +146,8 @@ class Cron:
     def next_after(self, t_ms: int) -> int | None:
         """The first fire time strictly after ``t_ms`` (epoch ms; a whole minute), ``None`` if
         none within :data:`HORIZON_YEARS`."""
+        if self.never:
+            return None
         t = _minute(t_ms // MINUTE_MS * MINUTE_MS) + timedelta(minutes=1)
         stop = min(t.year + HORIZON_YEARS, datetime.max.year - 1)
         while t.year <= stop:
@@ -144,7 +156,7 @@ class Cron:
                 year = t.year if month is not None else t.year + 1
                 t = datetime(year, month or self.months[0], 1, tzinfo=UTC)
             elif not self.day_matches(t):
-                t = datetime(t.year, t.month, t.day, tzinfo=UTC) + timedelta(days=1)
+                t = self._day_after(t)
             elif t.hour not in self.hours:
                 hour = _first_above(self.hours, t.hour)
                 day = datetime(t.year, t.month, t.day, tzinfo=UTC)
@@ -160,6 +172,8 @@ class Cron:
     def latest_at_or_before(self, t_ms: int) -> int | None:
         """The last fire time at or before ``t_ms`` (epoch ms), ``None`` if none within
         :data:`HORIZON_YEARS`."""
+        if self.never:
+            return None
         t = _minute(t_ms // MINUTE_MS * MINUTE_MS)
         stop = max(t.year - HORIZON_YEARS, datetime.min.year + 1)
         while t.year >= stop:
@@ -168,7 +182,7 @@ class Cron:
                 year = t.year if month is not None else t.year - 1
                 t = _month_end(year, month or self.months[-1])
             elif not self.day_matches(t):
-                t = datetime(t.year, t.month, t.day, 23, 59, tzinfo=UTC) - timedelta(days=1)
+                t = self._day_before(t)
             elif t.hour not in self.hours:
                 hour = _last_below(self.hours, t.hour)
                 day_end = datetime(t.year, t.month, t.day, 23, 59, tzinfo=UTC)
@@ -181,6 +195,27 @@ class Cron:
                 return _ms(t)
         return None
 
+    def _day_after(self, t: datetime) -> datetime:
+        """The start of the next day after ``t``'s that may match: with the AND rule, the next
+        day of month of the list (or the next month's first day), else the next day."""
+        if not self.either_day:
+            day = _first_above(self.days, t.day)
+            if day is not None and day <= calendar.monthrange(t.year, t.month)[1]:
+                return datetime(t.year, t.month, day, tzinfo=UTC)
+            year, month = (t.year + 1, 1) if t.month == 12 else (t.year, t.month + 1)
+            return datetime(year, month, 1, tzinfo=UTC)
+        return datetime(t.year, t.month, t.day, tzinfo=UTC) + timedelta(days=1)
+
+    def _day_before(self, t: datetime) -> datetime:
+        """The last minute of the latest day before ``t``'s that may match (as
+        :meth:`_day_after`, backwards)."""
+        if not self.either_day:
+            day = _last_below(self.days, t.day)
+            if day is not None:
+                return datetime(t.year, t.month, day, 23, 59, tzinfo=UTC)
+            return datetime(t.year, t.month, 1, 23, 59, tzinfo=UTC) - timedelta(days=1)
+        return datetime(t.year, t.month, t.day, 23, 59, tzinfo=UTC) - timedelta(days=1)
+
 
 def parse_cron(text: str, field: str = "cron") -> Cron:
     """``text`` parsed; 400 ``invalid_request`` naming ``field`` and the problem otherwise."""
@@ -191,14 +226,17 @@ def parse_cron(text: str, field: str = "cron") -> Cron:
     parts = expanded.split()
     values = [_values(f, part) for f, part in zip(FIELDS, parts, strict=True)]
     weekdays = tuple(sorted({d % 7 for d in values[4]}))
+    either_day = not parts[2].startswith("*") and not parts[4].startswith("*")
+    days, months = values[2], values[3]
     return Cron(
         text,
         values[0],
         values[1],
-        values[2],
-        values[3],
+        days,
+        months,
         weekdays,
-        either_day=not parts[2].startswith("*") and not parts[4].startswith("*"),
+        either_day=either_day,
+        never=not either_day and days[0] > max(MONTH_DAYS[m] for m in months),
     )
 
 

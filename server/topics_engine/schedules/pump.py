@@ -1,18 +1,27 @@
 """The firing pump: appends each schedule's records when it is due, on the engine's clock.
 
 One timer, for the earliest attempt over every schedule (a heap of ``(attempt_ms, order,
-schedule)``; entries whose schedule moved on or was removed are dropped when they surface), so
-an idle server sleeps until the next due time instead of polling. A pass runs at most
-:data:`PASS_RUNS` runs and leaves the rest due at once, so requests interleave with runs however
-many schedules are due together.
+schedule id)``, resolved through the registry's ids: the heap holds no schedule, so a removed
+one is freed at once), so an idle server sleeps until the next due time instead of polling.
+An entry whose schedule moved on or was removed is dropped when it surfaces, and the heap is
+rebuilt from its live entries once stale ones outnumber them (:meth:`Pump._compact`), so it
+stays within twice the schedules (plus :data:`COMPACT_SLACK`) however many come and go. A
+schedule has at most one live entry: planning it again for the same attempt pushes nothing.
+A pass runs at most :data:`PASS_RUNS` runs and leaves the rest due at once, so requests
+interleave with runs however many schedules are due together. The timer sleeps at most
+:data:`MAX_SLEEP_MS` and then looks again: due times are wall-clock times but the loop's timers
+run on its monotonic clock, so a wall clock stepped forward (NTP, a suspended VM) would
+otherwise make every armed timer late by the step; an idle server wakes once a minute.
 
 A run (:meth:`Pump.fire`) at time ``now`` is for the latest due time at or before ``now``: one
 append covers every due time since the last one accounted for, so a slow loop or a retry never
 bursts (docs/DECISIONS.md, "Schedules"). In one synchronous step it appends the records through
 the engine's write path with the run's key (``write.run_key``), then logs a ``SCHEDULE_RUN``
-frame naming the due time — the two frames leave in the same WAL write, so a killed process
-keeps both or neither; should a crash keep only the append, the repeated run carries the same key
-and the topic's idempotency window answers it.
+frame naming the due time — the two frames leave in the same WAL write, the append first. A
+write is not atomic (a ``SIGKILL`` during a large ``writev``, a power loss): should a crash keep
+only the append, ``missed: "skip"`` skips that due time at start-up, and ``"once"`` runs it
+again with the same key, which the topic's idempotency window answers — unless the server was
+down longer than the window (docs/DECISIONS.md, "Schedules").
 
 A run whose append is refused (a full ``discard: "reject"`` topic, the bytes quota, a read-only
 WAL, a limit lowered since the ``PUT``) changes nothing but the error it records
@@ -27,6 +36,7 @@ import asyncio
 import heapq
 import itertools
 import logging
+from collections.abc import Mapping
 
 from ..clock import Timer
 from ..engine import Engine
@@ -42,6 +52,10 @@ PASS_RUNS = 100
 """Most runs one pass makes before the loop serves anything else."""
 RETRY_MS = (1000, 60_000)
 """Backoff of a failed run: first retry, longest delay (never past the next due time)."""
+COMPACT_SLACK = 64
+MAX_SLEEP_MS = 60_000
+"""Longest the timer sleeps before it reads the wall clock again (see the module)."""
+"""Stale heap entries tolerated beyond the live ones before the heap is rebuilt."""
 
 
 class Pump:
@@ -49,9 +63,11 @@ class Pump:
     :meth:`start` (the registry is still being recovered then) nor after :meth:`stop` (the
     server is shutting down: its last checkpoint must hold every run)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, by_id: Mapping[int, Schedule]) -> None:
         self.engine = engine
-        self._heap: list[tuple[int, int, Schedule]] = []
+        self._by_id = by_id
+        """The registered schedules by id (the registry's index): what heap entries name."""
+        self._heap: list[tuple[int, int, int]] = []
         self._order = itertools.count()
         self._timer: Timer | None = None
         self._timer_at: int | None = None
@@ -67,10 +83,34 @@ class Pump:
 
     def plan(self, schedule: Schedule, at_ms: int | None) -> None:
         """Look at ``schedule`` at ``at_ms`` (``None``: never), instead of whenever it was due."""
+        if at_ms == schedule.attempt_ms:  # its entry is in the heap already (or never)
+            return
         schedule.attempt_ms = at_ms
         if at_ms is not None and schedule.live:
-            heapq.heappush(self._heap, (at_ms, next(self._order), schedule))
+            heapq.heappush(self._heap, (at_ms, next(self._order), schedule.id))
+            self._compact()
             self._arm()
+
+    def forget(self, schedule: Schedule) -> None:
+        """``schedule`` was removed: its entry is stale from now on."""
+        schedule.live = False
+        schedule.attempt_ms = None
+        self._compact()
+
+    def _current(self, entry: tuple[int, int, int]) -> Schedule | None:
+        """The schedule a heap entry plans, or ``None`` if the entry is stale."""
+        schedule = self._by_id.get(entry[2])
+        if schedule is None or not schedule.live or schedule.attempt_ms != entry[0]:
+            return None
+        return schedule
+
+    def _compact(self) -> None:
+        """Rebuild the heap from its live entries once stale ones outnumber them (amortised
+        O(1): at least as many pushes or removals happened since the last rebuild)."""
+        if len(self._heap) <= 2 * len(self._by_id) + COMPACT_SLACK:
+            return
+        self._heap = [entry for entry in self._heap if self._current(entry) is not None]
+        heapq.heapify(self._heap)
 
     def plan_next(self, schedule: Schedule) -> None:
         """Look at ``schedule`` at its next due time."""
@@ -101,7 +141,7 @@ class Pump:
     def _arm(self) -> None:
         """Set the one timer for the earliest live attempt (if it is not set for it already)."""
         heap = self._heap
-        while heap and (not heap[0][2].live or heap[0][2].attempt_ms != heap[0][0]):
+        while heap and self._current(heap[0]) is None:
             heapq.heappop(heap)
         if not self._started or self._in_pass or not heap:
             return
@@ -111,20 +151,23 @@ class Pump:
                 return
             self._timer.cancel()
         clock = self.engine.clock
+        now = clock.now_ms()
+        delay = min(at - now, MAX_SLEEP_MS)
         try:
-            self._timer = clock.call_later(at - clock.now_ms(), self._wake)
+            self._timer = clock.call_later(delay, self._wake)
         except RuntimeError:  # no event loop to time on (a synchronous embedding): pump() by hand
             self._timer = None
             return
-        self._timer_at = at
+        self._timer_at = now + max(0, delay)
 
     def _wake(self) -> None:
         self._timer = self._timer_at = None
-        self._in_pass = True
-        try:
-            self.pump()
-        finally:
-            self._in_pass = False
+        if self._heap and self._heap[0][0] <= self.engine.clock.now_ms():  # else: a capped sleep
+            self._in_pass = True
+            try:
+                self.pump()
+            finally:
+                self._in_pass = False
         self._arm()
 
     # -- runs ---------------------------------------------------------------------------------
@@ -133,11 +176,12 @@ class Pump:
         """One pass: run the schedules whose attempt is due (at most :data:`PASS_RUNS`; the
         rest stay due at once). Returns the attempts made."""
         now = self.engine.clock.now_ms()
-        heap = self._heap
         attempts = 0
-        while heap and heap[0][0] <= now and attempts < PASS_RUNS:
-            at, _, schedule = heapq.heappop(heap)
-            if schedule.live and schedule.attempt_ms == at:
+        while self._heap and self._heap[0][0] <= now and attempts < PASS_RUNS:
+            entry = heapq.heappop(self._heap)
+            schedule = self._current(entry)
+            if schedule is not None:
+                schedule.attempt_ms = None  # its entry is gone: the run plans the next one
                 self.fire(schedule, now)
                 attempts += 1
         return attempts

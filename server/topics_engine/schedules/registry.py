@@ -69,7 +69,7 @@ class Schedules:
         self._by_id: dict[int, Schedule] = {}
         self._names: list[str] = []
         """Every schedule name, sorted (pages are in name order)."""
-        self.pump = Pump(engine)
+        self.pump = Pump(engine, self._by_id)
         self.next_id = 1
         """The id of the next new schedule (ids are never reused)."""
 
@@ -191,9 +191,20 @@ class Schedules:
 
     def apply_put(self, p: SchedulePayload) -> None:
         """Replay a ``SCHEDULE_PUT`` frame or a snapshot entry (its stored config is read
-        tolerantly: ``stored_schedule_config``)."""
+        tolerantly: ``stored_schedule_config``).
+
+        Replay may re-run frames a snapshot already reflects (its LSN stays below an ``fsync``
+        append still waiting when it was cut): another schedule holding ``p.name`` (an id put
+        later, or earlier and deleted since) is removed first — the later frames put it back —
+        so every index stays consistent."""
         parsed = stored_schedule_config(p.config, p.name, self.decode)
         schedule = self._by_id.get(p.id)
+        holder = self._by_name.get(p.name)
+        if holder is not None and holder is not schedule:
+            self._remove(holder)
+        if schedule is not None and schedule.name != p.name:  # ids are never reused: defensive
+            self._remove(schedule)
+            schedule = None
         if schedule is None:
             schedule = new_schedule(p.id, p.name, parsed, p.since_ms, p.through_ms)
             self._add(schedule)
@@ -204,7 +215,7 @@ class Schedules:
         schedule.last_run_ms, schedule.runs_total = p.last_run_ms, p.runs_total
 
     def apply_delete(self, schedule_id: int) -> None:
-        """Replay a ``SCHEDULE_DELETE`` frame."""
+        """Replay a ``SCHEDULE_DELETE`` frame (of an id no longer present: nothing)."""
         schedule = self._by_id.get(schedule_id)
         if schedule is not None:
             self._remove(schedule)
@@ -246,10 +257,10 @@ class Schedules:
         self.next_id = max(self.next_id, schedule.id + 1)
 
     def _remove(self, schedule: Schedule) -> None:
-        schedule.live = False
         del self._by_name[schedule.name]
         del self._by_id[schedule.id]
         del self._names[bisect.bisect_left(self._names, schedule.name)]
+        self.pump.forget(schedule)
 
 
 def _with_extra(parsed: Parsed, extra: dict[str, Any]) -> Parsed:

@@ -13,7 +13,7 @@ once, and never again once a run for it (or a later one) is logged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..records import NewRecords
 from ..storage.formats import SchedulePayload
@@ -51,11 +51,20 @@ class Schedule:
     """The error of the last attempt, until a run succeeds."""
     live: bool = True
     """False once removed: the pump drops what it still holds of it."""
+    _next: tuple[Timing, int, int | None] | None = field(default=None, repr=False)
+    """The cached :attr:`next_run_ms`: ``(timing, through_ms, next due time)`` it was computed
+    for (a new timing is a new object, so any change of either recomputes it)."""
 
     @property
     def next_run_ms(self) -> int | None:
-        """The next due time not yet accounted for (in the past while a failed run is retried)."""
-        return self.timing.next_after(self.through_ms)
+        """The next due time not yet accounted for (in the past while a failed run is retried).
+        Cached: every GET, list item and PUT reads it, and a rare cron may take a search."""
+        cached = self._next
+        if cached is not None and cached[0] is self.timing and cached[1] == self.through_ms:
+            return cached[2]
+        due = self.timing.next_after(self.through_ms)
+        self._next = (self.timing, self.through_ms, due)
+        return due
 
     def define(self, parsed: Parsed, now_ms: int) -> None:
         """Take a new config. A new timing (another cron, another interval) starts over from
