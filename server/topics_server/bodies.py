@@ -51,6 +51,11 @@ from .spec import RUNTIME_LIMITS, load_document
 Check = Callable[[Any, str], Any]
 """A post-check: ``(value, where) -> value`` (possibly converted); raises InvalidRequest."""
 
+WHOLE_NUMBER = "x-topics-whole-number"
+"""On an ``integer`` whose consumer also takes a whole-number float (``5.0`` stays a float, the
+engine converts it): validated by msgspec alone — the bounds on both members, ``multiple_of: 1``
+on the float — with no post-check, so an array of objects holding one (a write's records'
+``delay_ms``) is not walked item by item in Python."""
 EXPLAIN = "x-topics-explain"
 EXPLAINERS: dict[str, Callable[[str], str]] = {"cron": cron_problem}
 """``x-topics-explain`` names -> what says why a string does not match its pattern."""
@@ -117,7 +122,10 @@ class BodyCompiler:
 
     def compile(self, schema: dict[str, Any], name: str = "Body") -> Compiled:
         explain = schema.get(EXPLAIN)
+        whole_number = schema.get(WHOLE_NUMBER) is True
         schema = static_schema(schema)
+        if whole_number:
+            return self._whole_number(schema, name)
         unknown = set(schema) - _HANDLED - _IGNORED
         if unknown:
             raise UnsupportedSchema(f"{name}: unsupported schema keywords {sorted(unknown)}")
@@ -276,6 +284,17 @@ class BodyCompiler:
             return int(value)
 
         return Compiled(Union[int, float], check, (low, high))  # noqa: UP007
+
+    def _whole_number(self, schema: dict[str, Any], name: str) -> Compiled:
+        """An ``integer`` marked :data:`WHOLE_NUMBER`: ``int`` or a whole ``float`` within its
+        bounds, checked by msgspec (no post-check)."""
+        if schema.get("type") != "integer" or set(schema) - {"type", "minimum", "maximum"} - _IGNORED:
+            raise UnsupportedSchema(f"{name}: {WHOLE_NUMBER} only on a plain integer with bounds")
+        bounds = {k: schema[key] for k, key in (("ge", "minimum"), ("le", "maximum")) if key in schema}
+        whole = Union[  # noqa: UP007
+            Annotated[int, msgspec.Meta(**bounds)], Annotated[float, msgspec.Meta(**bounds, multiple_of=1)]
+        ]
+        return Compiled(whole)
 
     def _array(self, schema: dict[str, Any], name: str) -> Compiled:
         meta = {}
