@@ -56,13 +56,24 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Generated]:
     work = tmp_path_factory.mktemp("client")
     output = gen_client.generate(work)
     _, operations, removed = gen_client.without_streaming(gen_client.load_document())
+    # the committed package, as the SDK imported it: put back afterwards, so the SDK's classes
+    # (``Unset`` above all) stay the ones every later (lazy) model import sees
+    committed = _package_modules()
+    for name in committed:
+        del sys.modules[name]
     sys.path.insert(0, str(work))
     try:
         yield Generated(work, output, operations, removed)
     finally:
         sys.path.remove(str(work))
-        for name in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+        for name in _package_modules():
             del sys.modules[name]
+        sys.modules.update(committed)
+
+
+def _package_modules() -> dict[str, Any]:
+    """The imported modules of the generated package (``sys.modules`` entries)."""
+    return {m: mod for m, mod in sys.modules.items() if m == PACKAGE or m.startswith(PACKAGE + ".")}
 
 
 def _tree(root: Path) -> dict[str, bytes]:
