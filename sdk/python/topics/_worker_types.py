@@ -17,10 +17,11 @@ failed together spread out.
 
 from __future__ import annotations
 
+import asyncio
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .models import Job
 
@@ -235,3 +236,17 @@ class WorkerStats:
     left out of the repr, which shows the job counts)."""
     breaker_trips: int = field(default=0, repr=False)
     """How many times the breaker opened."""
+
+
+T = TypeVar("T")
+
+
+def blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on a fresh event loop (the blocking ``run()``/``drain()`` of the Worker and
+    the Relay); inside a running loop that would deadlock, so it is refused."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    coro.close()
+    raise RuntimeError("run()/drain() block; inside a running event loop use run_async()/drain_async()")

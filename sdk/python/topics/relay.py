@@ -21,7 +21,6 @@ a new id.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import threading
@@ -36,7 +35,7 @@ import orjson
 from ._delivery import Endpoint, Outcome, judge, post, shown
 from ._signing import signature
 from ._transport import USER_AGENT
-from ._worker_types import Mode
+from ._worker_types import Mode, blocking
 from .client import AsyncClient, Client
 from .models import Job
 from .worker import Backoff, CircuitBreaker, Permanent, Retry, Worker, WorkerStats
@@ -212,13 +211,13 @@ class Relay:
     def run(self, *, handle_signals: bool = True) -> WorkerStats:
         """Relays until :meth:`stop`, SIGINT or SIGTERM (handled on the main thread), or a
         ``410``. Blocks; runs its own event loop."""
-        return _blocking(self.run_async(handle_signals=handle_signals))
+        return blocking(self.run_async(handle_signals=handle_signals))
 
     def drain(self, *, timeout_s: float | None = None, handle_signals: bool = True) -> WorkerStats:
         """Relays until the queue has nothing ready, delayed or in flight (a job waiting out a
         24 h ``Retry-After`` keeps it going), then returns; ``timeout_s`` bounds it
         (:class:`TimeoutError`)."""
-        return _blocking(self.drain_async(timeout_s=timeout_s, handle_signals=handle_signals))
+        return blocking(self.drain_async(timeout_s=timeout_s, handle_signals=handle_signals))
 
     async def run_async(self, *, handle_signals: bool = False) -> WorkerStats:
         """:meth:`run` as a coroutine, on the running loop."""
@@ -341,12 +340,3 @@ class Relay:
             job.seq,
         )
         self.worker.stop(hurry=False)
-
-
-def _blocking(coro: Coroutine[Any, Any, T]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError("run()/drain() block; inside a running event loop use run_async()/drain_async()")

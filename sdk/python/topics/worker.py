@@ -81,7 +81,6 @@ examples run as this module's (``__test__``).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import inspect
@@ -91,13 +90,13 @@ import secrets
 import signal
 import socket
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
 from ._generated import work_stream_path
 from ._session import Session
-from ._worker_types import Backoff, CircuitBreaker, Handler, Mode, Permanent, Retry, WorkerStats
+from ._worker_types import Backoff, CircuitBreaker, Handler, Mode, Permanent, Retry, WorkerStats, blocking
 from .client import AsyncClient, Client
 
 __all__ = ["Backoff", "CircuitBreaker", "Permanent", "Retry", "Worker", "WorkerStats", "work_stream_path"]
@@ -265,7 +264,7 @@ class Worker:
         >>> worker.run()
         WorkerStats(processed=1, failed=0, retried=0, dead_lettered=0, lost=0, released=0)
         """
-        return _blocking(self.run_async(handle_signals=handle_signals))
+        return blocking(self.run_async(handle_signals=handle_signals))
 
     def drain(self, *, timeout_s: float | None = None, handle_signals: bool = True) -> WorkerStats:
         """Processes jobs until the queue has nothing ready, delayed or in flight (its ``count``
@@ -277,7 +276,7 @@ class Worker:
         >>> topics.Worker(client, "crawl", lambda job: None, concurrency=2).drain().processed
         2
         """
-        return _blocking(self.drain_async(timeout_s=timeout_s, handle_signals=handle_signals))
+        return blocking(self.drain_async(timeout_s=timeout_s, handle_signals=handle_signals))
 
     async def run_async(self, *, handle_signals: bool = False) -> WorkerStats:
         """:meth:`run` as a coroutine, on the running loop. ``handle_signals`` is off by default
@@ -317,15 +316,6 @@ class Worker:
             self._stops = 0
             self._stop_requested = False
             self._last = session.stats
-
-
-def _blocking(coro: Coroutine[Any, Any, T]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    coro.close()
-    raise RuntimeError("run()/drain() block; inside a running event loop use run_async()/drain_async()")
 
 
 def _install_signals(stop: Callable[[], None]) -> Callable[[], None]:
