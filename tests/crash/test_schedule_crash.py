@@ -93,6 +93,25 @@ async def _wait_runs(c: httpx.AsyncClient, at_least: dict[str, int]) -> None:
         await asyncio.sleep(0.05)
 
 
+async def _settled(
+    c: httpx.AsyncClient, name: str, topic: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The schedule and its topic's records as of one moment: the schedules keep running, so a
+    run may land between the two reads, and an ``fsync`` topic shows a run's records only once
+    they are durable — read again until no run did (same ``runs_total`` before and after the
+    records) and the last run's records are there."""
+    for _ in range(50):
+        before = await _schedule(c, name)
+        records = await _read_all(c, topic)
+        after = await _schedule(c, name)
+        last = after["last_run_ms"]
+        visible = last is None or (records and records[-1]["$ts"] >= last)
+        if before["runs_total"] == after["runs_total"] and visible:
+            return after, records
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{name}: never read between two runs")
+
+
 def _check(name: str, schedule: dict[str, Any], records: list[dict[str, Any]], since_ms: int) -> int:
     """The oracle for one schedule and its topic; returns its runs."""
     assert {k: schedule[k] for k in ("topic", "every_ms", "missed")} == {
@@ -136,12 +155,10 @@ async def test_schedules_survive_kill_9_and_never_run_a_due_time_twice(tmp_path:
             await server.wait_ready()
             async with _client(server.base) as c:
                 for name, (topic, _, _) in SCHEDULES.items():
-                    runs[name] = _check(
-                        name, await _schedule(c, name), await _read_all(c, topic), since[name]
-                    )
+                    runs[name] = _check(name, *await _settled(c, name, topic), since[name])
                 await _wait_runs(c, {name: n + 1 for name, n in runs.items()})  # and they go on
         async with _client(server.base) as c:
             for name, (topic, _, _) in SCHEDULES.items():
-                _check(name, await _schedule(c, name), await _read_all(c, topic), since[name])
+                _check(name, *await _settled(c, name, topic), since[name])
     finally:
         server.kill()
