@@ -21,7 +21,8 @@ length/pattern/enum constraints, arrays their item counts, unions their members 
 * ``if``/``then``/``else`` on an object, speaking only of which fields are present
   (``required``, and ``properties`` set to ``false``) — e.g. exactly one of a schedule's ``cron``
   and ``every_ms``: a post-check over the set fields, the failing branch's ``description`` as
-  the message.
+  the message. Several such rules on one object go in its ``allOf`` (e.g. a diff's ``from_ts``
+  excludes ``from_seq``), each member an ``if``/``then``/``else`` of its own.
 * ``x-topics-explain`` on a string with a ``pattern`` (a schedule's ``cron``): the pattern is a
   post-check whose failure is explained in words by the named engine function
   (:data:`EXPLAINERS`) instead of quoting the pattern.
@@ -86,6 +87,7 @@ _HANDLED = {
     "if",
     "then",
     "else",
+    "allOf",
 }
 
 
@@ -132,6 +134,8 @@ class BodyCompiler:
         if "$ref" in schema:
             compiled: Compiled = self._ref(schema["$ref"])
             return compiled
+        if "allOf" in schema:
+            return self._presence_rules(schema, name)
         if "if" in schema or "then" in schema or "else" in schema:
             return self._conditional(schema, name)
         if explain is not None:
@@ -166,7 +170,7 @@ class BodyCompiler:
         decoded value is validated against the condition. Only on an array (a rule between its
         items) — its items decode to plain values — and never ``then`` without ``if``."""
         if "if" in schema and schema.get("type") == "object":
-            return self._presence_rule(schema, name)
+            return self._presence_rules(schema, name)
         if "if" not in schema or "else" in schema or schema.get("type") != "array":
             raise UnsupportedSchema(
                 f"{name}: if/then only together and only on an array, or if/then/else on an object"
@@ -189,23 +193,18 @@ class BodyCompiler:
 
         return Compiled(inner.type, check)
 
-    def _presence_rule(self, schema: dict[str, Any], name: str) -> Compiled:
-        """``if``/``then``/``else`` on an object, each a rule over which fields are present
-        (``required``; ``properties`` whose schema is ``false``: must be absent). The object is
-        decoded by the rest of ``schema``; a branch that fails names its first offending field
-        and says its ``description``."""
-        rules = {k: schema.get(k, True) for k in ("if", "then", "else")}
-        for key, rule in rules.items():
-            if rule is True:
-                continue
-            props = rule.get("properties", {}) if isinstance(rule, dict) else None
-            if (
-                not isinstance(rule, dict)
-                or set(rule) - {"required", "properties", "description"}
-                or any(v is not False for v in (props or {}).values())
-            ):
-                raise UnsupportedSchema(f"{name}: an object's {key} may only require or forbid fields")
-        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+    def _presence_rules(self, schema: dict[str, Any], name: str) -> Compiled:
+        """Rules over which fields of an object are present: the object's own
+        ``if``/``then``/``else`` and each member of its ``allOf`` (only such rules). A rule's
+        parts may only ``required`` fields or forbid them (``properties`` whose schema is
+        ``false``). The object is decoded by the rest of ``schema``; the first rule broken names
+        its first offending field and says its failing branch's ``description``."""
+        if schema.get("type") != "object":
+            raise UnsupportedSchema(f"{name}: allOf and if/then/else only as presence rules of an object")
+        own = [{k: schema[k] for k in ("if", "then", "else") if k in schema}] if "if" in schema else []
+        members = own + list(schema.get("allOf", ()))
+        rules = [_presence_rule(member, name) for member in members]
+        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else", "allOf")}
         inner = self.compile(rest, name)
         wire = list(schema.get("properties", {}))
         attrs = [_identifier(p) for p in wire]
@@ -215,12 +214,13 @@ class BodyCompiler:
             if inner_check is not None:
                 value = inner_check(value, where)
             present = {w for w, a in zip(wire, attrs, strict=True) if getattr(value, a) is not msgspec.UNSET}
-            branch = rules["then"] if not _breaks(rules["if"], present) else rules["else"]
-            broken = _breaks(branch, present)
-            if broken:
-                field = _join(where, broken[0])
-                problem = branch.get("description") or f"{broken[0]} breaks the rule"
-                raise InvalidRequest(f"{field}: {problem}", {"field": field})
+            for rule in rules:
+                branch = rule["then"] if not _breaks(rule["if"], present) else rule["else"]
+                broken = _breaks(branch, present)
+                if broken:
+                    field = _join(where, broken[0])
+                    problem = branch.get("description") or f"{broken[0]} breaks the rule"
+                    raise InvalidRequest(f"{field}: {problem}", {"field": field})
             return value
 
         return Compiled(inner.type, check)
@@ -451,8 +451,31 @@ def _identifier(prop: str) -> str:
     return f"f_{name}" if not name or name[0].isdigit() or name in ("from", "in", "class") else name
 
 
+def _presence_rule(member: Any, name: str) -> dict[str, Any]:
+    """One ``if``/``then``/``else`` presence rule, checked to speak only of present fields, as
+    ``{"if", "then", "else"}`` (an absent part is ``True``: it holds)."""
+    if (
+        not isinstance(member, dict)
+        or "if" not in member
+        or set(member) - {"if", "then", "else", "description"}
+    ):
+        raise UnsupportedSchema(f"{name}: an allOf member must be an if/then/else presence rule")
+    rule = {k: member.get(k, True) for k in ("if", "then", "else")}
+    for key, part in rule.items():
+        if part is True:
+            continue
+        props = part.get("properties", {}) if isinstance(part, dict) else None
+        if (
+            not isinstance(part, dict)
+            or set(part) - {"required", "properties", "description"}
+            or any(v is not False for v in (props or {}).values())
+        ):
+            raise UnsupportedSchema(f"{name}: an object's {key} may only require or forbid fields")
+    return rule
+
+
 def _breaks(rule: Any, present: set[str]) -> list[str]:
-    """The fields that make a presence rule (see ``BodyCompiler._presence_rule``) fail: present
+    """The fields that make a presence rule (see ``BodyCompiler._presence_rules``) fail: present
     ones it forbids, then absent ones it requires."""
     if rule is True:
         return []
