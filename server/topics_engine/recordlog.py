@@ -389,6 +389,20 @@ class RecordLog:
             k, i = k + 1, 0
         return None
 
+    def first_live_at_or_after_ts(self, ts: int) -> int | None:
+        """The seq of the first live record with ``$ts >= ts`` (``None`` if none), from what is
+        resident: a bisection over the chunks by their newest ``$ts`` (``$ts`` never decreases
+        along a topic), then over the chunk's ``$ts`` runs; no record is read. Deleted records
+        after it are stepped over a chunk at a time."""
+        chunks = self._chunks
+        k = bisect.bisect_left(chunks, ts, key=_newest_ts)
+        if k == len(chunks):
+            return None
+        ch = chunks[k]
+        i = _first_at_or_after(ch.ts_runs, ch.count, ch.front, ts)
+        at = self.live_at_or_after(ch.first_seq + i)  # i == count: from the next chunk on
+        return None if at is None else at[0]
+
     def ts_of(self, seq: int) -> int | None:
         """``$ts`` of the live record ``seq`` (``None`` if gone), without reading it."""
         at = self._at(seq)
@@ -773,6 +787,11 @@ def _first_at_or_after(ts_runs: list[tuple[int, int]], count: int, start: int, t
         if run_ts >= ts:
             return max(start, at)
     return count
+
+
+def _newest_ts(ch: _Chunk) -> int:
+    """``$ts`` of a chunk's last record (its newest: ``$ts`` never decreases along a topic)."""
+    return ch.ts_runs[-1][1]
 
 
 def _ts_of(ts_runs: list[tuple[int, int]], i: int) -> int:

@@ -273,15 +273,18 @@ def _held_bytes(diff: Diff) -> int:
 
 
 class TopicStart:
-    """Where a subscription starts on one topic: after ``from_seq`` (0 = from the earliest), or
-    at the head when ``tail``."""
+    """Where a subscription starts on one topic: after ``from_seq`` (0 = from the earliest), at
+    the head when ``tail``, or — with ``from_ts`` — at the first live record with
+    ``$ts >= from_ts`` (:meth:`Topic.seq_before_ts`), resolved when the subscription is made."""
 
-    __slots__ = ("from_seq", "tail")
+    __slots__ = ("from_seq", "tail", "from_ts")
 
-    def __init__(self, from_seq: int = 0, tail: bool = False) -> None:
-        self.from_seq, self.tail = from_seq, tail
+    def __init__(self, from_seq: int = 0, tail: bool = False, from_ts: int | None = None) -> None:
+        self.from_seq, self.tail, self.from_ts = from_seq, tail, from_ts
 
     def cursor(self, topic: Topic) -> int:
+        if self.from_ts is not None:
+            return topic.seq_before_ts(self.from_ts)
         return topic.head_seq if self.tail else self.from_seq
 
 

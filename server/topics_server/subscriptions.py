@@ -30,7 +30,10 @@ def watch_options(body: Any, max_limit: int) -> WatchOptions:
 
 def topic_starts(topics: dict[str, Any]) -> dict[str, TopicStart]:
     """``{name: WatchTopicOptions}`` -> where each topic starts."""
-    return {name: TopicStart(opt(spec.from_seq) or 0, bool(opt(spec.tail))) for name, spec in topics.items()}
+    return {
+        name: TopicStart(opt(spec.from_seq) or 0, bool(opt(spec.tail)), opt(spec.from_ts))
+        for name, spec in topics.items()
+    }
 
 
 def positions_body(sub: Subscription) -> dict[str, dict[str, int]]:

@@ -638,7 +638,7 @@ def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
     assert topics["minProperties"] == 1 and topics["maxProperties"] == 256  # the default, served as set
     assert topics["x-topics-limits"] == {"maxProperties": "TOPICS_MAX_WATCH_TOPICS"}
     assert topics["additionalProperties"] == {"$ref": "#/components/schemas/WatchTopicOptions"}
-    assert set(schemas["WatchTopicOptions"]["properties"]) == {"from_seq", "tail"}
+    assert set(schemas["WatchTopicOptions"]["properties"]) == {"from_seq", "tail", "from_ts"}
     assert schemas["WatchConsistency"]["enum"] == ["eventual", "strong"]
     assert valid("WatchRequest", {"topics": {"jobs": {"from_seq": 1}, "events": {"tail": True}}})
     assert valid("WatchRequest", {"topics": {"jobs": {}}, "node": ["a", "b"], "cursor": "eyJqb2JzIjoxfQ"})

@@ -18,15 +18,22 @@ class WatchTopicOptions:
         from_seq (int | Unset): Deliver records with `$seq > from_seq`. 0 = from earliest. Default 0.
         tail (bool | Unset): If true, ignore `from_seq` and start at the topic's current head — only records appended
             after the subscribe (the SSE analog of Redis `XREAD $`). Default false.
+        from_ts (int | Unset): Start at the first live record with `$ts >= from_ts` (ms since epoch), as a diff's
+            `from_ts`, resolved when the session is created; with `from_seq` or `tail` → `400 invalid_request`. At or below
+            the earliest retained record it starts from the earliest (a `from_seq_too_old` tombstone first if records were
+            lost to cap/TTL); above the newest record it starts at the head.
     """
 
     from_seq: int | Unset = UNSET
     tail: bool | Unset = UNSET
+    from_ts: int | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from_seq = self.from_seq
 
         tail = self.tail
+
+        from_ts = self.from_ts
 
         field_dict: dict[str, Any] = {}
 
@@ -35,6 +42,8 @@ class WatchTopicOptions:
             field_dict["from_seq"] = from_seq
         if tail is not UNSET:
             field_dict["tail"] = tail
+        if from_ts is not UNSET:
+            field_dict["from_ts"] = from_ts
 
         return field_dict
 
@@ -45,9 +54,12 @@ class WatchTopicOptions:
 
         tail = d.pop("tail", UNSET)
 
+        from_ts = d.pop("from_ts", UNSET)
+
         watch_topic_options = cls(
             from_seq=from_seq,
             tail=tail,
+            from_ts=from_ts,
         )
 
         return watch_topic_options

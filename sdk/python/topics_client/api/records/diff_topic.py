@@ -101,8 +101,8 @@ def sync_detailed(
 
     Args:
         topic (str):
-        body (DiffRequest | Unset): A read from a seq cursor. `{}` reads from the earliest
-            retained record.
+        body (DiffRequest | Unset): A read from a seq cursor, or from a time (`from_ts`). `{}`
+            reads from the earliest retained record.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -142,8 +142,8 @@ def sync(
 
     Args:
         topic (str):
-        body (DiffRequest | Unset): A read from a seq cursor. `{}` reads from the earliest
-            retained record.
+        body (DiffRequest | Unset): A read from a seq cursor, or from a time (`from_ts`). `{}`
+            reads from the earliest retained record.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -178,8 +178,8 @@ async def asyncio_detailed(
 
     Args:
         topic (str):
-        body (DiffRequest | Unset): A read from a seq cursor. `{}` reads from the earliest
-            retained record.
+        body (DiffRequest | Unset): A read from a seq cursor, or from a time (`from_ts`). `{}`
+            reads from the earliest retained record.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -217,8 +217,8 @@ async def asyncio(
 
     Args:
         topic (str):
-        body (DiffRequest | Unset): A read from a seq cursor. `{}` reads from the earliest
-            retained record.
+        body (DiffRequest | Unset): A read from a seq cursor, or from a time (`from_ts`). `{}`
+            reads from the earliest retained record.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
