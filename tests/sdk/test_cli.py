@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,26 @@ def test_read_from_and_to(
     assert set(got[0]) == {"seq", "ts", "tag", "data"}  # absent node/meta are left out
     # --to ends a following read (no -e) once it is reached
     assert lines(cli("read", t, "--from", "5", "--to", "7")[1]) == [6, 7]
+
+
+def test_read_since_and_from_time(
+    cli: Callable[..., tuple[int, str, str]], client: topics.Client, name: Name
+) -> None:
+    t = name("since")
+    client.append(t, "old")
+    time.sleep(0.003)  # a later $ts
+    client.append_many(t, [{"data": "new"}, {"data": "newer"}])
+    start_ms = [r.ts for r in client.read(t)][1]
+    iso = datetime.fromtimestamp(start_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+    assert lines(cli("read", t, "-e", "--from-time", iso)[1]) == ["new", "newer"]
+    assert lines(cli("read", t, "-e", "--since", "1d")[1]) == ["old", "new", "newer"]
+    assert lines(cli("read", t, "--from-time", iso, "--to", "3")[1]) == ["new", "newer"]  # following
+    status, _, err = cli("read", t, "-e", "--since", "yesterday")
+    assert status == 2 and "expected a duration" in err
+    status, _, err = cli("read", t, "-e", "--from-time", "noon")
+    assert status == 2 and "ISO 8601" in err
+    status, _, err = cli("read", t, "-e", "--since", "1m", "--from", "3")
+    assert status == 2 and "not allowed with" in err
 
 
 def test_read_without_e_follows_until_to(server: ServerProcess, client: topics.Client, name: Name) -> None:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 import orjson
 
 from . import _generated as g
 from ._generated import Route
+from ._times import epoch_ms
 from ._transport import Call
 from .errors import RECORD_FIELD, BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, TopicsError
 from .models import (
@@ -310,6 +312,7 @@ def _lost(tomb: Tombstone) -> int:
 def reading(
     topic: str,
     from_seq: int,
+    from_ts: int | datetime | None,
     to_seq: int | None,
     node: str | Sequence[str] | None,
     include_meta: bool,
@@ -320,9 +323,12 @@ def reading(
     raw: bool,
 ) -> tuple[ReadState, Steps]:
     """A read's state and its steps (:func:`read`), from a client method's arguments."""
+    if from_ts is not None and from_seq:
+        raise ValueError("read: from_ts replaces from_seq; give one of them")
     state = ReadState(topic, from_seq)
     steps = read(
         state,
+        from_ts=None if from_ts is None else epoch_ms(from_ts),
         to_seq=to_seq,
         node=node,
         include_meta=include_meta,
@@ -337,6 +343,7 @@ def reading(
 def read(
     state: ReadState,
     *,
+    from_ts: int | None = None,
     to_seq: int | None,
     node: str | Sequence[str] | None,
     include_meta: bool,
@@ -348,20 +355,25 @@ def read(
     """Pages ``diff`` from ``state.position`` until caught up (or past ``to_seq``), following
     ``next_from_seq`` — never stopping at an empty page (a page may hold no records yet advance)
     and never assuming the cursor only grows (a ``recreated`` tombstone moves it back). Yields
-    :class:`Record` objects, or :class:`RawRecord` objects with ``raw``."""
+    :class:`Record` objects, or :class:`RawRecord` objects with ``raw``. With ``from_ts`` (ms
+    since the epoch) the first page seeks by time instead, and ``state.position`` becomes the
+    cursor the server resolved it to."""
     if on_gap not in ("raise", "skip"):
         raise ValueError("on_gap must be 'raise' or 'skip'")
     route_node = list(node) if isinstance(node, list | tuple) else node
     parse = g.raw_diff_page if raw else g.diff_page
     while to_seq is None or state.position < to_seq:
         body = _drop_none(
-            from_seq=state.position,
+            from_seq=state.position if from_ts is None else None,
+            from_ts=from_ts,
             limit=page_size if to_seq is None else max(1, min(page_size, to_seq - state.position)),
             node=route_node,
             include_meta=include_meta,
             include_tags=include_tags,
         )
         page: g.DiffPage | g.RawDiffPage = yield Call(g.diff_route(state.topic, body), parse, raw=True)
+        if from_ts is not None:  # the seek is done: on by seq from where it landed
+            state.position, from_ts = page.from_seq, None
         if page.tombstone:
             tomb = g.tombstone(state.topic, page.tombstone)
             if on_gap == "raise":
@@ -377,6 +389,13 @@ def read(
         if page.caught_up:
             return None
     return None
+
+
+def cursor_at(topic: str, when: int | datetime) -> Call[int]:
+    """Where a read from time ``when`` starts: a one-record diff with ``from_ts``, whose
+    ``from_seq`` is the answer."""
+    body = {"from_ts": epoch_ms(when), "limit": 1, "max_batch_bytes": 1, "include_meta": False}
+    return Call(g.diff_route(topic, body), lambda b: int(b["from_seq"]))
 
 
 def delete_records(topic: str, before_seq: int | None, tag: str | None) -> Call[int]:

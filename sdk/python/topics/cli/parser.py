@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TypeAlias
 
 from . import admin, queues, records, relay
-from .durations import duration_ms
+from .durations import duration_ms, point_in_time, time_ago
 
 Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
 
@@ -57,8 +57,10 @@ RELAY_EPILOG = (
 
 READ_EPILOG = """\
 --from takes `earliest` (the default), `latest` (only records written from now on) or a seq:
-the records *after* that seq, as the API's cursors. Without -e, read follows the topic after
-printing what it has (over an SSE watch, like tail) until Ctrl-C, --to, or the topic's deletion.
+the records *after* that seq, as the API's cursors. --since 10m and --from-time TIME (ISO 8601,
+local time without an offset) start at the first record written at or after that time.
+Without -e, read follows the topic after printing what it has (over an SSE watch, like tail)
+until Ctrl-C, --to, or the topic's deletion.
 Lost records (cap/TTL) print a GAP line on stderr and reading goes on.
 
   topics read orders -e | topics pub orders-copy                   # copy the data
@@ -216,9 +218,11 @@ def _records(sub: Sub, common: Parser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("topic")
-    p.add_argument(
+    start = p.add_mutually_exclusive_group()
+    start.add_argument(
         "--from", dest="from_", type=records.parse_from, default="earliest", metavar="earliest|latest|SEQ"
     )
+    _time_starts(start)
     p.add_argument("--to", type=records.seq_arg, metavar="SEQ", help="stop after this seq (inclusive)")
     p.add_argument("-e", "--exit", action="store_true", help="exit at the head instead of following")
     p.add_argument("--records", action="store_true", help="whole records: seq, ts, tag, node, meta, data")
@@ -232,7 +236,8 @@ def _records(sub: Sub, common: Parser) -> None:
         "deleted topics on stderr. Ctrl-C exits 0.",
     )
     p.add_argument("topics", nargs="+", metavar="TOPIC")
-    p.add_argument(
+    start = p.add_mutually_exclusive_group()
+    start.add_argument(
         "--from",
         dest="from_",
         type=records.parse_from,
@@ -240,6 +245,7 @@ def _records(sub: Sub, common: Parser) -> None:
         metavar="earliest|latest|SEQ",
         help="where to start on every topic (default latest: new records only; SEQ: after it)",
     )
+    _time_starts(start)
     p.add_argument("--records", action="store_true", help="whole records, with their topic")
     p.set_defaults(run=records.cmd_tail)
 
@@ -252,6 +258,24 @@ def _records(sub: Sub, common: Parser) -> None:
         "--tag", metavar="PATTERN", help="the records tagged PATTERN (a trailing * matches a prefix)"
     )
     p.set_defaults(run=records.cmd_delete)
+
+
+def _time_starts(group: argparse._MutuallyExclusiveGroup) -> None:
+    """``--since`` / ``--from-time``: start at the first record written at or after a time."""
+    group.add_argument(
+        "--since",
+        dest="from_",
+        type=time_ago,
+        metavar="DURATION",
+        help="start at the records written in the last DURATION (30s, 10m, 2h, 1d)",
+    )
+    group.add_argument(
+        "--from-time",
+        dest="from_",
+        type=point_in_time,
+        metavar="TIME",
+        help="start at the first record written at or after TIME (ISO 8601: 2026-11-27T10:00:00Z)",
+    )
 
 
 def _queues(sub: Sub, common: Parser) -> None:
