@@ -19,6 +19,7 @@ import orjson
 
 from . import _generated as g
 from ._generated import Route
+from ._json import dumps as json_bytes
 from ._times import epoch_ms
 from ._transport import Call
 from .errors import RECORD_FIELD, BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, TopicsError
@@ -227,7 +228,7 @@ def append_many(
     results: list[AppendResult] = []
     while pending:
         start, end, key = pending.pop(0)
-        encoded = orjson.dumps(recs[start:end])
+        encoded = json_bytes(recs[start:end], items_of="records", first=start)
         too_big = len(encoded) > chunk_bytes and end - start > 1
         if not too_big:
             try:
