@@ -94,7 +94,7 @@ def sync_detailed(
 ) -> Response[Error | WatchSession]:
     """Create a multiplexed watch session
 
-     Create a watch session over many topics (§7.1). The POST carries the whole
+     Create a watch session over many topics. The POST carries the whole
     subscription — per-topic start positions and the stream options — and is
     answered (`400`/`404`/...) before any stream is open, while the client can
     still read the error body. The stream itself is the EventSource-compatible
@@ -165,7 +165,7 @@ def sync(
 ) -> Error | WatchSession | None:
     """Create a multiplexed watch session
 
-     Create a watch session over many topics (§7.1). The POST carries the whole
+     Create a watch session over many topics. The POST carries the whole
     subscription — per-topic start positions and the stream options — and is
     answered (`400`/`404`/...) before any stream is open, while the client can
     still read the error body. The stream itself is the EventSource-compatible
@@ -231,7 +231,7 @@ async def asyncio_detailed(
 ) -> Response[Error | WatchSession]:
     """Create a multiplexed watch session
 
-     Create a watch session over many topics (§7.1). The POST carries the whole
+     Create a watch session over many topics. The POST carries the whole
     subscription — per-topic start positions and the stream options — and is
     answered (`400`/`404`/...) before any stream is open, while the client can
     still read the error body. The stream itself is the EventSource-compatible
@@ -300,7 +300,7 @@ async def asyncio(
 ) -> Error | WatchSession | None:
     """Create a multiplexed watch session
 
-     Create a watch session over many topics (§7.1). The POST carries the whole
+     Create a watch session over many topics. The POST carries the whole
     subscription — per-topic start positions and the stream options — and is
     answered (`400`/`404`/...) before any stream is open, while the client can
     still read the error body. The stream itself is the EventSource-compatible
