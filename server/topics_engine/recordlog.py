@@ -389,6 +389,21 @@ class RecordLog:
             k, i = k + 1, 0
         return None
 
+    def seq_before_ts(self, ts: int) -> int:
+        """The seq just before the first live record with ``$ts >= ts`` (``head_seq`` if none),
+        from what is resident: the chunks are bisected by their last ``$ts`` (``$ts`` never
+        decreases along a topic), then the first such ordinal in the chunk is found from its
+        ``$ts`` runs and the next live one from its flags."""
+        chunks = self._chunks
+        k = bisect.bisect_left(chunks, ts, key=lambda ch: ch.ts_runs[-1][1])
+        while k < len(chunks):
+            ch = chunks[k]
+            i = ch.next_live(_first_at_or_after(ch.ts_runs, ch.count, 0, ts))
+            if i < ch.count:
+                return ch.first_seq + i - 1
+            k += 1
+        return self.head_seq
+
     def ts_of(self, seq: int) -> int | None:
         """``$ts`` of the live record ``seq`` (``None`` if gone), without reading it."""
         at = self._at(seq)

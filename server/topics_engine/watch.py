@@ -273,15 +273,19 @@ def _held_bytes(diff: Diff) -> int:
 
 
 class TopicStart:
-    """Where a subscription starts on one topic: after ``from_seq`` (0 = from the earliest), or
-    at the head when ``tail``."""
+    """Where a subscription starts on one topic: after ``from_seq`` (0 = from the earliest), at
+    the head when ``tail``, or after named consumer ``consumer``'s committed cursor (an
+    extension, issue 25: the cursor as it is when the subscription is made; 404
+    ``consumer_not_found`` if the topic has no such consumer)."""
 
-    __slots__ = ("from_seq", "tail")
+    __slots__ = ("from_seq", "tail", "consumer")
 
-    def __init__(self, from_seq: int = 0, tail: bool = False) -> None:
-        self.from_seq, self.tail = from_seq, tail
+    def __init__(self, from_seq: int = 0, tail: bool = False, consumer: str | None = None) -> None:
+        self.from_seq, self.tail, self.consumer = from_seq, tail, consumer
 
     def cursor(self, topic: Topic) -> int:
+        if self.consumer is not None:
+            return topic.consumers.require(topic.name, self.consumer).cursor
         return topic.head_seq if self.tail else self.from_seq
 
 

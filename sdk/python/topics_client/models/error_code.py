@@ -3,6 +3,9 @@ from enum import StrEnum
 
 class ErrorCode(StrEnum):
     BATCH_TOO_LARGE = "batch_too_large"
+    CONSUMER_NOT_FOUND = "consumer_not_found"
+    CURSOR_BEHIND = "cursor_behind"
+    CURSOR_BEYOND_HEAD = "cursor_beyond_head"
     FORBIDDEN = "forbidden"
     INTERNAL = "internal"
     INVALID_REQUEST = "invalid_request"
