@@ -22,6 +22,9 @@ length/pattern/enum constraints, arrays their item counts, unions their members 
   (``required``, and ``properties`` set to ``false``) — e.g. exactly one of a schedule's ``cron``
   and ``every_ms``: a post-check over the set fields, the failing branch's ``description`` as
   the message.
+* ``allOf`` on an object, each member such a presence rule: ``not: {required: [a, b, ...]}``
+  (the fields exclude each other: not all of them together — e.g. a diff's ``consumer`` and
+  ``from_seq``) or ``if``/``then``/``else``; a failing member's ``description`` is the message.
 * ``x-topics-explain`` on a string with a ``pattern`` (a schedule's ``cron``): the pattern is a
   post-check whose failure is explained in words by the named engine function
   (:data:`EXPLAINERS`) instead of quoting the pattern.
@@ -86,6 +89,7 @@ _HANDLED = {
     "if",
     "then",
     "else",
+    "allOf",
 }
 
 
@@ -132,6 +136,8 @@ class BodyCompiler:
         if "$ref" in schema:
             compiled: Compiled = self._ref(schema["$ref"])
             return compiled
+        if "allOf" in schema:
+            return self._presence_rules(schema, name)
         if "if" in schema or "then" in schema or "else" in schema:
             return self._conditional(schema, name)
         if explain is not None:
@@ -166,7 +172,7 @@ class BodyCompiler:
         decoded value is validated against the condition. Only on an array (a rule between its
         items) — its items decode to plain values — and never ``then`` without ``if``."""
         if "if" in schema and schema.get("type") == "object":
-            return self._presence_rule(schema, name)
+            return self._presence_rules(schema, name)
         if "if" not in schema or "else" in schema or schema.get("type") != "array":
             raise UnsupportedSchema(
                 f"{name}: if/then only together and only on an array, or if/then/else on an object"
@@ -189,23 +195,20 @@ class BodyCompiler:
 
         return Compiled(inner.type, check)
 
-    def _presence_rule(self, schema: dict[str, Any], name: str) -> Compiled:
-        """``if``/``then``/``else`` on an object, each a rule over which fields are present
-        (``required``; ``properties`` whose schema is ``false``: must be absent). The object is
-        decoded by the rest of ``schema``; a branch that fails names its first offending field
-        and says its ``description``."""
-        rules = {k: schema.get(k, True) for k in ("if", "then", "else")}
-        for key, rule in rules.items():
-            if rule is True:
-                continue
-            props = rule.get("properties", {}) if isinstance(rule, dict) else None
-            if (
-                not isinstance(rule, dict)
-                or set(rule) - {"required", "properties", "description"}
-                or any(v is not False for v in (props or {}).values())
-            ):
-                raise UnsupportedSchema(f"{name}: an object's {key} may only require or forbid fields")
-        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+    def _presence_rules(self, schema: dict[str, Any], name: str) -> Compiled:
+        """Rules over which fields of an object are present: ``if``/``then``/``else`` (each a
+        ``required`` list and ``properties`` whose schema is ``false``: must be absent), and
+        ``allOf`` members that are such a conditional or ``not: {required: [...]}`` (those
+        fields are not all present together). The object is decoded by the rest of ``schema``;
+        the first rule that fails names its offending field and says its ``description``."""
+        if schema.get("type") != "object":
+            raise UnsupportedSchema(f"{name}: presence rules (if/then/else, allOf) only on an object")
+        rules: list[PresenceRule] = []
+        if "if" in schema:
+            rules.append(_conditional_rule({k: schema.get(k, True) for k in ("if", "then", "else")}, name))
+        for member in schema.get("allOf", ()):
+            rules.append(_member_rule(member, name))
+        rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else", "allOf")}
         inner = self.compile(rest, name)
         wire = list(schema.get("properties", {}))
         attrs = [_identifier(p) for p in wire]
@@ -215,12 +218,11 @@ class BodyCompiler:
             if inner_check is not None:
                 value = inner_check(value, where)
             present = {w for w, a in zip(wire, attrs, strict=True) if getattr(value, a) is not msgspec.UNSET}
-            branch = rules["then"] if not _breaks(rules["if"], present) else rules["else"]
-            broken = _breaks(branch, present)
-            if broken:
-                field = _join(where, broken[0])
-                problem = branch.get("description") or f"{broken[0]} breaks the rule"
-                raise InvalidRequest(f"{field}: {problem}", {"field": field})
+            for rule in rules:
+                broken = rule(present)
+                if broken is not None:
+                    field = _join(where, broken[0])
+                    raise InvalidRequest(f"{field}: {broken[1]}", {"field": field})
             return value
 
         return Compiled(inner.type, check)
@@ -451,8 +453,62 @@ def _identifier(prop: str) -> str:
     return f"f_{name}" if not name or name[0].isdigit() or name in ("from", "in", "class") else name
 
 
+PresenceRule = Callable[[set[str]], tuple[str, str] | None]
+"""A rule over the fields present in an object: ``None`` if it holds, else ``(field, problem)``."""
+
+
+def _conditional_rule(rules: dict[str, Any], name: str) -> PresenceRule:
+    """``if``/``then``/``else``, each ``True`` or a rule that only requires or forbids fields."""
+    for key, rule in rules.items():
+        if rule is True:
+            continue
+        props = rule.get("properties", {}) if isinstance(rule, dict) else None
+        if (
+            not isinstance(rule, dict)
+            or set(rule) - {"required", "properties", "description"}
+            or any(v is not False for v in (props or {}).values())
+        ):
+            raise UnsupportedSchema(f"{name}: an object's {key} may only require or forbid fields")
+
+    def holds(present: set[str]) -> tuple[str, str] | None:
+        branch = rules["then"] if not _breaks(rules["if"], present) else rules["else"]
+        broken = _breaks(branch, present)
+        if not broken:
+            return None
+        return broken[0], branch.get("description") or f"{broken[0]} breaks the rule"
+
+    return holds
+
+
+def _member_rule(member: Any, name: str) -> PresenceRule:
+    """An ``allOf`` member of an object: a conditional, or ``not: {required: [...]}``."""
+    if isinstance(member, dict) and "if" in member:
+        extra = set(member) - {"if", "then", "else", "description"}
+        if extra:
+            raise UnsupportedSchema(f"{name}: an allOf conditional with {sorted(extra)}")
+        return _conditional_rule({k: member.get(k, True) for k in ("if", "then", "else")}, name)
+    negated = member.get("not") if isinstance(member, dict) else None
+    if (
+        not isinstance(negated, dict)
+        or set(member) - {"not", "description"}
+        or set(negated) != {"required"}
+        or len(negated["required"]) < 2
+    ):
+        raise UnsupportedSchema(
+            f"{name}: an object's allOf members may only be presence rules "
+            "(not: {required: [a, b, ...]}, or if/then/else)"
+        )
+    together: list[str] = list(negated["required"])
+    problem = member.get("description") or f"{', '.join(together)} exclude each other"
+
+    def holds(present: set[str]) -> tuple[str, str] | None:
+        return (together[-1], problem) if all(f in present for f in together) else None
+
+    return holds
+
+
 def _breaks(rule: Any, present: set[str]) -> list[str]:
-    """The fields that make a presence rule (see ``BodyCompiler._presence_rule``) fail: present
+    """The fields that make a presence rule (see ``BodyCompiler._presence_rules``) fail: present
     ones it forbids, then absent ones it requires."""
     if rule is True:
         return []

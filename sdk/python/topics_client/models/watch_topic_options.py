@@ -18,15 +18,22 @@ class WatchTopicOptions:
         from_seq (int | Unset): Deliver records with `$seq > from_seq`. 0 = from earliest. Default 0.
         tail (bool | Unset): If true, ignore `from_seq` and start at the topic's current head — only records appended
             after the subscribe (the SSE analog of Redis `XREAD $`). Default false.
+        consumer (str | Unset): Start after this named consumer's committed cursor as it is when the session is created
+            (`PUT /v0/topics/{topic}/consumers/{consumer}`); excludes `from_seq` and `tail`. A resume `cursor` still
+            overrides it. The watch commits nothing — commit with `POST /v0/topics/{topic}/consumers/{consumer}/commit`.
+            `404 consumer_not_found` if the topic has no consumer of that name.
     """
 
     from_seq: int | Unset = UNSET
     tail: bool | Unset = UNSET
+    consumer: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from_seq = self.from_seq
 
         tail = self.tail
+
+        consumer = self.consumer
 
         field_dict: dict[str, Any] = {}
 
@@ -35,6 +42,8 @@ class WatchTopicOptions:
             field_dict["from_seq"] = from_seq
         if tail is not UNSET:
             field_dict["tail"] = tail
+        if consumer is not UNSET:
+            field_dict["consumer"] = consumer
 
         return field_dict
 
@@ -45,9 +54,12 @@ class WatchTopicOptions:
 
         tail = d.pop("tail", UNSET)
 
+        consumer = d.pop("consumer", UNSET)
+
         watch_topic_options = cls(
             from_seq=from_seq,
             tail=tail,
+            consumer=consumer,
         )
 
         return watch_topic_options

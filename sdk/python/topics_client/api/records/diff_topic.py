@@ -97,7 +97,10 @@ def sync_detailed(
     `next_from_seq`). Read-only and safe to retry (POST because the operation is
     described by the JSON body). Bumps auto-priority recency. Never
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
-    An absent body reads with every default (same as `{}`).
+    An absent body reads with every default (same as `{}`). With `consumer` (an
+    extension) the read starts after that named consumer's committed cursor
+    instead of `from_seq` (`404 consumer_not_found` if the topic has none of that
+    name); the read commits nothing.
 
     Args:
         topic (str):
@@ -138,7 +141,10 @@ def sync(
     `next_from_seq`). Read-only and safe to retry (POST because the operation is
     described by the JSON body). Bumps auto-priority recency. Never
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
-    An absent body reads with every default (same as `{}`).
+    An absent body reads with every default (same as `{}`). With `consumer` (an
+    extension) the read starts after that named consumer's committed cursor
+    instead of `from_seq` (`404 consumer_not_found` if the topic has none of that
+    name); the read commits nothing.
 
     Args:
         topic (str):
@@ -174,7 +180,10 @@ async def asyncio_detailed(
     `next_from_seq`). Read-only and safe to retry (POST because the operation is
     described by the JSON body). Bumps auto-priority recency. Never
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
-    An absent body reads with every default (same as `{}`).
+    An absent body reads with every default (same as `{}`). With `consumer` (an
+    extension) the read starts after that named consumer's committed cursor
+    instead of `from_seq` (`404 consumer_not_found` if the topic has none of that
+    name); the read commits nothing.
 
     Args:
         topic (str):
@@ -213,7 +222,10 @@ async def asyncio(
     `next_from_seq`). Read-only and safe to retry (POST because the operation is
     described by the JSON body). Bumps auto-priority recency. Never
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
-    An absent body reads with every default (same as `{}`).
+    An absent body reads with every default (same as `{}`). With `consumer` (an
+    extension) the read starts after that named consumer's committed cursor
+    instead of `from_seq` (`404 consumer_not_found` if the topic has none of that
+    name); the read commits nothing.
 
     Args:
         topic (str):
