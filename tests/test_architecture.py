@@ -191,6 +191,7 @@ def test_error_statuses_match_the_contract_table() -> None:
     extensions = {  # codes of extensions (ruling 22; docs/DECISIONS.md)
         "no_dead_letter": 409,
         "consumer_not_found": 404,
+        "no_such_consumer": 409,
         "cursor_behind": 409,
         "cursor_beyond_head": 409,
     }

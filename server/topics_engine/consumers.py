@@ -116,9 +116,11 @@ class Consumers:
         return state_of(self._topic(topic), name)
 
     def cursor(self, topic: str, name: str) -> int:
-        """Consumer ``name``'s committed cursor: where a read on its behalf starts (exclusive)."""
+        """Consumer ``name``'s committed cursor: where a read on its behalf starts (exclusive);
+        409 ``no_such_consumer`` if the topic has none of that name (a consumer named in a read's
+        body, not in the path: ``ConsumerSet.read_cursor``)."""
         check_consumer_name(name)
-        return self._topic(topic).consumers.require(topic, name).cursor
+        return self._topic(topic).consumers.read_cursor(topic, name)
 
     def page(
         self, topic: str, prefix: str = "", page_size: int = 0, cursor: str | None = None

@@ -17,7 +17,7 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .errors import ConsumerNotFound
+from .errors import ConsumerNotFound, NoSuchConsumer
 
 
 @dataclass(slots=True)
@@ -56,6 +56,18 @@ class ConsumerSet:
                 {"topic": topic, "consumer": name},
             )
         return consumer
+
+    def read_cursor(self, topic: str, name: str) -> int:
+        """Consumer ``name``'s committed cursor, for a read on its behalf (a diff's or a watch
+        entry's ``consumer``); 409 ``no_such_consumer`` (saying how to create it) if absent."""
+        consumer = self._by_name.get(name)
+        if consumer is None:
+            raise NoSuchConsumer(
+                f'topic "{topic}" has no consumer "{name}" to read for; create it with '
+                f"PUT /v0/topics/{topic}/consumers/{name}",
+                {"topic": topic, "consumer": name},
+            )
+        return consumer.cursor
 
     def set(self, name: str, cursor: int, at_ms: int) -> bool:
         """Set consumer ``name``'s cursor (creating it); True if it was created."""

@@ -90,6 +90,15 @@ class NoDeadLetter(TopicsError):
     code = "no_dead_letter"
 
 
+class NoSuchConsumer(TopicsError):
+    """A read on behalf of a named consumer the topic does not have (an extension, issue 25): the
+    consumer is named in the request's body (a diff's or a watch entry's ``consumer``), and the
+    request's target, the topic, exists — so a ``409``, not the ``404`` of a consumer named in the
+    path (docs/DECISIONS.md, "Named consumers")."""
+
+    code = "no_such_consumer"
+
+
 class CursorBehind(TopicsError):
     """A consumer commit below its committed cursor without ``force`` (an extension, issue 25):
     a committed cursor only moves forward unless the caller says it means to rewind."""

@@ -275,8 +275,8 @@ def _held_bytes(diff: Diff) -> int:
 class TopicStart:
     """Where a subscription starts on one topic: after ``from_seq`` (0 = from the earliest), at
     the head when ``tail``, or after named consumer ``consumer``'s committed cursor (an
-    extension, issue 25: the cursor as it is when the subscription is made; 404
-    ``consumer_not_found`` if the topic has no such consumer)."""
+    extension, issue 25: the cursor as it is when the subscription is made; 409
+    ``no_such_consumer`` if the topic has no such consumer)."""
 
     __slots__ = ("from_seq", "tail", "consumer")
 
@@ -285,7 +285,7 @@ class TopicStart:
 
     def cursor(self, topic: Topic) -> int:
         if self.consumer is not None:
-            return topic.consumers.require(topic.name, self.consumer).cursor
+            return topic.consumers.read_cursor(topic.name, self.consumer)
         return topic.head_seq if self.tail else self.from_seq
 
 

@@ -57,6 +57,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "topic_not_empty": 409,
     "not_a_queue": 409,
     "no_dead_letter": 409,
+    "no_such_consumer": 409,
     "cursor_behind": 409,
     "cursor_beyond_head": 409,
     "payload_too_large": 413,

@@ -19,6 +19,7 @@ from topics_engine.errors import (
     CursorBehind,
     CursorBeyondHead,
     InvalidRequest,
+    NoSuchConsumer,
     Throttled,
     TopicNotFound,
 )
@@ -292,8 +293,9 @@ def test_consumers_go_with_their_topic(engine: Engine, consumers: Consumers) -> 
     engine.append("t", data(2))  # recreated: starts with no consumer
     settle(engine)
     assert consumers.page("t").consumers == []
-    with raises_topics(ConsumerNotFound, "consumer_not_found"):
-        consumers.cursor("t", "a")
+    with raises_topics(NoSuchConsumer, "no_such_consumer") as caught:
+        consumers.cursor("t", "a")  # a read on its behalf: the topic is there, the consumer not
+    assert caught[0].detail == {"topic": "t", "consumer": "a"}
     assert consumers.cursor("u", "a") == 0
 
 

@@ -165,9 +165,10 @@ async def test_a_diff_reads_after_the_committed_cursor(client: httpx.AsyncClient
         await client.post("/v0/topics/t/diff", json={"consumer": "c", "from_seq": 1}), 400, "invalid_request"
     )
     assert error["detail"] == {"field": "from_seq"}
-    assert_error(
-        await client.post("/v0/topics/t/diff", json={"consumer": "ghost"}), 404, "consumer_not_found"
+    error = assert_error(
+        await client.post("/v0/topics/t/diff", json={"consumer": "ghost"}), 409, "no_such_consumer"
     )
+    assert error["detail"] == {"topic": "t", "consumer": "ghost"}
 
 
 async def test_a_diff_long_polls_from_the_consumer_cursor(client: httpx.AsyncClient) -> None:
@@ -197,8 +198,8 @@ async def test_a_watch_entry_starts_after_the_consumer(client: httpx.AsyncClient
         assert error["detail"] == {"field": f"topics.a.{field}"}, error
     assert_error(
         await client.post("/v0/watch", json={"topics": {"a": {"consumer": "ghost"}}}),
-        404,
-        "consumer_not_found",
+        409,
+        "no_such_consumer",
     )
 
 

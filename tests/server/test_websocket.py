@@ -549,7 +549,7 @@ async def test_subscribe_with_a_topics_map(server: Server) -> None:
 async def test_subscribe_after_a_named_consumer(server: Server) -> None:
     """``consumer`` (an extension, issue 25): the subscription starts after the named consumer's
     committed cursor, for one ``topic`` or in a ``topics`` map; it excludes ``from_seq`` and
-    ``tail``, and an unknown consumer answers ``consumer_not_found``."""
+    ``tail``, and an unknown consumer answers ``no_such_consumer``."""
     await server.append("nc", [{"data": i} for i in range(5)])
     response = await server.http.put("/v0/topics/nc/consumers/c1", json={"from_seq": 3})
     assert response.status_code == 201, response.text
@@ -572,7 +572,7 @@ async def test_subscribe_after_a_named_consumer(server: Server) -> None:
             frame = await c.call({"op": "subscribe", "request_id": f"x{i}", **command})
             assert_error(frame, "invalid_request", f"x{i}")
         frame = await c.call({"op": "subscribe", "request_id": "ghost", "topic": "nc", "consumer": "ghost"})
-        assert_error(frame, "consumer_not_found", "ghost")
+        assert_error(frame, "no_such_consumer", "ghost")
         assert frame["detail"] == {"topic": "nc", "consumer": "ghost"}
         await c.assert_usable()
 

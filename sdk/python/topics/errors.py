@@ -163,6 +163,13 @@ class NoDeadLetter(TopicsError):
     code = "no_dead_letter"
 
 
+class NoSuchConsumer(TopicsError):
+    """409 ``no_such_consumer``: a read on behalf of a named consumer (a watch entry's
+    ``consumer``) that the topic does not have."""
+
+    code = "no_such_consumer"
+
+
 class CursorBehind(TopicsError):
     """409 ``cursor_behind``: a commit below the consumer's committed cursor without ``force``
     (another reader of the same consumer committed further)."""
@@ -253,6 +260,7 @@ ERRORS_BY_CODE: dict[str, type[TopicsError]] = {
         TopicNotEmpty,
         NotAQueue,
         NoDeadLetter,
+        NoSuchConsumer,
         CursorBehind,
         CursorBeyondHead,
         PayloadTooLarge,

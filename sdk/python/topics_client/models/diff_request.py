@@ -30,8 +30,8 @@ class DiffRequest:
             (no wait). Clamped to 30000.
         consumer (str | Unset): Read after this named consumer's committed cursor (`PUT
             /v0/topics/{topic}/consumers/{consumer}`) instead of `from_seq`, which it excludes. The read commits nothing —
-            commit how far the reader got with `POST /v0/topics/{topic}/consumers/{consumer}/commit`. `404
-            consumer_not_found` if the topic has no consumer of that name.
+            commit how far the reader got with `POST /v0/topics/{topic}/consumers/{consumer}/commit`. `409 no_such_consumer`
+            if the topic has no consumer of that name.
     """
 
     from_seq: int | Unset = UNSET

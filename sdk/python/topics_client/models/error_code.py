@@ -15,6 +15,7 @@ class ErrorCode(StrEnum):
     NOT_FOUND = "not_found"
     NOT_READY = "not_ready"
     NO_DEAD_LETTER = "no_dead_letter"
+    NO_SUCH_CONSUMER = "no_such_consumer"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     RECORD_TOO_LARGE = "record_too_large"
     ROUTER_CYCLE = "router_cycle"

@@ -21,7 +21,7 @@ class WatchTopicOptions:
         consumer (str | Unset): Start after this named consumer's committed cursor as it is when the session is created
             (`PUT /v0/topics/{topic}/consumers/{consumer}`); excludes `from_seq` and `tail`. A resume `cursor` still
             overrides it. The watch commits nothing — commit with `POST /v0/topics/{topic}/consumers/{consumer}/commit`.
-            `404 consumer_not_found` if the topic has no consumer of that name.
+            `409 no_such_consumer` if the topic has no consumer of that name.
     """
 
     from_seq: int | Unset = UNSET

@@ -52,6 +52,11 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 413:
         response_413 = Error.from_dict(response.json())
 
@@ -99,8 +104,8 @@ def sync_detailed(
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
     An absent body reads with every default (same as `{}`). With `consumer` (an
     extension) the read starts after that named consumer's committed cursor
-    instead of `from_seq` (`404 consumer_not_found` if the topic has none of that
-    name); the read commits nothing.
+    instead of `from_seq` (`409 no_such_consumer` if the topic has none of that
+    name: the topic, the request's target, exists); the read commits nothing.
 
     Args:
         topic (str):
@@ -143,8 +148,8 @@ def sync(
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
     An absent body reads with every default (same as `{}`). With `consumer` (an
     extension) the read starts after that named consumer's committed cursor
-    instead of `from_seq` (`404 consumer_not_found` if the topic has none of that
-    name); the read commits nothing.
+    instead of `from_seq` (`409 no_such_consumer` if the topic has none of that
+    name: the topic, the request's target, exists); the read commits nothing.
 
     Args:
         topic (str):
@@ -182,8 +187,8 @@ async def asyncio_detailed(
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
     An absent body reads with every default (same as `{}`). With `consumer` (an
     extension) the read starts after that named consumer's committed cursor
-    instead of `from_seq` (`404 consumer_not_found` if the topic has none of that
-    name); the read commits nothing.
+    instead of `from_seq` (`409 no_such_consumer` if the topic has none of that
+    name: the topic, the request's target, exists); the read commits nothing.
 
     Args:
         topic (str):
@@ -224,8 +229,8 @@ async def asyncio(
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
     An absent body reads with every default (same as `{}`). With `consumer` (an
     extension) the read starts after that named consumer's committed cursor
-    instead of `from_seq` (`404 consumer_not_found` if the topic has none of that
-    name); the read commits nothing.
+    instead of `from_seq` (`409 no_such_consumer` if the topic has none of that
+    name: the topic, the request's target, exists); the read commits nothing.
 
     Args:
         topic (str):
