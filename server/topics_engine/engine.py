@@ -545,6 +545,7 @@ class Engine:
         name: str,
         *,
         from_seq: int = 0,
+        from_ts: int | None = None,
         limit: int = 0,
         node: NodeFilter = None,
         include_tags: bool = False,
@@ -552,15 +553,19 @@ class Engine:
         max_batch_bytes: int = 0,
         touch: bool = True,
     ) -> Diff:
-        """Records after the exclusive cursor ``from_seq`` (§3). ``limit`` and
-        ``max_batch_bytes`` 0 mean their defaults (``limits.default_limit``, 1 MiB); both are
-        clamped (:meth:`ReadBudget.resolve`)."""
+        """Records after the exclusive cursor ``from_seq`` (§3), or — with ``from_ts`` (ms
+        since epoch), which replaces ``from_seq`` — from the first live record with
+        ``$ts >= from_ts`` (:meth:`Topic.seq_before_ts`; the result's ``from_seq`` says where
+        that was). ``limit`` and ``max_batch_bytes`` 0 mean their defaults
+        (``limits.default_limit``, 1 MiB); both are clamped (:meth:`ReadBudget.resolve`)."""
         from_seq = to_int(from_seq, "from_seq")
         defaults = ReadBudget(self.limits.default_limit, ZERO_MAX_BYTES)
         budget = defaults.resolve(limit, max_batch_bytes, self.limits.max_limit)
         topic = self.get(name)
         now = self.clock.now_ms()
         topic.expire(now)
+        if from_ts is not None:
+            from_seq = topic.seq_before_ts(to_int(from_ts, "from_ts"))
         if touch:
             topic.last_read_ts = now
         opts = ReadOptions(

@@ -389,20 +389,19 @@ class RecordLog:
             k, i = k + 1, 0
         return None
 
-    def seq_before_ts(self, ts: int) -> int:
-        """The seq just before the first live record with ``$ts >= ts`` (``head_seq`` if none),
-        from what is resident: the chunks are bisected by their last ``$ts`` (``$ts`` never
-        decreases along a topic), then the first such ordinal in the chunk is found from its
-        ``$ts`` runs and the next live one from its flags."""
+    def first_live_at_or_after_ts(self, ts: int) -> int | None:
+        """The seq of the first live record with ``$ts >= ts`` (``None`` if none), from what is
+        resident: a bisection over the chunks by their newest ``$ts`` (``$ts`` never decreases
+        along a topic), then over the chunk's ``$ts`` runs; no record is read. Deleted records
+        after it are stepped over a chunk at a time."""
         chunks = self._chunks
-        k = bisect.bisect_left(chunks, ts, key=lambda ch: ch.ts_runs[-1][1])
-        while k < len(chunks):
-            ch = chunks[k]
-            i = ch.next_live(_first_at_or_after(ch.ts_runs, ch.count, 0, ts))
-            if i < ch.count:
-                return ch.first_seq + i - 1
-            k += 1
-        return self.head_seq
+        k = bisect.bisect_left(chunks, ts, key=_newest_ts)
+        if k == len(chunks):
+            return None
+        ch = chunks[k]
+        i = _first_at_or_after(ch.ts_runs, ch.count, ch.front, ts)
+        at = self.live_at_or_after(ch.first_seq + i)  # i == count: from the next chunk on
+        return None if at is None else at[0]
 
     def ts_of(self, seq: int) -> int | None:
         """``$ts`` of the live record ``seq`` (``None`` if gone), without reading it."""
@@ -788,6 +787,11 @@ def _first_at_or_after(ts_runs: list[tuple[int, int]], count: int, start: int, t
         if run_ts >= ts:
             return max(start, at)
     return count
+
+
+def _newest_ts(ch: _Chunk) -> int:
+    """``$ts`` of a chunk's last record (its newest: ``$ts`` never decreases along a topic)."""
+    return ch.ts_runs[-1][1]
 
 
 def _ts_of(ts_runs: list[tuple[int, int]], i: int) -> int:

@@ -139,6 +139,9 @@ class Diff:
     scanned: int
     head_seq: int
     earliest_seq: int
+    from_seq: int
+    """The exclusive cursor the read started after: the one asked for, or what a ``from_ts``
+    resolved to (0 after a ``recreated`` tombstone: the read restarted from the earliest)."""
 
     @property
     def caught_up(self) -> bool:

@@ -349,13 +349,6 @@ class Topic:
             fresh = log.live_at_or_after(fresh[0] + 1)
         return fresh
 
-    def seq_before_ts(self, ts: int) -> int:
-        """The exclusive cursor just before the first live record whose ``$ts >= ts`` (its seq
-        - 1), or ``head_seq`` when no live record is that recent: a reader from there gets
-        exactly the records stamped at or after ``ts``. From what is resident, no record read:
-        O(log chunks) (``RecordLog.seq_before_ts``). Expire first (the caller's read does)."""
-        return self.log.seq_before_ts(ts)
-
     # -- named consumers ----------------------------------------------------------------------
 
     def set_consumer(self, name: str, cursor: int, at_ms: int) -> Consumer:
@@ -711,6 +704,21 @@ class Topic:
         reason = reasons.pop() if len(reasons) == 1 else "mixed"
         return Tombstone(gap_from, self.earliest_seq - 1, reason, missed, self.earliest_seq, self.head_seq)
 
+    def seq_before_ts(self, ts: int) -> int:
+        """The exclusive cursor of a read that starts at the first live record with
+        ``$ts >= ts`` (a seek by time): the seq just before that record. ``0`` — from the
+        earliest, with the ruling-1 tombstone if records were lost — when that record is the
+        oldest live one (``ts`` at or below everything retained), or when nothing is live but a
+        record ever written had ``$ts >= ts``; ``head_seq`` (a tail) when no record has.
+        Found from resident chunk indexes in O(log chunks): cold records are never read."""
+        first = self.log.first_live_seq()
+        if first is None:
+            return 0 if ts <= self._last_ts else self.head_seq
+        seq = self.log.first_live_at_or_after_ts(ts)
+        if seq is None:
+            return self.head_seq
+        return 0 if seq == first else seq - 1
+
     def _hole_after(self, cursor: int) -> tuple[int, int] | None:
         """The first ``source_trim`` marker above ``cursor``."""
         at = bisect.bisect_right(self.holes, (cursor, 1 << 64))
@@ -750,5 +758,13 @@ class Topic:
             upto=upto,
         )
         return Diff(
-            self.name, scan.parts, scan.count, scan.last_seq, tombstone, scan.scanned, self.head_seq, earliest
+            self.name,
+            scan.parts,
+            scan.count,
+            scan.last_seq,
+            tombstone,
+            scan.scanned,
+            self.head_seq,
+            earliest,
+            from_seq,
         )

@@ -22,9 +22,10 @@ length/pattern/enum constraints, arrays their item counts, unions their members 
   (``required``, and ``properties`` set to ``false``) — e.g. exactly one of a schedule's ``cron``
   and ``every_ms``: a post-check over the set fields, the failing branch's ``description`` as
   the message.
-* ``allOf`` on an object, each member such a presence rule: ``not: {required: [a, b, ...]}``
-  (the fields exclude each other: not all of them together — e.g. a diff's ``consumer`` and
-  ``from_seq``) or ``if``/``then``/``else``; a failing member's ``description`` is the message.
+* ``allOf`` on an object, each member such a presence rule: ``if``/``then``/``else`` (e.g. a diff's
+  ``from_ts`` excludes ``from_seq``) or ``not: {required: [a, b, ...]}`` (the fields exclude each
+  other: not all of them together — e.g. a diff's ``consumer`` and ``from_seq``); a failing
+  member's ``description`` is the message.
 * ``x-topics-explain`` on a string with a ``pattern`` (a schedule's ``cron``): the pattern is a
   post-check whose failure is explained in words by the named engine function
   (:data:`EXPLAINERS`) instead of quoting the pattern.
@@ -49,6 +50,7 @@ from topics_engine.records import NewRecords
 from topics_engine.schedules import cron_problem
 
 from .errors import PayloadTooLarge
+from .schema_errors import SchemaAt, body_error, parameter_error
 from .spec import RUNTIME_LIMITS, load_document
 
 Check = Callable[[Any, str], Any]
@@ -156,6 +158,14 @@ class BodyCompiler:
             return Compiled(Literal[tuple(schema["enum"])])
         kind: Callable[[dict[str, Any], str], Compiled] = getattr(self, f"_{types}")
         return kind(schema, name)
+
+    def decoder(self, schema: dict[str, Any], name: str = "Body") -> BodyDecoder:
+        """A :class:`BodyDecoder` for ``schema``, its errors worded from ``schema``."""
+        return BodyDecoder(self.compile(schema, name), SchemaAt(self.document, schema))
+
+    def validator(self, schema: dict[str, Any], name: str) -> ValueValidator:
+        """A :class:`ValueValidator` of parameter ``name`` for ``schema``."""
+        return ValueValidator(self.compile(schema, name), name, SchemaAt(self.document, schema))
 
     # -- kinds --------------------------------------------------------------------------------
 
@@ -277,7 +287,7 @@ class BodyCompiler:
                 return value
             if isinstance(value, float):
                 if not math.isfinite(value) or not value.is_integer():
-                    raise _invalid(where, "must be a whole number", value)
+                    raise _invalid(where, f"must be an integer, not {value}", value)
                 value = int(value)
             if low is not None and value < low:
                 raise _invalid(where, f"must be at least {low}", value)
@@ -370,9 +380,9 @@ class BodyCompiler:
                 if current is not msgspec.UNSET:
                     setattr(value, attr, field_check(current, _join(where, renames.get(attr, attr))))
             if least and sum(getattr(value, a) is not msgspec.UNSET for a in attrs) < least:
-                names = ", ".join(f"`{p}`" for p in properties)
+                names = ", ".join(properties)
                 raise InvalidRequest(
-                    f"{where or 'body'} needs at least {least} of {names}", {"field": where or "body"}
+                    f"{where or 'body'}: must have at least {least} of {names}", {"field": where or "body"}
                 )
             return value
 
@@ -522,7 +532,7 @@ def _join(where: str, field: str) -> str:
 
 def _invalid(where: str, problem: str, value: Any) -> InvalidRequest:
     field = where or "body"
-    return InvalidRequest(f"{field} {problem}", {"field": field, "value": _json_safe(value)})
+    return InvalidRequest(f"{field}: {problem}", {"field": field, "value": _json_safe(value)})
 
 
 def _json_safe(value: Any) -> Any:
@@ -533,11 +543,14 @@ def _json_safe(value: Any) -> Any:
 
 
 class BodyDecoder:
-    """Decodes and validates one operation's request body (bytes -> msgspec value)."""
+    """Decodes and validates one operation's request body (bytes -> msgspec value); a value
+    that breaks the schema is a 400 in words (``schema_errors``), using ``schema`` (the body's
+    schema) to name enum values and near-miss fields."""
 
-    def __init__(self, compiled: Compiled) -> None:
+    def __init__(self, compiled: Compiled, schema: SchemaAt | None = None) -> None:
         self._decoder = msgspec.json.Decoder(compiled.type)
         self._check = compiled.check
+        self._schema = schema
 
     def decode(self, raw: bytes) -> Any:
         if not raw.isascii():  # JSON is UTF-8 (RFC 8259 §8.1); msgspec keeps Raw values unchecked
@@ -545,7 +558,7 @@ class BodyDecoder:
         try:
             value = self._decoder.decode(raw)
         except msgspec.ValidationError as err:
-            raise validation_error(str(err)) from None
+            raise body_error(str(err), self._schema) from None
         except msgspec.DecodeError as err:
             raise InvalidRequest(f"request body is not valid JSON: {err}", {"field": "body"}) from None
         if self._check is not None:
@@ -557,10 +570,11 @@ class ValueValidator:
     """Validates an already-decoded value (a path, query or header parameter). Valid strings
     are remembered (a topic name is checked against its pattern once, not per request)."""
 
-    def __init__(self, compiled: Compiled, name: str) -> None:
+    def __init__(self, compiled: Compiled, name: str, schema: SchemaAt | None = None) -> None:
         self._type = compiled.type
         self._check = compiled.check
         self._name = name
+        self._schema = schema
         self._valid: dict[str, Any] = {}
 
     def validate(self, value: Any) -> Any:
@@ -579,16 +593,10 @@ class ValueValidator:
         try:
             value = msgspec.convert(value, self._type)
         except msgspec.ValidationError as err:
-            raise InvalidRequest(
-                f"parameter {self._name}: {_AT.sub('', str(err))}",
-                {"field": self._name, "value": _json_safe(value)},
-            ) from None
+            raise parameter_error(self._name, str(err), _json_safe(value), self._schema) from None
         if self._check is not None:
             value = self._check(value, self._name)
         return value
-
-
-_AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
 
 
 def check_utf8(raw: bytes) -> None:
@@ -599,19 +607,6 @@ def check_utf8(raw: bytes) -> None:
         raise InvalidRequest(
             f"request body is not valid UTF-8 (byte {err.start}): JSON text must be UTF-8", {"field": "body"}
         ) from None
-
-
-def validation_error(message: str) -> InvalidRequest:
-    """msgspec's ``Expected `int`, got `str` - at `$.records[0].tag``` -> 400 with the field."""
-    match = _AT.search(message)
-    path = match.group("path").lstrip(".") if match else ""
-    problem = _AT.sub("", message)
-    unknown = re.match(r"Object contains unknown field `(?P<name>[^`]+)`", problem)
-    if unknown:
-        path = _join(path, unknown.group("name"))
-        problem = "is not a known field"
-    field = path or "body"
-    return InvalidRequest(f"{field}: {problem}", {"field": field})
 
 
 def opt(value: Any, default: Any = None) -> Any:
@@ -654,7 +649,7 @@ def new_records(records: list[Any], batch_node: str | None, batch_delay: int | N
 @cache
 def _records_decoder() -> BodyDecoder:
     records = {"type": "array", "items": {"$ref": "#/components/schemas/RecordIn"}}
-    return BodyDecoder(BodyCompiler(load_document()).compile(records, "Records"))
+    return BodyCompiler(load_document()).decoder(records, "Records")
 
 
 def decode_records(text: bytes, node: str | None) -> NewRecords:

@@ -156,7 +156,7 @@ def _decoders() -> dict[str, BodyDecoder]:
             "properties": properties,
             "required": required,
         }
-        return BodyDecoder(compiler.compile(schema, "WsCommand"))
+        return compiler.decoder(schema, "WsCommand")
 
     watch = copy.deepcopy(schemas["WatchRequest"]["properties"])
     for not_on_socket in ("cursor", "heartbeat_ms"):
@@ -316,12 +316,19 @@ class WebSocketSession:
         if (body.topic is unset) == (body.topics is unset):
             raise InvalidRequest('subscribe names either "topic" or "topics"', {"field": "topic"})
         if body.topics is not unset:
-            if any(v is not unset for v in (body.from_seq, body.tail)):
+            given = [f for f in ("from_seq", "tail", "from_ts") if getattr(body, f) is not unset]
+            if given:
                 raise InvalidRequest(
-                    "from_seq and tail go with topic; with topics, give them per topic", {"field": "from_seq"}
+                    "from_seq, tail and from_ts go with topic; with topics, give them per topic",
+                    {"field": given[0]},
                 )
             starts = topic_starts(body.topics)
         else:
+            if body.from_ts is not unset and (body.from_seq is not unset or body.tail is not unset):
+                field = "from_seq" if body.from_seq is not unset else "tail"
+                raise InvalidRequest(
+                    f"{field}: from_ts replaces from_seq and tail: give one of them", {"field": field}
+                )
             starts = topic_starts({body.topic: body})
         total = len(self.by_topic.keys() | starts.keys())
         if total > watches.max_topics:

@@ -321,13 +321,17 @@ def diff(d: Diff) -> list[bytes | memoryview]:
     """The diff response as JSON object parts without the closing brace (performance goes
     last): the page's record bytes are not copied together."""
     stone = orjson.dumps(tombstone(d.tombstone)) if d.tombstone else b"null"
-    tail = b'],"next_from_seq":%d,"head_seq":%d,"earliest_seq":%d,"caught_up":%s,"tombstone":%s,"lag":%d' % (
-        d.next_from_seq,
-        d.head_seq,
-        d.earliest_seq,
-        b"true" if d.caught_up else b"false",
-        stone,
-        d.lag,
+    tail = (
+        b'],"next_from_seq":%d,"head_seq":%d,"earliest_seq":%d,"caught_up":%s,"tombstone":%s,"lag":%d,"from_seq":%d'
+        % (
+            d.next_from_seq,
+            d.head_seq,
+            d.earliest_seq,
+            b"true" if d.caught_up else b"false",
+            stone,
+            d.lag,
+            d.from_seq,
+        )
     )
     return [b'{"topic":' + orjson.dumps(d.topic) + b',"records":[', *d.records_parts(), tail]
 

@@ -20,7 +20,9 @@ of ``len(record) + 1``. After every step:
   * a full diff from 0 in pages, and one from a random cursor, serve exactly the model's live
     records after the cursor, byte for byte, each page the prefix ``limit`` and
     ``max_batch_bytes`` allow; a tombstone iff ``from_seq + 1 < evict_floor``;
-  * a delete reports exactly the model's matching live records.
+  * a delete reports exactly the model's matching live records;
+  * a seek by time (``from_ts``) starts where the model's rule says and reads what a read from
+    that cursor reads.
 
 A crash may raise the head (seqs reserved before it are never handed out again): the model
 takes the recovered head, which must not be below its own, and keeps every record.
@@ -102,6 +104,7 @@ class Model:
         self.cap_records = 0
         self.cap_bytes = 0
         self.ttl_ms = 0
+        self.last_ts = 0  # the newest $ts ever given
 
     @property
     def count(self) -> int:
@@ -141,7 +144,20 @@ class Model:
         for tag, node, data, meta in records:
             self.head += 1
             self.alive[self.head] = MRec(self.head, now, tag, wire_of(self.head, now, node, tag, data, meta))
+        self.last_ts = now
         self.evict()
+
+    def cursor_for_ts(self, from_ts: int) -> int:
+        """Where a seek by time starts (the exclusive cursor), by the rules ``Topic.seq_before_ts``
+        documents: 0 at or below the oldest live record (or, with nothing live, when a record
+        ever had ``$ts >= from_ts``); the head above the newest."""
+        live = self.live()
+        if not live:
+            return 0 if from_ts <= self.last_ts else self.head
+        first = next((r for r in live if r.ts >= from_ts), None)
+        if first is None:
+            return self.head
+        return 0 if first is live[0] else first.seq - 1
 
     def put(self, field: str, value: int, now: int) -> None:
         self.expire(now)  # the old TTL's expiries stand
@@ -219,14 +235,20 @@ class ColdTopicMachine(RuleBasedStateMachine):
     @initialize(
         cache_bytes=st.sampled_from([0, 8 << 10]),
         fill=st.lists(record_strategy, min_size=16, max_size=80),
+        spread=st.sampled_from([0, 1, 3]),
     )
-    def start(self, cache_bytes: int, fill: list[tuple[str | None, str | None, Any, Any]]) -> None:
+    def start(
+        self, cache_bytes: int, fill: list[tuple[str | None, str | None, Any, Any]], spread: int
+    ) -> None:
         """A new directory and topic, with a backlog (one record per write: sealed segment by
-        segment as it grows), so every run starts with cold records."""
+        segment as it grows), so every run starts with cold records; with a ``spread``, every
+        third record is written that many ms after the one before (``$ts`` steps to seek to)."""
         self.cache_bytes = cache_bytes
         self.node = Node(self.dir / "data", self.clock, cache_bytes)
         assert self.engine.put_topic(TOPIC, {}).created
-        for record in fill:
+        for i, record in enumerate(fill):
+            if i % 3 == 2:
+                self.clock.advance(spread)
             self.append([record])
 
     def teardown(self) -> None:
@@ -421,6 +443,23 @@ class ColdTopicMachine(RuleBasedStateMachine):
         cursor = data.draw(st.integers(0, self.model.head + 2), label="from_seq")
         cursor = min(cursor, self.model.head)
         self._scan(cursor, limit, 0)
+
+    @rule(data=st.data(), limit=st.sampled_from([1, 5, 1000]))
+    def diff_from_time(self, data: st.DataObject, limit: int) -> None:
+        """A seek by time lands where the model says, and reads exactly what a read from that
+        cursor reads (tombstone included); from there the pages match the model."""
+        m = self.model
+        m.expire(self.now)
+        stamps = sorted({r.ts for r in m.live()} | {0, T0, m.last_ts})
+        base = data.draw(st.sampled_from(stamps), label="near")
+        from_ts = max(0, base + data.draw(st.sampled_from([-1, 0, 0, 1]), label="offset"))
+        page = self.engine.diff(TOPIC, from_ts=from_ts, limit=limit, include_tags=True, touch=False)
+        expected = m.cursor_for_ts(from_ts)
+        assert page.from_seq == expected, (from_ts, page.from_seq, expected)
+        same = self.engine.diff(TOPIC, from_seq=expected, limit=limit, include_tags=True, touch=False)
+        assert record_bytes(page) == record_bytes(same)
+        assert (page.next_from_seq, page.tombstone) == (same.next_from_seq, same.tombstone)
+        self._scan(expected, limit, 0)
 
     # -- invariants -------------------------------------------------------------------------------
 

@@ -86,10 +86,13 @@ def test_from_seq_and_from_ts_place_the_cursor(
     assert consumers.cursor("t", "old") == 0
     consumers.put("t", "future", from_ts=t0 + 10_000)  # nothing that recent: from the head
     assert state(consumers, "t", "future") == (12, 12, 0)
-    engine.delete_records("t", before_seq=9)  # seqs 7 and 8 of the third write gone
+    engine.delete_records("t", before_seq=8)  # seqs 1-7: the third write's first record gone
     settle(engine)
     consumers.put("t", "deleted", from_ts=t0 + 2000)
-    assert consumers.cursor("t", "deleted") == 8
+    assert consumers.cursor("t", "deleted") == 0  # seq 8 is the oldest live record: from 0
+    assert seqs(engine.diff("t", from_seq=0)) == [8, 9, 10, 11, 12]  # deletes leave no tombstone
+    consumers.put("t", "later", from_ts=t0 + 3000)
+    assert consumers.cursor("t", "later") == 9
 
 
 def test_from_ts_crosses_many_chunks(engine: Engine, consumers: Consumers, clock: ManualClock) -> None:

@@ -638,10 +638,10 @@ def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
     assert topics["minProperties"] == 1 and topics["maxProperties"] == 256  # the default, served as set
     assert topics["x-topics-limits"] == {"maxProperties": "TOPICS_MAX_WATCH_TOPICS"}
     assert topics["additionalProperties"] == {"$ref": "#/components/schemas/WatchTopicOptions"}
-    assert set(schemas["WatchTopicOptions"]["properties"]) == {"from_seq", "tail", "consumer"}
+    assert set(schemas["WatchTopicOptions"]["properties"]) == {"from_seq", "tail", "from_ts", "consumer"}
     assert valid("WatchRequest", {"topics": {"jobs": {"consumer": "billing"}}})
-    assert not valid("WatchRequest", {"topics": {"jobs": {"consumer": "billing", "from_seq": 1}}})
-    assert not valid("WatchRequest", {"topics": {"jobs": {"consumer": "billing", "tail": False}}})
+    for other in ({"from_seq": 1}, {"tail": False}, {"from_ts": 1}):
+        assert not valid("WatchRequest", {"topics": {"jobs": {"consumer": "billing", **other}}}), other
     assert schemas["WatchConsistency"]["enum"] == ["eventual", "strong"]
     assert valid("WatchRequest", {"topics": {"jobs": {"from_seq": 1}, "events": {"tail": True}}})
     assert valid("WatchRequest", {"topics": {"jobs": {}}, "node": ["a", "b"], "cursor": "eyJqb2JzIjoxfQ"})

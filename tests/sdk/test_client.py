@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -139,6 +141,35 @@ def test_read_position_is_the_last_record_handed_out(
     assert (next(reader).seq, reader.position) == (1, 1)  # mid-page: not the page's end (3)
     assert [r.seq for r in client.read(t, reader.position)] == [2, 3, 4, 5]
     assert [r.seq for r in reader] == [2, 3, 4, 5] and reader.position == 5
+
+
+async def test_read_from_a_time(sdk: Calls, name: Callable[[str], str]) -> None:
+    t = name("since")
+    for i in range(4):
+        await sdk.call("append", t, i)
+        await asyncio.sleep(0.003)  # distinct $ts
+    stamps = [r.ts for r in await sdk.call("read", t)]
+    assert len(set(stamps)) == 4
+    assert [r.data for r in await sdk.call("read", t, from_ts=stamps[2])] == [2, 3]
+    when = datetime.fromtimestamp(stamps[1] / 1000, tz=UTC)
+    assert [r.data for r in await sdk.call("read", t, from_ts=when)] == [1, 2, 3]
+    assert await sdk.call("read", t, from_ts=stamps[3] + 1) == []
+    assert [r.data for r in await sdk.call("read", t, from_ts=stamps[1], to_seq=3)] == [1, 2]
+    with pytest.raises(ValueError, match="from_ts replaces from_seq"):
+        await sdk.call("read", t, 2, from_ts=stamps[0])
+
+
+def test_a_read_from_a_time_resumes_by_seq(client: topics.Client, name: Callable[[str], str]) -> None:
+    t = name("since-pos")
+    first = client.append(t, "old")
+    time.sleep(0.003)
+    client.append_many(t, [{"data": i} for i in range(5)])
+    start = next(iter(client.read(t, 1))).ts
+    reader = client.read(t, from_ts=start, page_size=2)
+    assert reader.position == 0  # nothing fetched yet
+    assert next(reader).seq == first.last_seq + 1
+    assert reader.position == first.last_seq + 1
+    assert [r.seq for r in client.read(t, reader.position)] == list(range(3, 7))
 
 
 async def test_read_across_a_cap_tombstone_both_ways(sdk: Calls, name: Callable[[str], str]) -> None:
@@ -381,3 +412,16 @@ def test_a_delay_on_a_log_is_refused(client: topics.Client, name: Callable[[str]
     assert err.value.detail["field"] == "delay_ms"
     with pytest.raises(topics.TopicNotFound):
         client.topic(t)
+
+
+async def test_nan_and_infinity_are_refused_not_sent_as_null(sdk: Calls, name: Callable[[str], str]) -> None:
+    """orjson would write them as null; the server refuses them in JSON text: so does the SDK."""
+    t = name("nan")
+    await sdk.call("create_topic", t)
+    with pytest.raises(ValueError, match=r"^records\[0\]\.data\.price is not a JSON number"):
+        await sdk.call("append", t, {"price": float("nan")})
+    records = [{"data": i} for i in range(3)] + [{"data": [1.5, float("-inf")]}]
+    with pytest.raises(ValueError, match=r"^records\[3\]\.data\[1\] is not a JSON number"):
+        await sdk.call("append_many", t, records)
+    await sdk.call("append", t, {"price": None})  # a real null is fine
+    assert [r.data for r in await sdk.call("read", t)] == [{"price": None}]

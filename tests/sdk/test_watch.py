@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -63,6 +64,20 @@ def test_tail_starts_when_watch_returns(client: topics.Client, name: Callable[[s
         client.append(t, "after")
         got = next(e for e in watch if isinstance(e, topics.Records))
     assert [r.data for r in got.records] == ["after"]
+
+
+def test_a_watch_from_a_time_starts_there_and_resumes_by_seq(
+    client: topics.Client, name: Callable[[str], str]
+) -> None:
+    t = name("since")
+    client.append(t, "old")
+    time.sleep(0.003)  # a later $ts
+    client.append_many(t, [{"data": "new"}, {"data": "newer"}])
+    start = [r.ts for r in client.read(t)][1]
+    with client.watch({t: datetime.fromtimestamp(start / 1000, tz=UTC)}) as watch:
+        got = next(e for e in watch if isinstance(e, topics.Records))
+        assert [r.data for r in got.records] == ["new", "newer"]
+        assert watch.cursors == {t: 3}
 
 
 def test_a_gap_is_a_tombstone_event(client: topics.Client, name: Callable[[str], str]) -> None:

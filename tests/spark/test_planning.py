@@ -34,6 +34,12 @@ from topics_spark.options import EARLIEST, LATEST, read_options, write_options
         ({"topic": "a", "url": "localhost:4000"}, "url"),
         ({"topic": "a", "maxOffsetsPerTrigger": "10"}, "maxOffsetsPerTrigger"),  # batch has no triggers
         ({"topic": "a", "startingOffset": "earliest"}, "startingOffset"),  # a typo is not ignored
+        ({"topic": "a", "startingTimestamp": "yesterday"}, "startingTimestamp"),
+        ({"topic": "a", "startingTimestamp": "-1"}, "startingTimestamp"),
+        ({"topic": "a", "startingOffsetsByTimestamp": '{"a": "1"}'}, "startingOffsetsByTimestamp"),
+        ({"topic": "a", "startingOffsetsByTimestamp": '{"b": 1}'}, "startingOffsetsByTimestamp"),
+        ({"topic": "a", "startingOffsetsByTimestamp": "[1]"}, "startingOffsetsByTimestamp"),
+        ({"topic": "a", "endingTimestamp": "1.5"}, "endingTimestamp"),
     ],
 )
 def test_bad_read_options_name_the_option(options: dict[str, str], option: str) -> None:
@@ -64,6 +70,17 @@ def test_read_options_forms_and_defaults() -> None:
     assert stream.max_offsets_per_trigger == 500
     with pytest.raises(OptionError, match="^option endingOffsets"):
         read_options({"topic": "a", "endingOffsets": "latest"}, streaming=True)
+
+
+def test_time_options_forms_and_precedence() -> None:
+    opts = read_options({"topics": "a,b", "startingOffsetsByTimestamp": '{"a": 1700000000000}'})
+    assert (opts.starting_times, opts.ending_time) == ({"a": 1700000000000}, None)
+    both = {"topics": "a,b", "startingOffsetsByTimestamp": '{"a": 5}', "startingTimestamp": "7"}
+    assert read_options(both).starting_times == 7  # startingTimestamp wins, as Kafka's does
+    assert read_options({"topic": "a", "endingTimestamp": "9"}).ending_time == 9
+    assert read_options({"topic": "a", "startingTimestamp": "3"}, streaming=True).starting_times == 3
+    with pytest.raises(OptionError, match="^option endingTimestamp"):
+        read_options({"topic": "a", "endingTimestamp": "9"}, streaming=True)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -112,6 +113,37 @@ def test_starting_and_ending_offsets(
     assert {
         r.topic for r in _read(spark, server, topicPrefix=prefix).select("topic").distinct().collect()
     } == {other}
+
+
+def test_starting_and_ending_timestamps(
+    spark: Any, server: ServerProcess, name: Callable[[str], str]
+) -> None:
+    """Kafka's meanings: a start at the first record written at or after the time, an end
+    before the first record written at or after it; past the newest record, the head."""
+    early, late = name("early"), name("late")
+    with topics.Client(server.url) as client:
+        client.append_many(early, [{"data": i} for i in range(3)])  # seqs 1-3
+        client.append_many(late, [{"data": i} for i in range(2)])  # seqs 1-2
+        time.sleep(0.003)  # a later $ts
+        client.append_many(early, [{"data": i} for i in range(3, 5)])  # seqs 4-5
+        mark = [r.ts for r in client.read(early)][3]
+    ranged = _read(spark, server, topic=early, startingTimestamp=str(mark))
+    assert _seqs(ranged) == [4, 5]
+    assert _seqs(_read(spark, server, topic=early, endingTimestamp=str(mark))) == [1, 2, 3]
+    assert _read(spark, server, topic=early, startingTimestamp=str(mark + 60_000)).count() == 0
+    assert _read(spark, server, topic=early, endingTimestamp="0").count() == 0
+    both = _read(
+        spark,
+        server,
+        topics=f"{early},{late}",
+        startingOffsetsByTimestamp=f'{{"{early}": {mark}}}',
+        startingOffsets=f'{{"{late}": 1}}',  # the topics it does not name start here
+    )
+    assert sorted((r.topic, r.seq) for r in both.select("topic", "seq").collect()) == [
+        (early, 4),
+        (early, 5),
+        (late, 2),
+    ]
 
 
 def test_ending_before_starting_is_an_error(spark: Any, server: ServerProcess, filled: str) -> None:

@@ -4,6 +4,7 @@ picked up, and the stream reader's offsets and replays being deterministic."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,22 @@ def test_starting_offsets_and_a_prefix_picking_up_new_topics(
     assert sorted(r for _, rows in seen for r in rows) == [(prefix + "eu", 21)] + [
         (prefix + "us", s) for s in range(1, 8)
     ]
+
+
+def test_a_stream_starts_at_its_starting_timestamp(server: ServerProcess, name: Callable[[str], str]) -> None:
+    topic = name("since")
+    with topics.Client(server.url) as client:
+        client.append_many(topic, [{"data": i} for i in range(3)])
+        time.sleep(0.003)  # a later $ts
+        client.append_many(topic, [{"data": i} for i in range(3, 6)])
+        mark = [r.ts for r in client.read(topic)][3]
+    opts = read_options({"url": server.url, "topic": topic, "startingTimestamp": str(mark)}, streaming=True)
+    reader = TopicsStreamReader(opts)
+    start = reader.initialOffset()
+    assert start == {topic: 3}
+    assert reader.latestOffset(start, ReadAllAvailable()) == {topic: 6}
+    early = read_options({"url": server.url, "topic": topic, "startingTimestamp": "0"}, streaming=True)
+    assert TopicsStreamReader(early).initialOffset() == {topic: 0}  # the earliest record
 
 
 def test_stream_reader_offsets_limits_and_replays(server: ServerProcess, name: Callable[[str], str]) -> None:

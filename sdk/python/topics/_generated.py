@@ -599,6 +599,8 @@ class DiffPage(msgspec.Struct):
     next_from_seq: int
     caught_up: bool
     tombstone: dict[str, Any] | None = None
+    from_seq: int = 0
+    """Where the read started (the cursor a ``from_ts`` resolved to)."""
 
 
 class RecordFrame(msgspec.Struct):
@@ -617,6 +619,8 @@ class RawDiffPage(msgspec.Struct):
     next_from_seq: int
     caught_up: bool
     tombstone: dict[str, Any] | None = None
+    from_seq: int = 0
+    """Where the read started (the cursor a ``from_ts`` resolved to)."""
 
 
 _diff_page = msgspec.json.Decoder(DiffPage)

@@ -12,12 +12,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 import orjson
 
 from . import _generated as g
 from ._generated import Route
+from ._json import dumps as json_bytes
+from ._times import epoch_ms
 from ._transport import Call
 from .errors import (
     RECORD_FIELD,
@@ -243,7 +246,7 @@ def append_many(
     results: list[AppendResult] = []
     while pending:
         start, end, key = pending.pop(0)
-        encoded = orjson.dumps(recs[start:end])
+        encoded = json_bytes(recs[start:end], items_of="records", first=start)
         too_big = len(encoded) > chunk_bytes and end - start > 1
         if not too_big:
             try:
@@ -328,6 +331,7 @@ def _lost(tomb: Tombstone) -> int:
 def reading(
     topic: str,
     from_seq: int,
+    from_ts: int | datetime | None,
     to_seq: int | None,
     node: str | Sequence[str] | None,
     include_meta: bool,
@@ -338,9 +342,12 @@ def reading(
     raw: bool,
 ) -> tuple[ReadState, Steps]:
     """A read's state and its steps (:func:`read`), from a client method's arguments."""
+    if from_ts is not None and from_seq:
+        raise ValueError("read: from_ts replaces from_seq; give one of them")
     state = ReadState(topic, from_seq)
     steps = read(
         state,
+        from_ts=None if from_ts is None else epoch_ms(from_ts),
         to_seq=to_seq,
         node=node,
         include_meta=include_meta,
@@ -355,6 +362,7 @@ def reading(
 def read(
     state: ReadState,
     *,
+    from_ts: int | None = None,
     to_seq: int | None,
     node: str | Sequence[str] | None,
     include_meta: bool,
@@ -367,15 +375,18 @@ def read(
     """Pages ``diff`` from ``state.position`` until caught up (or past ``to_seq``), following
     ``next_from_seq`` — never stopping at an empty page (a page may hold no records yet advance)
     and never assuming the cursor only grows (a ``recreated`` tombstone moves it back). Yields
-    :class:`Record` objects, or :class:`RawRecord` objects with ``raw``. ``wait_ms`` (a
-    follower): never stops — each caught-up read long-polls that long for new records."""
+    :class:`Record` objects, or :class:`RawRecord` objects with ``raw``. With ``from_ts`` (ms
+    since the epoch) the first page seeks by time instead, and ``state.position`` becomes the
+    cursor the server resolved it to. ``wait_ms`` (a follower): never stops — each caught-up read
+    long-polls that long for new records."""
     if on_gap not in ("raise", "skip"):
         raise ValueError("on_gap must be 'raise' or 'skip'")
     route_node = list(node) if isinstance(node, list | tuple) else node
     parse = g.raw_diff_page if raw else g.diff_page
     while to_seq is None or state.position < to_seq:
         body = _drop_none(
-            from_seq=state.position,
+            from_seq=state.position if from_ts is None else None,
+            from_ts=from_ts,
             limit=page_size if to_seq is None else max(1, min(page_size, to_seq - state.position)),
             node=route_node,
             include_meta=include_meta,
@@ -383,6 +394,8 @@ def read(
             wait_ms=wait_ms,
         )
         page: g.DiffPage | g.RawDiffPage = yield Call(g.diff_route(state.topic, body), parse, raw=True)
+        if from_ts is not None:  # the seek is done: on by seq from where it landed
+            state.position, from_ts = page.from_seq, None
         if page.tombstone:
             tomb = g.tombstone(state.topic, page.tombstone)
             if on_gap == "raise":
@@ -398,6 +411,13 @@ def read(
         if page.caught_up and wait_ms is None:
             return None
     return None
+
+
+def cursor_at(topic: str, when: int | datetime) -> Call[int]:
+    """Where a read from time ``when`` starts: a one-record diff with ``from_ts``, whose
+    ``from_seq`` is the answer."""
+    body = {"from_ts": epoch_ms(when), "limit": 1, "max_batch_bytes": 1, "include_meta": False}
+    return Call(g.diff_route(topic, body), lambda b: int(b["from_seq"]))
 
 
 def delete_records(topic: str, before_seq: int | None, tag: str | None) -> Call[int]:
@@ -578,9 +598,10 @@ def delete_schedule(name: str) -> Call[bool]:
 
 
 def put_consumer(
-    topic: str, name: str, from_seq: int | None, from_ts: int | None, force: bool
+    topic: str, name: str, from_seq: int | None, from_ts: int | datetime | None, force: bool
 ) -> Call[ConsumerInfo]:
-    body = _drop_none(from_seq=from_seq, from_ts=from_ts, force=force or None)
+    when = None if from_ts is None else epoch_ms(from_ts)
+    body = _drop_none(from_seq=from_seq, from_ts=when, force=force or None)
     return Call(g.put_consumer_route(topic, name, body), g.consumer_put)
 
 
@@ -601,7 +622,9 @@ def delete_consumer(topic: str, name: str) -> Call[bool]:
     return Call(g.delete_consumer_route(topic, name), g.consumer_deleted)
 
 
-def consumer_cursor(topic: str, name: str, create: bool, from_seq: int | None, from_ts: int | None) -> Steps:
+def consumer_cursor(
+    topic: str, name: str, create: bool, from_seq: int | None, from_ts: int | datetime | None
+) -> Steps:
     """Named consumer ``name``'s committed cursor (``GET``, a ``read`` key); a missing consumer
     is created at ``from_seq``/``from_ts`` when ``create`` (``PUT``, an ``admin`` key).
     :class:`ConsumerNotFound` says how to create it when it may not be created here."""

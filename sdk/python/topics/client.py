@@ -11,6 +11,7 @@ import asyncio
 import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Generic, Self, TypeVar
 
@@ -516,6 +517,7 @@ class Client:
         topic: str,
         from_seq: int = 0,
         *,
+        from_ts: int | datetime | None = None,
         to_seq: int | None = None,
         node: str | Sequence[str] | None = None,
         include_meta: bool = True,
@@ -523,17 +525,18 @@ class Client:
         on_gap: ops.OnGap = "raise",
         page_size: int = ops.READ_PAGE,
     ) -> ReadIterator[Record]:
-        """The records after ``from_seq`` (an exclusive cursor: 0 reads from the start) up to
-        ``to_seq`` (inclusive) or the current head, a page at a time. Records written by
-        ``node`` are skipped. Lost records are never skipped silently: a tombstone raises
-        :class:`topics.DataLoss` (``on_gap="raise"``), or is recorded in the iterator's ``gaps``
-        and reading goes on (``on_gap="skip"``).
+        """The records after ``from_seq`` (an exclusive cursor: 0 reads from the start) — or,
+        with ``from_ts`` (ms since the epoch, or a datetime), from the first record written at
+        or after that time — up to ``to_seq`` (inclusive) or the current head, a page at a
+        time. Records written by ``node`` are skipped. Lost records are never skipped
+        silently: a tombstone raises :class:`topics.DataLoss` (``on_gap="raise"``), or is
+        recorded in the iterator's ``gaps`` and reading goes on (``on_gap="skip"``).
 
         >>> _ = client.append_many("clicks", [{"data": i} for i in range(3)])
         >>> [(r.seq, r.data) for r in client.read("clicks", 1)]
         [(2, 1), (3, 2)]
         """
-        args = (topic, from_seq, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        args = (topic, from_seq, from_ts, to_seq, node, include_meta, include_tags, on_gap, page_size)
         return ReadIterator(self, *ops.reading(*args, raw=False))
 
     def read_raw(
@@ -541,6 +544,7 @@ class Client:
         topic: str,
         from_seq: int = 0,
         *,
+        from_ts: int | datetime | None = None,
         to_seq: int | None = None,
         node: str | Sequence[str] | None = None,
         include_meta: bool = True,
@@ -555,8 +559,20 @@ class Client:
         >>> [bytes(r.data) for r in client.read_raw("raw")]
         [b'{"a":[1,2.5]}']
         """
-        args = (topic, from_seq, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        args = (topic, from_seq, from_ts, to_seq, node, include_meta, include_tags, on_gap, page_size)
         return ReadIterator(self, *ops.reading(*args, raw=True))
+
+    def cursor_at(self, topic: str, when: int | datetime) -> int:
+        """The cursor a read from time ``when`` (ms since the epoch, or a datetime) starts
+        after — Kafka's ``offsetsForTimes``: pass it as ``from_seq``. The seq just before the
+        first record written at or after ``when``; 0 (from the start) when that is the oldest
+        record kept; the head when nothing was written since.
+
+        >>> _ = client.append("moments", "a")
+        >>> client.cursor_at("moments", 0), client.cursor_at("moments", 2**53)
+        (0, 1)
+        """
+        return self._call(ops.cursor_at(topic, when))
 
     def delete_records(self, topic: str, *, before_seq: int | None = None, tag: str | None = None) -> int:
         """Permanently deletes the records below ``before_seq`` and/or with tag ``tag`` (exact,
@@ -572,7 +588,7 @@ class Client:
 
     def watch(
         self,
-        topics: Mapping[str, int | str] | Iterable[str],
+        topics: Mapping[str, int | str | datetime] | Iterable[str],
         *,
         node: str | None = None,
         include_meta: bool = False,
@@ -581,8 +597,9 @@ class Client:
         consistency: str = "eventual",
         limit: int | None = None,
     ) -> Watch:
-        """Follows ``topics`` live: a map of topic → cursor (the seq after which to start, or
-        ``"tail"`` for only new records; a plain list of names means ``"tail"``). Iterate the
+        """Follows ``topics`` live: a map of topic → cursor (the seq after which to start,
+        ``"tail"`` for only new records, or a datetime to start at the first record written at
+        or after it; a plain list of names means ``"tail"``). Iterate the
         returned :class:`topics.Watch` for :class:`topics.Records`, :class:`topics.Tombstone`,
         :class:`topics.CaughtUp` and :class:`topics.TopicDeleted` events; it reconnects by
         itself and resumes exactly where it was. Close it (or use ``with``) to stop.
@@ -811,13 +828,13 @@ class Client:
         name: str,
         *,
         from_seq: int | None = None,
-        from_ts: int | None = None,
+        from_ts: int | datetime | None = None,
         force: bool = False,
     ) -> ConsumerInfo:
         """Creates named consumer ``name`` of ``topic`` (an admin key): a cursor the server
         keeps — the last seq the consumer has read — at ``from_seq``, before the first record
-        stamped at or after ``from_ts`` (epoch ms), or before the first record. An existing
-        consumer is left as it is unless ``force=True`` repositions it.
+        stamped at or after ``from_ts`` (ms since the epoch, or a datetime), or before the first
+        record. An existing consumer is left as it is unless ``force=True`` repositions it.
 
         >>> _ = client.append_many("invoices", [{"data": i} for i in range(5)])
         >>> c = client.put_consumer("invoices", "billing", from_seq=2)
@@ -879,7 +896,7 @@ class Client:
         follow: bool = False,
         create: bool = True,
         from_seq: int | None = None,
-        from_ts: int | None = None,
+        from_ts: int | datetime | None = None,
         node: str | Sequence[str] | None = None,
         include_meta: bool = True,
         include_tags: bool = True,
@@ -1071,6 +1088,7 @@ class AsyncClient:
         topic: str,
         from_seq: int = 0,
         *,
+        from_ts: int | datetime | None = None,
         to_seq: int | None = None,
         node: str | Sequence[str] | None = None,
         include_meta: bool = True,
@@ -1079,7 +1097,7 @@ class AsyncClient:
         page_size: int = ops.READ_PAGE,
     ) -> AsyncReadIterator[Record]:
         """:meth:`Client.read` with ``async for``."""
-        args = (topic, from_seq, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        args = (topic, from_seq, from_ts, to_seq, node, include_meta, include_tags, on_gap, page_size)
         return AsyncReadIterator(self, *ops.reading(*args, raw=False))
 
     def read_raw(
@@ -1087,6 +1105,7 @@ class AsyncClient:
         topic: str,
         from_seq: int = 0,
         *,
+        from_ts: int | datetime | None = None,
         to_seq: int | None = None,
         node: str | Sequence[str] | None = None,
         include_meta: bool = True,
@@ -1095,8 +1114,12 @@ class AsyncClient:
         page_size: int = ops.READ_PAGE,
     ) -> AsyncReadIterator[RawRecord]:
         """:meth:`Client.read_raw` with ``async for``."""
-        args = (topic, from_seq, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        args = (topic, from_seq, from_ts, to_seq, node, include_meta, include_tags, on_gap, page_size)
         return AsyncReadIterator(self, *ops.reading(*args, raw=True))
+
+    async def cursor_at(self, topic: str, when: int | datetime) -> int:
+        """:meth:`Client.cursor_at`."""
+        return await self._call(ops.cursor_at(topic, when))
 
     async def delete_records(
         self, topic: str, *, before_seq: int | None = None, tag: str | None = None
@@ -1106,7 +1129,7 @@ class AsyncClient:
 
     def watch(
         self,
-        topics: Mapping[str, int | str] | Iterable[str],
+        topics: Mapping[str, int | str | datetime] | Iterable[str],
         *,
         node: str | None = None,
         include_meta: bool = False,
@@ -1215,7 +1238,7 @@ class AsyncClient:
         name: str,
         *,
         from_seq: int | None = None,
-        from_ts: int | None = None,
+        from_ts: int | datetime | None = None,
         force: bool = False,
     ) -> ConsumerInfo:
         """:meth:`Client.put_consumer`, awaited."""
@@ -1246,7 +1269,7 @@ class AsyncClient:
         follow: bool = False,
         create: bool = True,
         from_seq: int | None = None,
-        from_ts: int | None = None,
+        from_ts: int | datetime | None = None,
         node: str | Sequence[str] | None = None,
         include_meta: bool = True,
         include_tags: bool = True,

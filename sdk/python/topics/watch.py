@@ -27,6 +27,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -36,6 +37,7 @@ import orjson
 
 from . import _generated as g
 from ._sse import RETRY_DEFAULT_MS, WATCHDOG_SLACK_S, SSEEvent, SSEParser, reconnect_delay_s
+from ._times import epoch_ms
 from ._transport import AsyncSender, Call, Sender, Settings, error_of, retryable
 from .errors import ConnectionError, TopicsError
 from .models import CaughtUp, Records, TopicDeleted, WatchEvent
@@ -52,7 +54,7 @@ _NO_EVENTS: tuple[WatchEvent, ...] = ()
 class WatchOptions:
     """What to watch and how (the ``POST /v0/watch`` body, minus the cursors)."""
 
-    start: dict[str, int | str]
+    start: dict[str, int | str | datetime]
     node: str | None
     include_meta: bool
     include_tags: bool
@@ -63,7 +65,7 @@ class WatchOptions:
     @classmethod
     def of(
         cls,
-        topics: Mapping[str, int | str] | Iterable[str],
+        topics: Mapping[str, int | str | datetime] | Iterable[str],
         node: str | None,
         include_meta: bool,
         include_tags: bool,
@@ -71,15 +73,28 @@ class WatchOptions:
         consistency: str,
         limit: int | None,
     ) -> WatchOptions:
-        start: dict[str, int | str] = (
+        start: dict[str, int | str | datetime] = (
             dict(topics) if isinstance(topics, Mapping) else dict.fromkeys(topics, "tail")
         )
         if not start:
             raise ValueError("watch needs at least one topic")
         for topic, pos in start.items():
-            if pos != "tail" and not (isinstance(pos, int) and not isinstance(pos, bool) and pos >= 0):
-                raise ValueError(f"watch: the start of {topic!r} must be a seq >= 0 or 'tail', got {pos!r}")
+            if isinstance(pos, datetime) or pos == "tail":
+                continue
+            if not (isinstance(pos, int) and not isinstance(pos, bool) and pos >= 0):
+                raise ValueError(
+                    f"watch: the start of {topic!r} must be a seq >= 0, 'tail' or a datetime, got {pos!r}"
+                )
         return cls(start, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
+
+
+def _start_entry(cursor: int | str | datetime) -> dict[str, Any]:
+    """A ``POST /v0/watch`` topic entry for a cursor not yet resolved (or a seq)."""
+    if cursor == "tail":
+        return {"tail": True}
+    if isinstance(cursor, datetime):
+        return {"from_ts": epoch_ms(cursor)}
+    return {"from_seq": cursor}
 
 
 class WatchState:
@@ -87,9 +102,9 @@ class WatchState:
 
     def __init__(self, options: WatchOptions) -> None:
         self.options = options
-        self.cursors: dict[str, int | str] = dict(options.start)
-        """Per topic: the last seq handed out, or ``"tail"`` until the first session says where
-        the head was."""
+        self.cursors: dict[str, int | str | datetime] = dict(options.start)
+        """Per topic: the last seq handed out, or — until the first session says where they
+        start — ``"tail"`` or the datetime to start from."""
         self.wid: str | None = None
         self.stream_url: str | None = None
         self.last_event_id: str | None = None
@@ -104,7 +119,7 @@ class WatchState:
     def session_call(self) -> Call[tuple[str, str, dict[str, int]]]:
         """The ``POST /v0/watch`` that (re-)creates the session at the current cursors."""
         o = self.options
-        topics = {t: {"tail": True} if c == "tail" else {"from_seq": c} for t, c in self.cursors.items()}
+        topics = {t: _start_entry(c) for t, c in self.cursors.items()}
         body: dict[str, Any] = {
             "topics": topics,
             "include_meta": o.include_meta,
@@ -121,7 +136,7 @@ class WatchState:
     def opened(self, session: tuple[str, str, dict[str, int]]) -> None:
         self.wid, self.stream_url, positions = session
         for topic, pos in positions.items():
-            if self.cursors.get(topic) == "tail":
+            if not isinstance(self.cursors.get(topic), int):  # "tail" or a time, now resolved
                 self.cursors[topic] = pos
         self.last_event_id = None
 
@@ -273,7 +288,7 @@ class Watch:
         self._state.opened(sender.send(self._state.session_call()))
 
     @property
-    def cursors(self) -> dict[str, int | str]:
+    def cursors(self) -> dict[str, int | str | datetime]:
         return dict(self._state.cursors)
 
     def __enter__(self) -> Self:
@@ -334,7 +349,7 @@ class AsyncWatch:
         self._events: AsyncIterator[WatchEvent] | None = None
 
     @property
-    def cursors(self) -> dict[str, int | str]:
+    def cursors(self) -> dict[str, int | str | datetime]:
         return dict(self._state.cursors)
 
     async def __aenter__(self) -> Self:

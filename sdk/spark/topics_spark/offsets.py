@@ -80,6 +80,26 @@ def resolve(spec: str | Offsets, now: Mapping[str, Position], *, default: int) -
     return out
 
 
+def at_times(conn: Connection, times: int | Mapping[str, int], now: Mapping[str, Position]) -> Offsets:
+    """The cursors where reads from these times start, for the topics in ``now`` (``times`` an
+    int: every one; a map: the topics it names), as the server resolves a ``from_ts``: the seq
+    before the first record written at or after the time, the head when there is none, and
+    ``EARLIEST`` (not 0) when that record is the oldest retained one — a start by time is not
+    behind what was evicted, so no loss is reported for it."""
+    wanted = (
+        {t: times for t in now} if isinstance(times, int) else {t: ts for t, ts in times.items() if t in now}
+    )
+    out: Offsets = {}
+    with client(conn) as c:
+        for name in sorted(wanted):
+            try:
+                cursor = c.cursor_at(name, wanted[name])
+            except topics.TopicNotFound:
+                continue  # deleted since it was listed
+            out[name] = EARLIEST if cursor == 0 else cursor
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Loss:
     """Seqs ``first..last`` of ``topic`` a reader at some cursor will never see (``reason`` as

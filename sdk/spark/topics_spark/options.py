@@ -3,7 +3,8 @@ case-insensitive), typed and validated values out, eagerly — on the driver, be
 A bad value raises :class:`OptionError` naming the option and the forms it accepts.
 
 Names follow Spark's Kafka connector wherever the meaning is the same (``startingOffsets``,
-``endingOffsets``, ``maxOffsetsPerTrigger``, ``minPartitions``, ``failOnDataLoss``).
+``endingOffsets``, ``startingTimestamp``, ``startingOffsetsByTimestamp``, ``endingTimestamp``,
+``maxOffsetsPerTrigger``, ``minPartitions``, ``failOnDataLoss``). Times are ms since the epoch.
 Offsets are the contract's cursors: ``{"t": 100}`` means "after seq 100", so reading starts
 at seq 101 and an ending offset of 500 includes seq 500.
 
@@ -32,6 +33,8 @@ LATEST = -1
 
 Offsets = dict[str, int]
 """Topic → cursor (the last seq consumed; ``EARLIEST``/``LATEST`` until resolved)."""
+Times = dict[str, int]
+"""Topic → a time (ms since the epoch) to start at."""
 
 
 class OptionError(ValueError):
@@ -64,6 +67,13 @@ class ReadOptions:
     prefix: str | None
     starting: Literal["earliest", "latest"] | Offsets
     ending: Literal["latest"] | Offsets
+    starting_times: int | Times | None
+    """``startingTimestamp`` (every topic) or ``startingOffsetsByTimestamp`` (the topics it
+    names; the others start at ``starting``): a read starts at the first record written at or
+    after the time. Takes precedence over ``starting``, as Kafka's do."""
+    ending_time: int | None
+    """``endingTimestamp``: a batch read ends before the first record written at or after it
+    (at the head when there is none). Takes precedence over ``ending``."""
     max_offsets_per_trigger: int | None
     min_partitions: int | None
     fail_on_data_loss: bool
@@ -96,6 +106,9 @@ READ_OPTIONS = [
     "path",
     "startingOffsets",
     "endingOffsets",
+    "startingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingTimestamp",
     "maxOffsetsPerTrigger",
     "minPartitions",
     "failOnDataLoss",
@@ -206,6 +219,36 @@ def _offsets(raw: str, option: str, words: tuple[str, ...]) -> str | Offsets:
     return out
 
 
+def _times(raw: str, option: str, topics: tuple[str, ...], prefix: str | None) -> Times:
+    """``startingOffsetsByTimestamp``: a JSON object of topic → ms since the epoch, for topics of
+    the read only."""
+    accepted = 'JSON {"topic": ms since the epoch (an integer >= 0)}'
+    try:
+        parsed = json.loads(raw.strip())
+    except ValueError:
+        raise OptionError(option, raw, accepted) from None
+    if not isinstance(parsed, dict) or not parsed:
+        raise OptionError(option, raw, accepted)
+    if any(type(ts) is not int or ts < 0 for ts in parsed.values()):
+        raise OptionError(option, raw, accepted)
+    extra = sorted(t for t in parsed if (t not in topics if prefix is None else not t.startswith(prefix)))
+    if extra:
+        raise OptionError(option, raw, f"times of the read's topics only (not {', '.join(extra)})")
+    return {str(t): ts for t, ts in parsed.items()}
+
+
+def _starting_times(
+    options: Mapping[str, str], topics: tuple[str, ...], prefix: str | None
+) -> int | Times | None:
+    """``startingTimestamp`` if given (it takes precedence, as Kafka's), else
+    ``startingOffsetsByTimestamp``, else ``None``."""
+    every = _int(options, "startingTimestamp", 0)
+    if every is not None:
+        return every
+    raw = _get(options, "startingOffsetsByTimestamp")
+    return None if raw is None else _times(raw, "startingOffsetsByTimestamp", topics, prefix)
+
+
 def read_options(options: Mapping[str, str], *, streaming: bool = False) -> ReadOptions:
     """Validates the options of a batch (or, with ``streaming``, a streaming) read (``path``,
     what ``load(name)`` sets, is taken as ``topic``)."""
@@ -243,6 +286,9 @@ def read_options(options: Mapping[str, str], *, streaming: bool = False) -> Read
             raise OptionError(
                 option, json.dumps(offsets), f"offsets of the read's topics only (not {', '.join(extra)})"
             )
+    ending_time = _int(options, "endingTimestamp", 0)
+    if ending_time is not None and streaming:
+        raise OptionError("endingTimestamp", str(ending_time), "nothing: a streaming read has no end")
     max_per_trigger = _int(options, "maxOffsetsPerTrigger", 1)
     if max_per_trigger is not None and not streaming:
         raise OptionError(
@@ -254,6 +300,8 @@ def read_options(options: Mapping[str, str], *, streaming: bool = False) -> Read
         prefix=prefix,
         starting=starting,  # type: ignore[arg-type]
         ending=ending,  # type: ignore[arg-type]
+        starting_times=_starting_times(options, topics, prefix),
+        ending_time=ending_time,
         max_offsets_per_trigger=max_per_trigger,
         min_partitions=_int(options, "minPartitions", 1),
         fail_on_data_loss=_bool(options, "failOnDataLoss", True),

@@ -177,6 +177,17 @@ def _arrow(topic: str, records: list[topics.RawRecord]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, schema=ARROW_SCHEMA)
 
 
+def _starts(opts: ReadOptions, now: dict[str, o.Position]) -> Offsets:
+    """Where a read starts on each topic in ``now``: at its starting time
+    (``startingTimestamp`` / ``startingOffsetsByTimestamp``, which take precedence), else at
+    ``startingOffsets``."""
+    starts = o.resolve(opts.starting, now, default=EARLIEST)
+    if opts.starting_times is not None:
+        by_time = o.at_times(opts.connection, opts.starting_times, now)
+        starts.update(o.resolve(by_time, {t: now[t] for t in by_time}, default=EARLIEST))
+    return starts
+
+
 # -- batch -----------------------------------------------------------------------------------
 
 
@@ -189,10 +200,14 @@ class TopicsReader(DataSourceReader):
     def partitions(self) -> list[TopicRange]:
         opts = self.opts
         now = o.positions(opts.connection, opts, missing_ok=False)
-        starts = o.resolve(opts.starting, now, default=EARLIEST)
-        wanted = o.resolve(opts.ending, now, default=LATEST)
-        if isinstance(opts.ending, dict):  # an end asked for (not "latest") before the start
-            o.check_order(starts, {t: seq for t, seq in opts.ending.items() if seq >= 0})
+        starts = _starts(opts, now)
+        if opts.ending_time is not None:  # before the first record at or after it: never behind the start
+            ending = o.at_times(opts.connection, opts.ending_time, now)
+            wanted = {t: max(starts[t], end) for t, end in o.resolve(ending, now, default=LATEST).items()}
+        else:
+            wanted = o.resolve(opts.ending, now, default=LATEST)
+            if isinstance(opts.ending, dict):  # an end asked for (not "latest") before the start
+                o.check_order(starts, {t: seq for t, seq in opts.ending.items() if seq >= 0})
         ends = {t: max(starts[t], end) for t, end in o.clamp(wanted, now).items()}  # past the head: empty
         report_losses(opts, starts, now)
         return _partitions(o.plan(starts, ends, default_min_partitions(opts)))
@@ -224,7 +239,7 @@ class TopicsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def initialOffset(self) -> Offsets:
         now = self._now()
-        starts = o.resolve(self.opts.starting, now, default=EARLIEST)
+        starts = _starts(self.opts, now)
         report_losses(self.opts, starts, now)
         # a cursor past the head is the head (the contract's rule)
         return o.as_offset((t, min(c, now[t].head)) for t, c in starts.items())

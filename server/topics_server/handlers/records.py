@@ -52,8 +52,9 @@ def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[R
     consumer = opt(body.consumer)
     options = {
         # a named consumer's committed cursor, looked up once (a long-poll's re-reads go on
-        # from where the first read got)
+        # from where the first read got); the schema keeps consumer, from_seq and from_ts apart
         "from_seq": ctx.consumers.cursor(name, consumer) if consumer is not None else opt(body.from_seq, 0),
+        "from_ts": opt(body.from_ts),
         "limit": opt(body.limit, 0),
         "node": opt(body.node),
         "include_tags": opt(body.include_tags, False),
@@ -90,12 +91,14 @@ async def _long_poll(engine: Engine, name: str, options: dict[str, Any], result:
     advancing past them between wake-ups so nothing is scanned twice.
     """
     deadline = time.monotonic() + wait_ms / 1000
+    started_after = result.from_seq
     while not result.count and result.caught_up:
         remaining = deadline - time.monotonic()
         if remaining <= 0 or not await engine.hub.wait(name, remaining):
             break
-        options = {**options, "from_seq": result.next_from_seq}
+        options = {**options, "from_seq": result.next_from_seq, "from_ts": None}
         result = await read_without_blocking(partial(engine.diff, name, **options))
+    result.from_seq = min(started_after, result.from_seq)  # where the whole call started
     return Reply(200, wire.diff(result), {"records_scanned": result.scanned})
 
 

@@ -4,14 +4,15 @@ consumers — cursors the server keeps for readers that name themselves (an exte
 ``read --consumer NAME`` prints the records after the consumer's committed cursor and commits
 what it printed (every ``--commit-every`` records, and when it ends), so the next run goes on
 where this one stopped; a consumer that does not exist is created (an admin key), starting at
-``--from``. Without ``-e`` it follows the topic until Ctrl-C, which commits what was printed.
-A run that fails commits nothing more: what it printed since its last commit comes again (at
-least once, never lost).
+``--from`` (or ``--since`` / ``--from-time``). Without ``-e`` it follows the topic until
+Ctrl-C, which commits what was printed. A run that fails commits nothing more: what it printed
+since its last commit comes again (at least once, never lost).
 """
 
 from __future__ import annotations
 
 import argparse
+from datetime import datetime
 
 from ..client import Client
 from .errors import UsageError
@@ -33,14 +34,11 @@ def cmd_consumer_show(client: Client, args: argparse.Namespace, out: Output) -> 
 
 
 def cmd_consumer_create(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``consumer create TOPIC NAME [--from earliest|latest|SEQ | --from-ts MS] [--force]``: a
-    new consumer (an existing one is left as it is unless ``--force`` moves it)."""
-    if args.from_ is not None and args.from_ts is not None:
-        raise UsageError("consumer create: give --from or --from-ts, not both")
-    from_seq = _start(client, args.topic, args.from_)
-    info = client.put_consumer(
-        args.topic, args.name, from_seq=from_seq, from_ts=args.from_ts, force=args.force
-    )
+    """``consumer create TOPIC NAME [--from earliest|latest|SEQ | --since DURATION | --from-time
+    TIME] [--force]``: a new consumer (an existing one is left as it is unless ``--force`` moves
+    it)."""
+    from_seq, from_ts = _start(client, args.topic, args.from_)
+    info = client.put_consumer(args.topic, args.name, from_seq=from_seq, from_ts=from_ts, force=args.force)
     out.item(info)
     return 0
 
@@ -59,26 +57,33 @@ def cmd_consumer_rm(client: Client, args: argparse.Namespace, out: Output) -> in
     return 0
 
 
-def _start(client: Client, topic: str, start: int | str | None) -> int | None:
-    """``--from`` as a cursor: ``earliest`` (and absent) is the server's default (nothing read
-    yet), ``latest`` the topic's head now, a seq itself."""
+def _start(
+    client: Client, topic: str, start: int | str | datetime | None
+) -> tuple[int | None, datetime | None]:
+    """Where a new consumer starts, as ``(from_seq, from_ts)``: ``--from earliest`` (and none)
+    is the server's default (nothing read yet), ``latest`` the topic's head now, a seq itself;
+    ``--since`` / ``--from-time`` a time."""
+    if isinstance(start, datetime):
+        return None, start
     if start is None or start == "earliest":
-        return None
+        return None, None
     if start == "latest":
-        return client.topic(topic, touch=False).head_seq
-    return int(start)
+        return client.topic(topic, touch=False).head_seq, None
+    return int(start), None
 
 
 def read_as_consumer(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``read TOPIC --consumer NAME [--from …] [-e] [--records] [--commit-every N]``."""
     if args.to is not None:
         raise UsageError("read --consumer: --to does not go with a consumer (it reads from its cursor)")
+    from_seq, from_ts = _start(client, args.topic, args.from_)
     consume = client.consume(
         args.topic,
         args.consumer,
         commit_every=args.commit_every,
         follow=not args.exit,
-        from_seq=_start(client, args.topic, args.from_),
+        from_seq=from_seq,
+        from_ts=from_ts,
         include_meta=args.records,
         include_tags=args.records or out.tty,
         on_gap="skip",
@@ -92,7 +97,7 @@ def read_as_consumer(client: Client, args: argparse.Namespace, out: Output) -> i
                     out.alarm(gap_message(tomb))
                 reported = len(consume.gaps)
             out.record(record, full=args.records)
-            printed = record.seq  # before the flush: what a reader has seen is committed
+            printed = record.seq  # an interrupt before this line prints the record again
             if not args.exit:
                 out.flush()  # a follower's output reaches the next command now
     except KeyboardInterrupt:

@@ -1,10 +1,13 @@
-"""Durations on the command line: ``500ms``, ``30s``, ``1.5m``, ``2h``, ``1d`` (a number and a
-unit; ``0`` alone is allowed), as whole milliseconds — what ``topics pub --delay`` takes."""
+"""Durations and points in time on the command line. A duration is ``500ms``, ``30s``,
+``1.5m``, ``2h``, ``1d`` (a number and a unit; ``0`` alone is allowed), as whole milliseconds —
+what ``topics pub --delay`` takes; a point in time is ISO 8601 (``2026-11-27T10:00:00Z``), or a
+duration ago (``read --since 10m``)."""
 
 from __future__ import annotations
 
 import argparse
 import re
+from datetime import UTC, datetime, timedelta
 
 _UNIT_MS = {"ms": 1, "s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
@@ -27,3 +30,19 @@ def duration_ms(value: str) -> int:
         )
     number, unit = match.groups()
     return round(float(number) * _UNIT_MS[unit])
+
+
+def time_ago(value: str) -> datetime:
+    """``--since``: the moment ``value`` (a duration) before now."""
+    return datetime.now(UTC) - timedelta(milliseconds=duration_ms(value))
+
+
+def point_in_time(value: str) -> datetime:
+    """``--from-time``: an ISO 8601 date or date and time; without an offset it is local time
+    (``Z`` or ``+02:00`` say otherwise)."""
+    try:
+        return datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an ISO 8601 time such as 2026-11-27T10:00:00Z, got {value!r}"
+        ) from None

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TypeAlias
 
 from . import admin, consumers, queues, records, relay
-from .durations import duration_ms
+from .durations import duration_ms, point_in_time, time_ago
 
 Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
 
@@ -57,8 +57,10 @@ RELAY_EPILOG = (
 
 READ_EPILOG = """\
 --from takes `earliest` (the default), `latest` (only records written from now on) or a seq:
-the records *after* that seq, as the API's cursors. Without -e, read follows the topic after
-printing what it has (over an SSE watch, like tail) until Ctrl-C, --to, or the topic's deletion.
+the records *after* that seq, as the API's cursors. --since 10m and --from-time TIME (ISO 8601,
+local time without an offset) start at the first record written at or after that time.
+Without -e, read follows the topic after printing what it has (over an SSE watch, like tail)
+until Ctrl-C, --to, or the topic's deletion.
 Lost records (cap/TTL) print a GAP line on stderr and reading goes on.
 
 With --consumer NAME, read prints the records after that named consumer's committed cursor and
@@ -223,9 +225,11 @@ def _records(sub: Sub, common: Parser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("topic")
-    p.add_argument(
+    start = p.add_mutually_exclusive_group()
+    start.add_argument(
         "--from", dest="from_", type=records.parse_from, default="earliest", metavar="earliest|latest|SEQ"
     )
+    _time_starts(start)
     p.add_argument("--to", type=records.seq_arg, metavar="SEQ", help="stop after this seq (inclusive)")
     p.add_argument("-e", "--exit", action="store_true", help="exit at the head instead of following")
     p.add_argument("--records", action="store_true", help="whole records: seq, ts, tag, node, meta, data")
@@ -251,7 +255,8 @@ def _records(sub: Sub, common: Parser) -> None:
         "deleted topics on stderr. Ctrl-C exits 0.",
     )
     p.add_argument("topics", nargs="+", metavar="TOPIC")
-    p.add_argument(
+    start = p.add_mutually_exclusive_group()
+    start.add_argument(
         "--from",
         dest="from_",
         type=records.parse_from,
@@ -259,6 +264,7 @@ def _records(sub: Sub, common: Parser) -> None:
         metavar="earliest|latest|SEQ",
         help="where to start on every topic (default latest: new records only; SEQ: after it)",
     )
+    _time_starts(start)
     p.add_argument("--records", action="store_true", help="whole records, with their topic")
     p.set_defaults(run=records.cmd_tail)
 
@@ -271,6 +277,24 @@ def _records(sub: Sub, common: Parser) -> None:
         "--tag", metavar="PATTERN", help="the records tagged PATTERN (a trailing * matches a prefix)"
     )
     p.set_defaults(run=records.cmd_delete)
+
+
+def _time_starts(group: argparse._MutuallyExclusiveGroup) -> None:
+    """``--since`` / ``--from-time``: start at the first record written at or after a time."""
+    group.add_argument(
+        "--since",
+        dest="from_",
+        type=time_ago,
+        metavar="DURATION",
+        help="start at the records written in the last DURATION (30s, 10m, 2h, 1d)",
+    )
+    group.add_argument(
+        "--from-time",
+        dest="from_",
+        type=point_in_time,
+        metavar="TIME",
+        help="start at the first record written at or after TIME (ISO 8601: 2026-11-27T10:00:00Z)",
+    )
 
 
 def _queues(sub: Sub, common: Parser) -> None:
@@ -506,6 +530,7 @@ so a restarted reader — or another process taking over — goes on after the l
 
   topics consumer create orders billing                 # nothing read yet
   topics consumer create orders audit --from latest     # only records written from now on
+  topics consumer create orders recent --since 1h       # the records of the last hour on
   topics read orders -e --consumer billing              # print what is new, commit it
   topics consumer ls orders                             # who is behind (lag)
   topics consumer commit orders billing 0 --force       # read everything again
@@ -533,16 +558,15 @@ def _consumers(sub: Sub, common: Parser) -> None:
     )
     p.add_argument("topic")
     p.add_argument("name")
-    p.add_argument(
+    start = p.add_mutually_exclusive_group()
+    start.add_argument(
         "--from",
         dest="from_",
         type=records.parse_from,
         metavar="earliest|latest|SEQ",
         help="its cursor: earliest (default: nothing read yet), latest (the head now) or a seq",
     )
-    p.add_argument(
-        "--from-ts", type=_non_negative, metavar="MS", help="before the first record stamped at or after MS"
-    )
+    _time_starts(start)
     p.add_argument("--force", action="store_true", help="reposition an existing consumer")
     p.set_defaults(run=consumers.cmd_consumer_create)
 

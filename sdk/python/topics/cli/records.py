@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
+from datetime import datetime
 from typing import IO, Any
 
 import orjson
@@ -66,7 +67,8 @@ def seq_arg(value: str) -> int:
     return seq
 
 
-def _watch_start(start: int | str) -> int | str:
+def _watch_start(start: int | str | datetime) -> int | str | datetime:
+    """``--from`` (or ``--since`` / ``--from-time``: a datetime) as a watch's start."""
     return 0 if start == "earliest" else "tail" if start == "latest" else start
 
 
@@ -267,20 +269,22 @@ def _pub_stream(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_read(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``read TOPIC [--from earliest|latest|SEQ] [--to SEQ] [-e] [--records]`` (and
-    ``--consumer NAME``: :func:`consumers.read_as_consumer`)."""
+    """``read TOPIC [--from earliest|latest|SEQ | --since DURATION | --from-time TIME] [--to SEQ]
+    [-e] [--records]`` (and ``--consumer NAME``: :func:`consumers.read_as_consumer`)."""
     if args.consumer is not None:
         return read_as_consumer(client, args, out)
     start = args.from_
     if not args.exit:
         return follow(client, {args.topic: _watch_start(start)}, out, full=args.records, to_seq=args.to)
+    from_ts = start if isinstance(start, datetime) else None
     if start == "latest":
         cursor = client.topic(args.topic, touch=False).head_seq
     else:
-        cursor = 0 if start == "earliest" else int(start)
+        cursor = 0 if start == "earliest" or from_ts is not None else int(start)
     reader = client.read(
         args.topic,
         cursor,
+        from_ts=from_ts,
         to_seq=args.to,
         include_meta=args.records,
         include_tags=args.records or out.tty,
@@ -310,7 +314,7 @@ def cmd_tail(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 def follow(
     client: Client,
-    start: dict[str, int | str],
+    start: dict[str, int | str | datetime],
     out: Output,
     *,
     full: bool,

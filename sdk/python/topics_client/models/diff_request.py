@@ -12,11 +12,19 @@ T = TypeVar("T", bound="DiffRequest")
 
 @_attrs_define
 class DiffRequest:
-    """A read from a seq cursor. `{}` reads from the earliest retained record.
+    """A read from a seq cursor, or from a time (`from_ts`). `{}` reads from the earliest retained record.
 
     Attributes:
         from_seq (int | Unset): Exclusive lower bound (records with `$seq > from_seq`). 0 = from earliest retained. To
             tail, pass the current `head_seq`. Default 0.
+        from_ts (int | Unset): Seek by time (ms since epoch), instead of `from_seq` (both → `400 invalid_request`):
+            read from the first live record with `$ts >= from_ts`, found from the per-chunk
+            `$ts` index without reading records (cold segments included). At or below the
+            earliest retained record's `$ts` it reads from the earliest — with the tombstone
+            `from_seq: 0` gets if records were lost to cap/TTL; above the newest record it
+            starts at the head (with `wait_ms`, it waits like a tail). The response's
+            `from_seq` says where the read started, to continue by seq. Kafka's
+            `offsetsForTimes`.
         limit (int | Unset): Max records this call. Default 256; 0 means the default. Clamped to `TOPICS_MAX_LIMIT`
             (1000), not rejected.
         max_batch_bytes (int | Unset): Byte budget for this response's records (the sum of their encoded sizes). Default
@@ -29,12 +37,13 @@ class DiffRequest:
         wait_ms (int | Unset): Long-poll; if nothing is available, block up to this many ms for new records. Default 0
             (no wait). Clamped to 30000.
         consumer (str | Unset): Read after this named consumer's committed cursor (`PUT
-            /v0/topics/{topic}/consumers/{consumer}`) instead of `from_seq`, which it excludes. The read commits nothing —
-            commit how far the reader got with `POST /v0/topics/{topic}/consumers/{consumer}/commit`. `409 no_such_consumer`
-            if the topic has no consumer of that name.
+            /v0/topics/{topic}/consumers/{consumer}`) instead of `from_seq` (it excludes `from_seq` and `from_ts`). The read
+            commits nothing — commit how far the reader got with `POST /v0/topics/{topic}/consumers/{consumer}/commit`. `409
+            no_such_consumer` if the topic has no consumer of that name.
     """
 
     from_seq: int | Unset = UNSET
+    from_ts: int | Unset = UNSET
     limit: int | Unset = UNSET
     max_batch_bytes: int | Unset = UNSET
     node: list[str] | str | Unset = UNSET
@@ -45,6 +54,8 @@ class DiffRequest:
 
     def to_dict(self) -> dict[str, Any]:
         from_seq = self.from_seq
+
+        from_ts = self.from_ts
 
         limit = self.limit
 
@@ -72,6 +83,8 @@ class DiffRequest:
         field_dict.update({})
         if from_seq is not UNSET:
             field_dict["from_seq"] = from_seq
+        if from_ts is not UNSET:
+            field_dict["from_ts"] = from_ts
         if limit is not UNSET:
             field_dict["limit"] = limit
         if max_batch_bytes is not UNSET:
@@ -93,6 +106,8 @@ class DiffRequest:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
         from_seq = d.pop("from_seq", UNSET)
+
+        from_ts = d.pop("from_ts", UNSET)
 
         limit = d.pop("limit", UNSET)
 
@@ -123,6 +138,7 @@ class DiffRequest:
 
         diff_request = cls(
             from_seq=from_seq,
+            from_ts=from_ts,
             limit=limit,
             max_batch_bytes=max_batch_bytes,
             node=node,

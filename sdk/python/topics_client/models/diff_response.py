@@ -23,6 +23,9 @@ class DiffResponse:
         topic (str):
         records (list[Record]): Up to `limit` records with `$seq > from_seq`, ascending, after skipping TTL-expired,
             deleted and own-node records. May be empty while the cursor advanced.
+        from_seq (int): The exclusive cursor this read started after: the request's `from_seq`, or where its `from_ts`
+            resolved to (0: from the earliest retained record). 0 too after a `recreated` tombstone (the read restarted from
+            the earliest of the new topic).
         next_from_seq (int): Pass back as `from_seq`; the `$seq` of the last examined record (filtered records still
             advance it).
         head_seq (int):
@@ -37,6 +40,7 @@ class DiffResponse:
 
     topic: str
     records: list[Record]
+    from_seq: int
     next_from_seq: int
     head_seq: int
     earliest_seq: int
@@ -55,6 +59,8 @@ class DiffResponse:
         for records_item_data in self.records:
             records_item = records_item_data.to_dict()
             records.append(records_item)
+
+        from_seq = self.from_seq
 
         next_from_seq = self.next_from_seq
 
@@ -80,6 +86,7 @@ class DiffResponse:
             {
                 "topic": topic,
                 "records": records,
+                "from_seq": from_seq,
                 "next_from_seq": next_from_seq,
                 "head_seq": head_seq,
                 "earliest_seq": earliest_seq,
@@ -107,6 +114,8 @@ class DiffResponse:
             records_item = Record.from_dict(records_item_data)
 
             records.append(records_item)
+
+        from_seq = d.pop("from_seq")
 
         next_from_seq = d.pop("next_from_seq")
 
@@ -138,6 +147,7 @@ class DiffResponse:
         diff_response = cls(
             topic=topic,
             records=records,
+            from_seq=from_seq,
             next_from_seq=next_from_seq,
             head_seq=head_seq,
             earliest_seq=earliest_seq,

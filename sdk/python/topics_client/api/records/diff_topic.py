@@ -109,8 +109,8 @@ def sync_detailed(
 
     Args:
         topic (str):
-        body (DiffRequest | Unset): A read from a seq cursor. `{}` reads from the earliest
-            retained record.
+        body (DiffRequest | Unset): A read from a seq cursor, or from a time (`from_ts`). `{}`
+            reads from the earliest retained record.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -153,8 +153,8 @@ def sync(
 
     Args:
         topic (str):
-        body (DiffRequest | Unset): A read from a seq cursor. `{}` reads from the earliest
-            retained record.
+        body (DiffRequest | Unset): A read from a seq cursor, or from a time (`from_ts`). `{}`
+            reads from the earliest retained record.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -192,8 +192,8 @@ async def asyncio_detailed(
 
     Args:
         topic (str):
-        body (DiffRequest | Unset): A read from a seq cursor. `{}` reads from the earliest
-            retained record.
+        body (DiffRequest | Unset): A read from a seq cursor, or from a time (`from_ts`). `{}`
+            reads from the earliest retained record.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -234,8 +234,8 @@ async def asyncio(
 
     Args:
         topic (str):
-        body (DiffRequest | Unset): A read from a seq cursor. `{}` reads from the earliest
-            retained record.
+        body (DiffRequest | Unset): A read from a seq cursor, or from a time (`from_ts`). `{}`
+            reads from the earliest retained record.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
