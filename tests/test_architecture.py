@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                 "clock",
                 "coldreads",
                 "config",
+                "consumerset",
                 "errors",
                 "idempotency",
                 "jsonvalues",
@@ -55,6 +56,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "features",
         {
             "topics_engine.queues",
+            "topics_engine.consumers",
             "topics_engine.routers",
             "topics_engine.schedules",
             "topics_engine.watch",
@@ -186,7 +188,13 @@ def test_error_statuses_match_the_contract_table() -> None:
         "not_ready": 503,
         "shutting_down": 503,
     }
-    extensions = {"no_dead_letter": 409}  # codes of extensions (ruling 22; docs/DECISIONS.md)
+    extensions = {  # codes of extensions (ruling 22; docs/DECISIONS.md)
+        "no_dead_letter": 409,
+        "consumer_not_found": 404,
+        "no_such_consumer": 409,
+        "cursor_behind": 409,
+        "cursor_beyond_head": 409,
+    }
     assert {**expected, **extensions} == STATUS_BY_CODE
     assert {cls.code for cls in error_classes()} == set(STATUS_BY_CODE)
 
@@ -232,6 +240,7 @@ ENGINE_API = {
     "topics_engine.clock",
     "topics_engine.coldreads",  # reads that never block the event loop on a disk
     "topics_engine.config",
+    "topics_engine.consumers",
     "topics_engine.errors",
     "topics_engine.jsonvalues",
     "topics_engine.limits",
