@@ -6,6 +6,9 @@ reader that committed further."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
 from collections.abc import Callable
 
 import pytest
@@ -107,6 +110,45 @@ def test_a_follower_waits_for_new_records(client: topics.Client, name: Name) -> 
     assert next(it).data == 2
     it.close()
     assert client.consumer(t, "f").cursor == 3
+
+
+def test_a_caught_up_follower_commits_what_it_handled_before_it_waits(
+    client: topics.Client, name: Name
+) -> None:
+    """Fewer than ``commit_every`` records, then nothing new: the follower commits them before
+    its long-poll, so an idle consumer shows no lag and a restart repeats nothing."""
+    t = name("idle")
+    fill(client, t, 3)
+    client.put_consumer(t, "idle")
+    it = client.consume(t, "idle", follow=True, commit_every=100)
+    got: list[int] = []
+    reader = threading.Thread(target=lambda: got.extend(r.seq for r in it), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 30
+    while client.consumer(t, "idle").cursor != 3:
+        assert time.monotonic() < deadline, f"handed out {got}, never committed while waiting"
+        time.sleep(0.02)
+    assert got == [1, 2, 3] and client.consumer(t, "idle").lag == 0
+    it.close()  # ends the iteration after the long-poll the thread is in
+    fill(client, t, 1)
+    reader.join(30)
+    assert not reader.is_alive()
+
+
+async def test_an_async_follower_commits_before_it_waits(aclient: topics.AsyncClient, name: Name) -> None:
+    t = name("aidle")
+    await aclient.append_many(t, [{"data": i} for i in range(2)])
+    it = aclient.consume(t, "idle", follow=True, commit_every=100)
+    assert [(await anext(it)).seq, (await anext(it)).seq] == [1, 2]
+    waiting = asyncio.ensure_future(anext(it))  # caught up: commits, then long-polls
+    deadline = time.monotonic() + 30
+    while (await aclient.consumer(t, "idle")).cursor != 2:
+        assert time.monotonic() < deadline, "never committed while waiting"
+        await asyncio.sleep(0.02)
+    await aclient.append(t, "new")
+    assert (await asyncio.wait_for(waiting, 30)).data == "new"
+    await it.close()
+    assert (await aclient.consumer(t, "idle")).cursor == 3
 
 
 def test_a_reader_behind_another_one_is_told(client: topics.Client, name: Name) -> None:

@@ -371,6 +371,7 @@ def read(
     page_size: int,
     raw: bool = False,
     wait_ms: int | None = None,
+    before_wait: Callable[[], Call[Any] | None] | None = None,
 ) -> Steps:
     """Pages ``diff`` from ``state.position`` until caught up (or past ``to_seq``), following
     ``next_from_seq`` — never stopping at an empty page (a page may hold no records yet advance)
@@ -378,12 +379,16 @@ def read(
     :class:`Record` objects, or :class:`RawRecord` objects with ``raw``. With ``from_ts`` (ms
     since the epoch) the first page seeks by time instead, and ``state.position`` becomes the
     cursor the server resolved it to. ``wait_ms`` (a follower): never stops — each caught-up read
-    long-polls that long for new records."""
+    long-polls that long for new records, and ``before_wait`` (if given) may make one call first
+    (a consumer's commit of what it handled: nothing is held uncommitted while it waits)."""
     if on_gap not in ("raise", "skip"):
         raise ValueError("on_gap must be 'raise' or 'skip'")
     route_node = list(node) if isinstance(node, list | tuple) else node
     parse = g.raw_diff_page if raw else g.diff_page
+    caught_up = False
     while to_seq is None or state.position < to_seq:
+        if caught_up and before_wait is not None and (call := before_wait()) is not None:
+            yield call
         body = _drop_none(
             from_seq=state.position if from_ts is None else None,
             from_ts=from_ts,
@@ -408,7 +413,8 @@ def read(
         if recs:
             yield _ReadPage(recs, state, end)
         state.position = end
-        if page.caught_up and wait_ms is None:
+        caught_up = page.caught_up
+        if caught_up and wait_ms is None:
             return None
     return None
 

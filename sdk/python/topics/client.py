@@ -102,7 +102,8 @@ class AsyncReadIterator(_ReadProgress, Generic[R]):
         return await anext(self._items)
 
 
-Reader = Callable[[ops.ReadState], ops.Steps]
+Reader = Callable[..., ops.Steps]
+"""A consume's read: ``reader(state, before_wait=...)`` (see :func:`ops.read`)."""
 """The steps of a read from (and moving) a :class:`ops.ReadState`."""
 
 
@@ -153,7 +154,17 @@ class _Consuming(Generic[R]):
         """The consumer's committed ``cursor`` is known: the read's steps from there."""
         self.committed = cursor
         self._state = ops.ReadState(self.topic, cursor)
-        return self._reader(self._state)
+        return self._reader(self._state, before_wait=self._idle_commit)
+
+    def _idle_commit(self) -> Call[ConsumerInfo] | None:
+        """Before a follower waits for new records: the commit of everything handed out — all
+        of it is handled, since the caller asked for more — so an idle consumer shows no lag and
+        a restart delivers nothing twice."""
+        call = self._commit_call(None)
+        if call is not None:
+            parse = call.parse
+            call.parse = lambda body: self._committed(parse(body))
+        return call
 
     def _commit_call(self, upto: int | None) -> Call[ConsumerInfo] | None:
         """The commit of ``upto`` (default: :attr:`position`), or ``None`` when nothing new
