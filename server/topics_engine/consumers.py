@@ -157,7 +157,13 @@ class Consumers:
         t = self._topic(topic)
         current = t.consumers.get(name)
         if current is not None and not force:
-            return ConsumerPut(state_of(t, name), False)
+            # answered once the consumer is durable: its creating frame may still be pending
+            # (a concurrent PUT's), so the same state is logged again, changing nothing
+            again = ConsumerPayload(t.id, name, current.cursor, current.committed_at_ms)
+            persistence = self.engine.persistence
+            persistence.check_writable()
+            wait = persistence.consumer_change(formats.encode_consumer_set(again))
+            return ConsumerPut(state_of(t, name), False, wait)
         engine = self.engine
         now = engine.clock.now_ms()
         t.expire(now)
@@ -165,7 +171,9 @@ class Consumers:
             held = None if current is None else current.cursor
             cursor = self._within_head(t, name, to_int(from_seq, "from_seq"), "from_seq", held)
         elif from_ts is not None:
-            cursor = t.seq_before_ts(to_int(from_ts, "from_ts", high=TS_MAX))
+            # a real cursor, never the diff's 0 ("from the earliest", which would report the
+            # records evicted before the consumer existed as its loss on every read)
+            cursor = t.seq_before_ts(to_int(from_ts, "from_ts", high=TS_MAX)) or t.earliest_seq - 1
         else:
             cursor = t.earliest_seq - 1
         engine.persistence.check_writable()
@@ -204,13 +212,13 @@ class Consumers:
         """Remove consumer ``name`` (idempotent: ``deleted`` False if there was none)."""
         check_consumer_name(name)
         t = self._topic(topic)
-        if t.consumers.get(name) is None:
-            return ConsumerDeleted(topic, name, False)
         persistence = self.engine.persistence
         persistence.check_writable()
-        t.drop_consumer(name)
+        deleted = t.drop_consumer(name)
+        # logged even when there was none: the answer then waits for a concurrent delete's
+        # frame still pending (the WAL keeps order), so "gone" is never undone by a crash
         wait = persistence.consumer_change(formats.encode_consumer_delete(t.id, name))
-        return ConsumerDeleted(topic, name, True, wait)
+        return ConsumerDeleted(topic, name, deleted, wait)
 
     # -- internals ------------------------------------------------------------------------------
 

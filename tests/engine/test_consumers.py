@@ -89,7 +89,8 @@ def test_from_seq_and_from_ts_place_the_cursor(
     engine.delete_records("t", before_seq=8)  # seqs 1-7: the third write's first record gone
     settle(engine)
     consumers.put("t", "deleted", from_ts=t0 + 2000)
-    assert consumers.cursor("t", "deleted") == 0  # seq 8 is the oldest live record: from 0
+    # seq 8 is the oldest live record: the cursor before it (a real one, not the diff's 0)
+    assert consumers.cursor("t", "deleted") == 7
     assert seqs(engine.diff("t", from_seq=0)) == [8, 9, 10, 11, 12]  # deletes leave no tombstone
     consumers.put("t", "later", from_ts=t0 + 3000)
     assert consumers.cursor("t", "later") == 9
@@ -125,6 +126,24 @@ def test_from_seq_and_from_ts_exclude_each_other(engine: Engine, consumers: Cons
         consumers.put("t", "c", from_seq=1, from_ts=1)
 
 
+def test_a_consumer_from_a_time_is_not_charged_with_what_was_evicted_before_it(
+    engine: Engine, consumers: Consumers, clock: ManualClock
+) -> None:
+    """A cap evicted records older than ``from_ts``: the consumer starts before the first
+    record at or after it, and its reads report no loss (review of issue 25: it stored the
+    diff's 0, and every read from it met the cap's tombstone)."""
+    engine.put_topic("capped", {"cap_records": 3})
+    engine.append("capped", data(3))
+    clock.advance(1000)
+    when = clock.now_ms()
+    engine.append("capped", data(3, 3))  # evicts seqs 1-3, all stamped before `when`
+    settle(engine)
+    consumers.put("capped", "c", from_ts=when)
+    assert state(consumers, "capped", "c") == (3, 6, 3)
+    page = engine.diff("capped", from_seq=consumers.cursor("capped", "c"))
+    assert page.tombstone is None and seqs(page) == [4, 5, 6]
+
+
 def test_a_put_leaves_an_existing_consumer_alone_unless_forced(
     engine: Engine, consumers: Consumers, clock: ManualClock
 ) -> None:
@@ -134,7 +153,7 @@ def test_a_put_leaves_an_existing_consumer_alone_unless_forced(
     created_at = clock.now_ms()
     clock.advance(50)
     again = consumers.put("t", "c", from_seq=8)
-    assert not again.created and again.wait is None
+    assert not again.created  # answered once its creation is durable (a pending frame's too)
     assert again.state == ConsumerState("c", "t", 2, 10, created_at)
     moved = consumers.put("t", "c", from_seq=8, force=True)
     settle(engine)
