@@ -529,6 +529,24 @@ def test_typed_payloads_are_an_edge_that_loads_pydantic_only_when_used() -> None
             assert "import pydantic" not in text and "from pydantic" not in text, name
 
 
+def test_tracing_is_an_opt_in_edge_and_the_only_user_of_opentelemetry() -> None:
+    """``topics.tracing`` is the one module that imports OpenTelemetry (the ``otel`` extra),
+    guarded so the SDK works without it; it sits on the result types, below the clients and the
+    Worker, which use it."""
+    modules = _client_modules(CLIENT_PACKAGES)
+    graph = _client_import_graph(CLIENT_PACKAGES)
+    assert graph["topics.tracing"] <= {"topics.models", "topics._worker_types"}
+    assert "topics.tracing" in graph["topics.client"] and "topics.tracing" in graph["topics.worker"]
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        if name == "topics.tracing":
+            guarded = [n for n in tree.body if isinstance(n, ast.Try)]
+            assert any("opentelemetry" in ast.unparse(n) and "ImportError" in ast.unparse(n) for n in guarded)
+            assert "opentelemetry" not in _module_level_imports(tree)
+        else:
+            assert "opentelemetry" not in ast.unparse(tree), name
+
+
 def _write_package(base: Path, files: dict[str, str]) -> dict[str, Path]:
     for relative, text in files.items():
         (base / relative).parent.mkdir(parents=True, exist_ok=True)

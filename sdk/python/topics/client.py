@@ -17,6 +17,7 @@ from typing import Any, Generic, Self, TypeVar, overload
 import httpx
 
 from . import _ops as ops
+from . import tracing
 from ._transport import AsyncSender, Call, Sender, Settings, make_async_http, make_sync_http
 from .errors import TopicsError
 from .models import (
@@ -272,9 +273,12 @@ class Client:
         [1]
         """
         record = ops.record_body(data, tag, node, meta, delay_ms)
-        return self._call(
-            ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
-        )
+        with tracing.producing(topic, "append", 1) as carrier:
+            if carrier is not None:
+                record = tracing.stamped(record, carrier)
+            return self._call(
+                ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
+            )
 
     def append_many(
         self,
@@ -298,17 +302,21 @@ class Client:
         >>> (result.first_seq, result.last_seq)
         (1, 3)
         """
-        return self._result(  # type: ignore[no-any-return]
-            ops.append_many(
-                topic,
-                records,
-                node=node,
-                idempotency_key=idempotency_key,
-                create=create,
-                config=config,
-                delay_ms=delay_ms,
+        count = len(records) if isinstance(records, list) else 0
+        with tracing.producing(topic, "append_many", count) as carrier:
+            if carrier is not None:
+                records = tracing.stamped_all(records, carrier)
+            return self._result(  # type: ignore[no-any-return]
+                ops.append_many(
+                    topic,
+                    records,
+                    node=node,
+                    idempotency_key=idempotency_key,
+                    create=create,
+                    config=config,
+                    delay_ms=delay_ms,
+                )
             )
-        )
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -804,9 +812,12 @@ class AsyncClient:
     ) -> AppendResult:
         """:meth:`Client.append`, awaited."""
         record = ops.record_body(data, tag, node, meta, delay_ms)
-        return await self._call(
-            ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
-        )
+        with tracing.producing(topic, "append", 1) as carrier:
+            if carrier is not None:
+                record = tracing.stamped(record, carrier)
+            return await self._call(
+                ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
+            )
 
     async def append_many(
         self,
@@ -820,17 +831,21 @@ class AsyncClient:
         delay_ms: int | None = None,
     ) -> AppendResult:
         """:meth:`Client.append_many`, awaited."""
-        return await self._result(  # type: ignore[no-any-return]
-            ops.append_many(
-                topic,
-                records,
-                node=node,
-                idempotency_key=idempotency_key,
-                create=create,
-                config=config,
-                delay_ms=delay_ms,
+        count = len(records) if isinstance(records, list) else 0
+        with tracing.producing(topic, "append_many", count) as carrier:
+            if carrier is not None:
+                records = tracing.stamped_all(records, carrier)
+            return await self._result(  # type: ignore[no-any-return]
+                ops.append_many(
+                    topic,
+                    records,
+                    node=node,
+                    idempotency_key=idempotency_key,
+                    create=create,
+                    config=config,
+                    delay_ms=delay_ms,
+                )
             )
-        )
 
     @overload
     def read(

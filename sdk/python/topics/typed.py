@@ -30,14 +30,13 @@ Order(id=1, total=9.5)
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
-from ._worker_types import Permanent
+from ._worker_types import Permanent, is_async_handler
 from .models import Job, RawRecord
 
 if TYPE_CHECKING:
@@ -207,8 +206,7 @@ def typed_handler(handler: Callable[[Any], Any], model: Any, queue: str) -> Call
                 f"invalid data ({getattr(model, '__name__', model)}): {describe(err.errors)}"
             ) from None
 
-    call = getattr(type(handler), "__call__", None)  # noqa: B004 - looking for an async __call__
-    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call):
+    if is_async_handler(handler):
 
         async def run_async(job: Job) -> Any:
             return await handler(checked(job))

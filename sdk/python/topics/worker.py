@@ -94,6 +94,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
+from . import tracing
 from ._generated import work_stream_path
 from ._session import Session
 from ._worker_types import Backoff, CircuitBreaker, Handler, Mode, Permanent, Retry, WorkerStats, blocking
@@ -201,10 +202,11 @@ class Worker:
             raise ValueError("rate_limit must be > 0 jobs per second (or None)")
         self.client = client
         self.queue = queue
-        self.handler = handler if model is None else typed_handler(handler, model, queue)
-        """With ``model``: ``handler`` gets :class:`topics.TypedJob` objects (``data`` validated);
-        a job that does not validate is dead-lettered with the validation errors as its reason
-        (:func:`topics.typed.typed_handler`), never retried."""
+        if model is not None:
+            handler = typed_handler(handler, model, queue)
+        self.handler = tracing.consuming(handler, queue) if tracing.ENABLED else handler
+        """``handler`` behind validation into ``model`` (:func:`topics.typed.typed_handler`),
+        in a span per job with OpenTelemetry installed (:func:`topics.tracing.consuming`)."""
         self.node = node or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         self.concurrency = concurrency
         self.lease_ms = lease_ms
