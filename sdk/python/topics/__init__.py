@@ -87,6 +87,7 @@ from .models import (
     WatchEvent,
 )
 from .relay import Delivery, EndpointGone, Relay
+from .typed import InvalidRecord, TypedJob, TypedRecord, schema_of
 from .watch import AsyncWatch, Watch
 from .worker import Backoff, CircuitBreaker, Permanent, Retry, Worker, WorkerStats
 
@@ -116,8 +117,12 @@ __all__ = [
     "Forbidden",
     "Health",
     "Internal",
+    "InvalidRecord",
     "InvalidRequest",
     "Job",
+    "TypedJob",
+    "TypedRecord",
+    "schema_of",
     "MethodNotAllowed",
     "NackResult",
     "NoDeadLetter",

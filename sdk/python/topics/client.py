@@ -13,11 +13,12 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar, overload
 
 import httpx
 
 from . import _ops as ops
+from . import tracing
 from ._transport import AsyncSender, Call, Sender, Settings, make_async_http, make_sync_http
 from .errors import TopicsError
 from .models import (
@@ -41,10 +42,12 @@ from .models import (
     TopicState,
     TopicSummary,
 )
+from .typed import TypedJob, TypedRecord, typed_jobs, typed_record, validator
 from .watch import AsyncWatch, Watch, WatchOptions
 
 T = TypeVar("T")
-R = TypeVar("R", Record, RawRecord)
+R = TypeVar("R")
+M = TypeVar("M")
 
 
 class _ReadProgress:
@@ -77,9 +80,13 @@ class ReadIterator(_ReadProgress, Generic[R]):
     the records they lost.
     """
 
-    def __init__(self, client: Client, state: ops.ReadState, steps: ops.Steps) -> None:
+    def __init__(self, client: Client, state: ops.ReadState, steps: ops.Steps, model: Any = None) -> None:
         self._state = state
         self._items: Iterator[R] = client._items(steps)
+        if model is not None:  # raw records in, each validated as it is handed out
+            validate = validator(model, state.topic)
+            raw: Iterator[Any] = self._items
+            self._items = (typed_record(r, validate) for r in raw)  # type: ignore[misc]
 
     def __iter__(self) -> Iterator[R]:
         return self._items  # ``for`` runs the generator itself: no method call per record
@@ -91,9 +98,15 @@ class ReadIterator(_ReadProgress, Generic[R]):
 class AsyncReadIterator(_ReadProgress, Generic[R]):
     """``AsyncClient.read``'s records: :class:`ReadIterator` with ``async for``."""
 
-    def __init__(self, client: AsyncClient, state: ops.ReadState, steps: ops.Steps) -> None:
+    def __init__(
+        self, client: AsyncClient, state: ops.ReadState, steps: ops.Steps, model: Any = None
+    ) -> None:
         self._state = state
         self._items: AsyncIterator[R] = client._items(steps)
+        if model is not None:  # raw records in, each validated as it is handed out
+            validate = validator(model, state.topic)
+            araw: AsyncIterator[Any] = self._items
+            self._items = (typed_record(r, validate) async for r in araw)  # type: ignore[misc]
 
     def __aiter__(self) -> Self:
         return self
@@ -483,9 +496,12 @@ class Client:
         [1]
         """
         record = ops.record_body(data, tag, node, meta, delay_ms)
-        return self._call(
-            ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
-        )
+        with tracing.producing(topic, "append", 1) as carrier:
+            if carrier is not None:
+                record = tracing.stamped(record, carrier)
+            return self._call(
+                ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
+            )
 
     def append_many(
         self,
@@ -509,19 +525,55 @@ class Client:
         >>> (result.first_seq, result.last_seq)
         (1, 3)
         """
-        return self._result(  # type: ignore[no-any-return]
-            ops.append_many(
-                topic,
-                records,
-                node=node,
-                idempotency_key=idempotency_key,
-                create=create,
-                config=config,
-                delay_ms=delay_ms,
+        count = len(records) if isinstance(records, list) else 0
+        with tracing.producing(topic, "append_many", count) as carrier:
+            if carrier is not None:
+                records = tracing.stamped_all(records, carrier)
+            return self._result(  # type: ignore[no-any-return]
+                ops.append_many(
+                    topic,
+                    records,
+                    node=node,
+                    idempotency_key=idempotency_key,
+                    create=create,
+                    config=config,
+                    delay_ms=delay_ms,
+                )
             )
-        )
 
     # -- reads -----------------------------------------------------------------------------
+
+    @overload
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        from_ts: int | datetime | None = None,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+        model: None = None,
+    ) -> ReadIterator[Record]: ...
+
+    @overload
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        from_ts: int | datetime | None = None,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+        model: type[M],
+    ) -> ReadIterator[TypedRecord[M]]: ...
 
     def read(
         self,
@@ -535,7 +587,8 @@ class Client:
         include_tags: bool = True,
         on_gap: ops.OnGap = "raise",
         page_size: int = ops.READ_PAGE,
-    ) -> ReadIterator[Record]:
+        model: Any = None,
+    ) -> ReadIterator[Any]:
         """The records after ``from_seq`` (an exclusive cursor: 0 reads from the start) — or,
         with ``from_ts`` (ms since the epoch, or a datetime), from the first record written at
         or after that time — up to ``to_seq`` (inclusive) or the current head, a page at a
@@ -543,11 +596,18 @@ class Client:
         silently: a tombstone raises :class:`topics.DataLoss` (``on_gap="raise"``), or is
         recorded in the iterator's ``gaps`` and reading goes on (``on_gap="skip"``).
 
+        ``model`` (a pydantic model, a dataclass…: :mod:`topics.typed`): records come as
+        :class:`topics.TypedRecord` objects whose ``data`` is validated into it as each is handed
+        out; one that does not validate raises :class:`topics.InvalidRecord` (the ones before it
+        were delivered; ``position`` is then its seq, so a read resumed from it goes on past it).
+
         >>> _ = client.append_many("clicks", [{"data": i} for i in range(3)])
         >>> [(r.seq, r.data) for r in client.read("clicks", 1)]
         [(2, 1), (3, 2)]
         """
         args = (topic, from_seq, from_ts, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        if model is not None:
+            return ReadIterator(self, *ops.reading(*args, raw=True), model=model)
         return ReadIterator(self, *ops.reading(*args, raw=False))
 
     def read_raw(
@@ -626,16 +686,32 @@ class Client:
 
     # -- queues ----------------------------------------------------------------------------
 
-    def claim(self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None) -> list[Job]:
+    @overload
+    def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: None = None
+    ) -> list[Job]: ...
+
+    @overload
+    def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: type[M]
+    ) -> list[TypedJob[M]]: ...
+
+    def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: Any = None
+    ) -> list[Job] | list[TypedJob[Any]]:
         """Leases up to ``max`` ready jobs of ``queue`` to worker ``node`` for ``lease_ms`` (the
         queue's ``lease_ms`` by default). Fewer (or none) means the queue is (nearly) empty.
+        With ``model`` the jobs are :class:`topics.TypedJob` objects, ``data`` validated into it;
+        a job that does not validate raises :class:`topics.InvalidRecord`, which carries it
+        (``job``) and every job the claim leased (``claimed``, all still held: settle them).
 
         >>> _ = client.create_topic("resize", type="queue")
         >>> _ = client.append("resize", {"file": "a.png"})
         >>> [job.data for job in client.claim("resize", "worker-1", max=10)]
         [{'file': 'a.png'}]
         """
-        return self._call(ops.claim(queue, node, max, lease_ms))
+        jobs = self._call(ops.claim(queue, node, max, lease_ms))
+        return jobs if model is None else typed_jobs(jobs, model, queue)
 
     def ack(self, queue: str, node: str, jobs: Iterable[Job | int]) -> AckResult:
         """Completes (deletes) ``jobs`` — :class:`topics.Job` objects (fenced by their lease) or
@@ -1066,9 +1142,12 @@ class AsyncClient:
     ) -> AppendResult:
         """:meth:`Client.append`, awaited."""
         record = ops.record_body(data, tag, node, meta, delay_ms)
-        return await self._call(
-            ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
-        )
+        with tracing.producing(topic, "append", 1) as carrier:
+            if carrier is not None:
+                record = tracing.stamped(record, carrier)
+            return await self._call(
+                ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
+            )
 
     async def append_many(
         self,
@@ -1082,17 +1161,53 @@ class AsyncClient:
         delay_ms: int | None = None,
     ) -> AppendResult:
         """:meth:`Client.append_many`, awaited."""
-        return await self._result(  # type: ignore[no-any-return]
-            ops.append_many(
-                topic,
-                records,
-                node=node,
-                idempotency_key=idempotency_key,
-                create=create,
-                config=config,
-                delay_ms=delay_ms,
+        count = len(records) if isinstance(records, list) else 0
+        with tracing.producing(topic, "append_many", count) as carrier:
+            if carrier is not None:
+                records = tracing.stamped_all(records, carrier)
+            return await self._result(  # type: ignore[no-any-return]
+                ops.append_many(
+                    topic,
+                    records,
+                    node=node,
+                    idempotency_key=idempotency_key,
+                    create=create,
+                    config=config,
+                    delay_ms=delay_ms,
+                )
             )
-        )
+
+    @overload
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        from_ts: int | datetime | None = None,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+        model: None = None,
+    ) -> AsyncReadIterator[Record]: ...
+
+    @overload
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        from_ts: int | datetime | None = None,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+        model: type[M],
+    ) -> AsyncReadIterator[TypedRecord[M]]: ...
 
     def read(
         self,
@@ -1106,9 +1221,12 @@ class AsyncClient:
         include_tags: bool = True,
         on_gap: ops.OnGap = "raise",
         page_size: int = ops.READ_PAGE,
-    ) -> AsyncReadIterator[Record]:
+        model: Any = None,
+    ) -> AsyncReadIterator[Any]:
         """:meth:`Client.read` with ``async for``."""
         args = (topic, from_seq, from_ts, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        if model is not None:
+            return AsyncReadIterator(self, *ops.reading(*args, raw=True), model=model)
         return AsyncReadIterator(self, *ops.reading(*args, raw=False))
 
     def read_raw(
@@ -1153,9 +1271,22 @@ class AsyncClient:
         options = WatchOptions.of(topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
         return AsyncWatch(self.sender, options)
 
-    async def claim(self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None) -> list[Job]:
+    @overload
+    async def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: None = None
+    ) -> list[Job]: ...
+
+    @overload
+    async def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: type[M]
+    ) -> list[TypedJob[M]]: ...
+
+    async def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: Any = None
+    ) -> list[Job] | list[TypedJob[Any]]:
         """:meth:`Client.claim`, awaited."""
-        return await self._call(ops.claim(queue, node, max, lease_ms))
+        jobs = await self._call(ops.claim(queue, node, max, lease_ms))
+        return jobs if model is None else typed_jobs(jobs, model, queue)
 
     async def ack(self, queue: str, node: str, jobs: Iterable[Job | int]) -> AckResult:
         """:meth:`Client.ack`, awaited."""
