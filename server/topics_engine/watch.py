@@ -569,6 +569,8 @@ class Watches:
                 if lenient:
                     continue
                 raise TopicNotFound(name)
+            if start.from_ts is not None:
+                topic.expire(self.engine.clock.now_ms())  # as a diff does before it seeks
             cursor = resume[name] if resume and name in resume else start.cursor(topic)
             found.append((name, topic, cursor))
         sub = Subscription(self.engine, options, self.reads)

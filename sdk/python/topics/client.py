@@ -8,6 +8,7 @@ The examples below run against a server at ``TOPICS_URL`` (the test suite runs t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
@@ -246,7 +247,10 @@ class ConsumeIterator(_Consuming[R]):
     def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         if exc_type is not None and not self.closed:
             self.closed = True
-            self.commit(self._before)  # the record in hand was not handled: delivered again
+            # the record in hand was not handled: delivered again. A commit refused now must
+            # not hide the exception that ended the block.
+            with contextlib.suppress(TopicsError):
+                self.commit(self._before)
             return
         self.close()
 
@@ -304,7 +308,8 @@ class AsyncConsumeIterator(_Consuming[R]):
     async def __aexit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         if exc_type is not None and not self.closed:
             self.closed = True
-            await self.commit(self._before)
+            with contextlib.suppress(TopicsError):  # as ConsumeIterator.__exit__
+                await self.commit(self._before)
             return
         await self.close()
 
