@@ -1,4 +1,5 @@
-"""The native HTTP/1.1 server ``topics serve`` runs: an asyncio protocol over httptools.
+"""The native HTTP/1.1 server ``topics serve`` runs: an asyncio protocol over httptools, and
+the listener it shares with HTTP/2 over cleartext (``http2``).
 
 Why not an ASGI server: on one core, uvicorn's per-request machinery (a task, ASGI message
 dicts, two writes per response) costs more than the whole append of a small record; measured
@@ -25,6 +26,13 @@ Semantics
     connections close after :data:`KEEP_ALIVE_S`. Shutdown stops accepting, lets requests in
     flight finish (bounded), then closes everything.
 
+HTTP/2
+    A connection whose first bytes are the HTTP/2 preface (prior knowledge, RFC 9113 §3.3) is
+    handed to :class:`http2.Http2Connection` on the same transport: the first bytes are looked at
+    once per connection, never per request (the data path tests one flag, ``diverted``, which
+    also stands for an upgraded connection). ``Upgrade: h2c`` (RFC 7540 §3.2, deprecated by
+    RFC 9113) is not taken up: such a request is answered over HTTP/1.1 like any other
+    non-WebSocket upgrade.
 """
 
 from __future__ import annotations
@@ -49,11 +57,12 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from .app import Outcome, TopicsApp
+from .http2 import Http2Connection
 from .request import Request
 from .responses import JSON_HEADERS, Response
 from .sse import SSE_HEADERS, StreamReply
 from .streams import Frame
-from .transport import STALLED_CLOSE_S, BodyBuffer, Connection, build_request, content_length
+from .transport import H2_PREFACE, STALLED_CLOSE_S, BodyBuffer, Connection, build_request, content_length
 from .websocket import WebSocketReply, WebSocketSession, text_frame_head
 
 log = logging.getLogger("topics.http")
@@ -111,8 +120,11 @@ class HttpProtocol(asyncio.Protocol):
         self.header_bytes = 0
         self.body = BodyBuffer(server.app.max_body_bytes)
         self.started = 0.0
-        self.diverted = False
-        """The bytes received do not go to the HTTP/1.1 parser: the connection was upgraded."""
+        self.diverted = True
+        """The bytes received do not go to the HTTP/1.1 parser: the connection's first bytes
+        (until they show it is not HTTP/2), or the connection was upgraded."""
+        self.first_bytes = b""
+        """The start of an HTTP/2 preface, while it is incomplete."""
         self.upgrade_data: bytearray | None = None
         """Bytes after an upgrade request's head (set once the parser met the upgrade)."""
         self.websocket: _NativeWebSocket | None = None
@@ -159,11 +171,31 @@ class HttpProtocol(asyncio.Protocol):
             self._fail(InvalidRequest(f"malformed HTTP request: {err}"))
 
     def _divert(self, data: bytes) -> None:
-        """Bytes that are not for the HTTP/1.1 parser."""
+        """Bytes that are not for the HTTP/1.1 parser, or the connection's first bytes."""
         if self.websocket is not None:
             self.websocket.receive(data)
         elif self.upgrade_data is not None:  # the upgrade is not answered yet
             self.upgrade_data += data
+        else:  # the first bytes: HTTP/2 with prior knowledge, or HTTP/1.1
+            head = self.first_bytes + data if self.first_bytes else data
+            if len(head) < len(H2_PREFACE) and H2_PREFACE.startswith(head):
+                self.first_bytes = head  # could still be the preface: wait for more
+                return
+            self.diverted = False
+            self.first_bytes = b""
+            if head.startswith(H2_PREFACE):
+                self._to_http2(head)
+            else:
+                self.data_received(head)
+
+    def _to_http2(self, data: bytes) -> None:
+        """Hand the connection to HTTP/2: the same transport, a new protocol."""
+        assert self.transport is not None
+        self.closed = True  # this protocol is done with the connection
+        self.server.connections.discard(self)
+        h2 = Http2Connection(self.server, self.transport)
+        self.transport.set_protocol(h2)
+        h2.data_received(data)
 
     def pause_writing(self) -> None:
         self.write_paused = True
@@ -478,7 +510,8 @@ class HttpServer:
         self.app = app
         self.loop = asyncio.get_running_loop()
         self.connections: set[Connection] = set()
-        """Open connections."""
+        """Open connections: :class:`HttpProtocol`, or :class:`Http2Connection` once one spoke
+        HTTP/2."""
         self._server: asyncio.base_events.Server | None = None
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -509,7 +542,8 @@ class HttpServer:
 
     async def shutdown(self, timeout_s: float) -> None:
         """Stop accepting; close idle connections at once and busy ones once their requests are
-        answered (streams are cancelled), waiting at most ``timeout_s``."""
+        answered (streams are cancelled; HTTP/2 connections get a GOAWAY first), waiting at
+        most ``timeout_s``."""
         if self._server is not None:
             self._server.close()
         if self._sweeper is not None:

@@ -1,6 +1,9 @@
 """What the native server's two protocols share: HTTP/1.1 (``http``) and HTTP/2 over cleartext
 (``http2``), served on one listener.
 
+- :data:`H2_PREFACE`, the bytes a prior-knowledge HTTP/2 client opens with (RFC 9113 §3.4): the
+  HTTP/1.1 protocol looks at a connection's first bytes once and hands a connection that starts
+  with them to the HTTP/2 one.
 - :class:`BodyBuffer`, a request body under ``TOPICS_MAX_BODY_BYTES``: past the limit its bytes
   are discarded as they arrive (never buffered) and the request is marked ``body_too_large`` —
   the app answers 413 where the handler asks for its body.
@@ -25,6 +28,9 @@ from .responses import Response
 
 if TYPE_CHECKING:
     from .app import TopicsApp
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+"""The HTTP/2 connection preface's fixed part (its SETTINGS frame follows)."""
 
 STALLED_CLOSE_S = 5.0
 """A stream that ended on a client that is not reading is given this long to take the unread
