@@ -559,7 +559,7 @@ class Http2Connection(asyncio.Protocol):
                 raise ConnectionResetError("client went away")
             if not stream.pending and not self.write_paused:
                 return
-            if stream.drained is None:
+            if stream.drained is None or stream.drained.done():  # (cancelled with a waiter)
                 stream.drained = self.loop.create_future()
             await stream.drained
 
