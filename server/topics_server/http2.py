@@ -121,8 +121,9 @@ class _Stream:
         "held",
         "id",
         "pending",
-        "request",
         "over",
+        "request",
+        "sent",
         "started",
         "streaming",
         "task",
@@ -135,6 +136,8 @@ class _Stream:
         self.body = BodyBuffer(limit)
         self.request: Request | None = None
         """Set once the request went to the app."""
+        self.sent = False
+        """The client ended its side (END_STREAM): its request is whole."""
         self.task: asyncio.Task[None] | None = None
         self.pending: deque[bytes | memoryview] = deque()
         """Response bytes the client's flow-control windows have not taken yet."""
@@ -273,8 +276,10 @@ class Http2Connection(asyncio.Protocol):
             self._data_received(event)
         elif isinstance(event, StreamEnded):
             stream = self.streams.get(event.stream_id or 0)
-            if stream is not None and stream.request is None:
-                self._dispatch(stream)
+            if stream is not None:
+                stream.sent = True
+                if stream.request is None:
+                    self._dispatch(stream)
         elif isinstance(event, WindowUpdated):
             if event.stream_id:
                 stream = self.streams.get(event.stream_id)
@@ -303,12 +308,18 @@ class Http2Connection(asyncio.Protocol):
             self.h2.reset_stream(stream_id, ErrorCodes.REFUSED_STREAM)
             return
         headers = [(bytes(k), bytes(v)) for k, v in event.headers]
-        self.streams[stream_id] = _Stream(stream_id, headers, self.app.max_body_bytes)
+        stream = self.streams[stream_id] = _Stream(stream_id, headers, self.app.max_body_bytes)
         self.last_taken = stream_id
-        if event.stream_ended is None and any(
-            k == b"expect" and v.lower() == b"100-continue" for k, v in headers
-        ):
-            self.h2.send_headers(stream_id, _CONTINUE)  # the stream is open: its request goes on
+        if event.stream_ended is not None:
+            return
+        for name, value in headers:  # a request whose body is to come
+            if name == b":method" and value == b"CONNECT":
+                # a tunnel (RFC 8441's WebSocket included) never ends its request: answer now
+                # (405: no operation takes CONNECT), then end the stream
+                self._dispatch(stream)
+                return
+            if name == b"expect" and value.lower() == b"100-continue":
+                self.h2.send_headers(stream_id, _CONTINUE)
 
     def _data_received(self, event: DataReceived) -> None:
         stream_id = event.stream_id
@@ -502,8 +513,12 @@ class Http2Connection(asyncio.Protocol):
     # -- stream ends ------------------------------------------------------------------------------
 
     def _done(self, stream: _Stream) -> None:
-        """The response went out whole (END_STREAM sent): the stream is over."""
+        """The response went out whole (END_STREAM sent): the stream is over — if the client is
+        still sending (a CONNECT), it is told to stop (RST_STREAM NO_ERROR, RFC 9113 §8.1)."""
         stream.over = True
+        if not stream.sent:
+            with contextlib.suppress(ProtocolError):
+                self.h2.reset_stream(stream.id, ErrorCodes.NO_ERROR)
         self._drop(stream)
         if self.going_away and not self.streams:
             self.close()

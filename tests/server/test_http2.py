@@ -36,7 +36,7 @@ from topics_server.http import HttpProtocol, HttpServer
 from topics_server.http2 import Http2Connection
 from topics_server.settings import load_settings
 
-from .h2_client import H2Client
+from .h2_client import H2Client, H2Stream
 from .processes import NO_THROTTLE
 from .sse_client import SseFrame, parse_frame
 
@@ -253,6 +253,28 @@ async def test_a_long_poll_holds_up_nothing_else_on_the_connection(srv: Srv) -> 
         answer = await poll
         assert answer.status_code == 200 and [rec["data"] for rec in answer.json()["records"]] == ["hello"]
         assert len(srv.h2_connections()) == 1
+
+
+async def test_websocket_over_http2_is_not_served(srv: Srv) -> None:
+    """``GET /v0/ws`` gets the 400 of a GET without an upgrade; an RFC 8441 extended CONNECT
+    (never offered: no SETTINGS_ENABLE_CONNECT_PROTOCOL) a 405 at once, then the stream is
+    ended (RST_STREAM NO_ERROR) although the tunnel's request never ends."""
+    async with srv.h2() as http:
+        r = await http.get("/v0/ws", headers={"sec-websocket-version": "13"})
+        assert r.status_code == 400 and r.json()["error"]["detail"] == {"field": "upgrade"}
+        assert "RFC 8441" in r.json()["error"]["message"]
+    client = await H2Client.open(srv.port)
+    sid = client.h2.get_next_available_stream_id()
+    head = [(b":method", b"CONNECT"), (b":protocol", b"websocket"), (b":scheme", b"http")]
+    client.h2.send_headers(sid, [*head, (b":path", b"/v0/ws"), (b":authority", b"t")])  # no END_STREAM
+    client.streams[sid] = H2Stream()
+    client.flush()
+    stream = await client.response(sid)
+    assert stream.status == 405 and stream.headers["allow"] == "GET"
+    await client.until(lambda: stream.reset is not None)
+    assert stream.reset == ErrorCodes.NO_ERROR
+    assert (await client.call("GET", "/v0/health")).status == 200
+    client.close()
 
 
 async def test_curl_with_prior_knowledge(srv: Srv) -> None:
