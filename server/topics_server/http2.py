@@ -20,9 +20,11 @@ connection-specific ones — ``connection``, ``keep-alive``, ``transfer-encoding
     ``streams.StreamLoop`` on that stream alone, as a client that stops reading its HTTP/1.1
     connection does; a stream that ended with unread data is reset (CANCEL) after
     :data:`transport.STALLED_CLOSE_S`. A stream the client resets (RST_STREAM) cancels that
-    request or stream only. ``GET /v0/ws`` gets the answer HTTP/1.1 gives a ``GET`` without an
-    upgrade (400, ``detail.field: "upgrade"``): WebSocket over HTTP/2 (RFC 8441) is not served
-    and ``SETTINGS_ENABLE_CONNECT_PROTOCOL`` is not sent.
+    request or stream only; one reset in the same read as its request is never run.
+    ``GET /v0/ws`` gets the answer HTTP/1.1 gives a ``GET`` without an upgrade (400,
+    ``detail.field: "upgrade"``): WebSocket over HTTP/2 (RFC 8441) is not served and
+    ``SETTINGS_ENABLE_CONNECT_PROTOCOL`` is not sent; a CONNECT (whose request never ends) is
+    answered as soon as its headers arrive (405), then its stream is reset NO_ERROR.
 
 Limits
     :data:`MAX_CONCURRENT_STREAMS` streams at a time, :data:`MAX_HEADER_LIST_SIZE` bytes of
@@ -32,7 +34,9 @@ Limits
     (RST_STREAM REFUSED_STREAM: nothing was done, the client may retry) — one body alone always
     fits. Responses waiting on flow control are bounded by the streams.
     Malformed HTTP/2 (the ``h2`` library's ``ProtocolError``) is a GOAWAY with its error code,
-    then the connection closes.
+    then the connection closes. After a GOAWAY that closes the connection, the server ends its
+    side and reads until the client closes (at most :data:`LINGER_S`), so that no reset destroys
+    the GOAWAY before the client reads it.
 
 Shutdown and idle
     :meth:`Http2Connection.wind_down` refuses new streams (RST_STREAM REFUSED_STREAM: retryable),
