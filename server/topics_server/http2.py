@@ -97,7 +97,14 @@ CONNECTION_WINDOW = 16 << 20
 LINGER_S = 1.0
 """After the GOAWAY that closes a connection, how long the client may take to close its side."""
 
-_CONFIG = H2Configuration(client_side=False, header_encoding=None)
+_CONFIG = H2Configuration(
+    client_side=False,
+    header_encoding=None,
+    # the response headers are the app's own (lower-case names, connection-specific ones dropped
+    # by _h2_headers, values it built): checking them again per response costs ~5 % of a request
+    validate_outbound_headers=False,
+    normalize_outbound_headers=False,
+)
 _HOP_BY_HOP = frozenset((b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"upgrade"))
 """Connection-specific header fields, which HTTP/2 forbids (RFC 9113 §8.2.2)."""
 _STATUS = {status: b"%d" % status for status in range(100, 600)}
