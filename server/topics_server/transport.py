@@ -55,14 +55,14 @@ class BodyBuffer:
         over the limit and what was kept is dropped)."""
         if self.too_large:
             return 0
-        self.size += len(data)
+        n = len(data)
+        self.size += n
         if self.size > self.limit:
             self.too_large = True
-            dropped = self.size - len(data)
             self.chunks = []
-            return -dropped
+            return n - self.size
         self.chunks.append(data)
-        return len(data)
+        return n
 
     @property
     def kept(self) -> int:
