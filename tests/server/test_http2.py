@@ -394,6 +394,24 @@ async def test_many_watches_stream_on_one_connection(srv: Srv) -> None:
             assert frame.json()["records"][0]["data"] == {"i": i}
 
 
+async def test_work_streams_push_jobs_over_h2c(srv: Srv) -> None:
+    """Two workers' ``/work`` streams on one connection, beside the writes that feed them."""
+    async with srv.h2() as http, AsyncExitStack() as streams:
+        assert (await http.put("/v0/topics/jobs", json={"type": "queue"})).status_code == 201
+        workers = [
+            await streams.enter_async_context(http.stream("GET", f"/v0/topics/jobs/work?node=w{i}&max=1"))
+            for i in range(2)
+        ]
+        assert [w.status_code for w in workers] == [200, 200]
+        r = await http.post("/v0/topics/jobs", json={"records": [{"data": "a"}, {"data": "b"}]})
+        assert r.status_code == 200
+        jobs = [(await _next_event(_frames(w), "job")).json() for w in workers]
+        assert sorted(job["data"] for job in jobs) == ["a", "b"]  # one each (max=1)
+        for i, job in enumerate(jobs):
+            body = {"node": f"w{i}", "seqs": [job["$seq"]], "lease_ids": [job["lease_id"]]}
+            assert (await http.post("/v0/topics/jobs/ack", json=body)).json()["acked"] == 1
+
+
 async def test_a_stream_reset_cancels_that_stream_only(srv: Srv) -> None:
     client = await H2Client.open(srv.port)
     assert (await client.call("PUT", "/v0/topics/r", {})).status == 201
