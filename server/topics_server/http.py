@@ -143,7 +143,9 @@ class HttpProtocol(asyncio.Protocol):
         self.closed = True
         self.server.connections.discard(self)
         if self.task is not None and not self.task.done():
-            self.task.cancel()
+            # on the next iteration, as http2 does: a task cancelled before it first ran would
+            # skip its ``finally`` blocks (the app's slot release, a stream reply's close)
+            self.loop.call_soon(self.task.cancel)
         if self.drained is not None and not self.drained.done():
             self.drained.set_exception(ConnectionResetError("client went away"))
             self.drained.exception()  # retrieved: nobody may be waiting
