@@ -314,16 +314,16 @@ def test_tail_prints_live_records_and_gaps_loudly_and_exits_0_on_ctrl_c(
     t, other = name("tail"), name("tail2")
     client.create_topic(t, cap_records=3)
     client.append_many(t, [{"data": i} for i in range(10)])  # seqs 1..7 are evicted
-    client.append(other, "x")
+    client.append_many(other, [{"data": v} for v in ("a", "b", "x")])
     proc = subprocess.Popen(
-        [str(TOPICS), "tail", t, other, "--from", "0", "--records"],
+        [str(TOPICS), "tail", t, other, "--from", "2", "--records"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env_for(server),
         bufsize=0,
     )
-    try:
-        assert readline(proc, 15, "stderr").decode().startswith(f"GAP {t} 1..7 lost (")
+    try:  # a resumed cursor (2) lost 3..7 of ``t``
+        assert readline(proc, 15, "stderr").decode().startswith(f"GAP {t} 3..7 lost (")
         first = [orjson.loads(readline(proc, 15)) for _ in range(4)]
         assert sorted((r["topic"], r["data"]) for r in first) == sorted(
             [(t, 7), (t, 8), (t, 9), (other, "x")]
@@ -339,6 +339,54 @@ def test_tail_prints_live_records_and_gaps_loudly_and_exits_0_on_ctrl_c(
         stop(proc)
     assert proc.returncode == 0, err
     assert b"Traceback" not in err
+
+
+def test_reading_from_the_start_of_a_capped_topic_prints_no_gap(
+    server: ServerProcess, client: topics.Client, name: Name
+) -> None:
+    t = name("capstart")
+    client.create_topic(t, cap_records=3)
+    client.append_many(t, [{"data": i} for i in range(10)])
+    for args in (
+        ("read", t, "-e"),
+        ("read", t, "-e", "--from", "earliest"),
+        ("read", t, "-e", "--since", "1d"),
+    ):
+        done = run(server, *args)
+        assert done.returncode == 0, done.stderr
+        assert lines(done.stdout) == [7, 8, 9]
+        assert b"GAP" not in done.stderr, args
+    resumed = run(server, "read", t, "-e", "--from", "1")
+    assert lines(resumed.stdout) == [7, 8, 9]
+    assert resumed.stderr.decode().startswith(f"GAP {t} 2..7 lost (")
+    following = run(server, "read", t, "--to", "10")  # follows over a watch from the start
+    assert following.returncode == 0 and lines(following.stdout) == [7, 8, 9]
+    assert b"GAP" not in following.stderr
+
+
+def test_tail_waits_for_a_topic_that_does_not_exist_yet(
+    server: ServerProcess, client: topics.Client, name: Name
+) -> None:
+    t = name("later")
+    proc = subprocess.Popen(
+        [str(TOPICS), "tail", t],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env_for(server),
+        bufsize=0,
+    )
+    try:
+        assert readline(proc, 15, "stderr").decode().startswith(f"topics: waiting for topic {t}")
+        client.append_many(t, [{"data": "first"}, {"data": "second"}])
+        assert orjson.loads(readline(proc, 15)) == "first"  # from its first record
+        assert orjson.loads(readline(proc, 15)) == "second"
+        client.append(t, "live")
+        assert orjson.loads(readline(proc, 15)) == "live"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        stop(proc)
+    assert proc.returncode == 0, err
 
 
 def test_gap_message() -> None:

@@ -276,11 +276,15 @@ def merge_appends(results: Sequence[AppendResult]) -> AppendResult:
 @dataclass(slots=True)
 class ReadState:
     """Where a ``read`` is: ``position`` is the cursor (the last seq examined — pass it as
-    ``from_seq`` to resume), ``gaps`` the tombstones met (with ``on_gap="skip"``)."""
+    ``from_seq`` to resume), ``gaps`` the tombstones met (with ``on_gap="skip"``),
+    ``trimmed`` the tombstone a read from the start (cursor 0) met on its first page: the
+    records the topic no longer kept when the read began — not a loss to this reader, so never
+    raised nor counted in ``gaps`` (kcat ``-o beginning``, ``XRANGE - +``)."""
 
     topic: str
     position: int
     gaps: list[Tombstone] = field(default_factory=list)
+    trimmed: Tombstone | None = None
 
     @property
     def missed(self) -> int:
@@ -358,11 +362,14 @@ def read(
     and never assuming the cursor only grows (a ``recreated`` tombstone moves it back). Yields
     :class:`Record` objects, or :class:`RawRecord` objects with ``raw``. With ``from_ts`` (ms
     since the epoch) the first page seeks by time instead, and ``state.position`` becomes the
-    cursor the server resolved it to."""
+    cursor the server resolved it to. A tombstone on the first page of a read from cursor 0
+    (``from_ts`` below the earliest record included) goes to ``state.trimmed``, not ``gaps``:
+    starting at the earliest retained record loses nothing; any later tombstone is a loss."""
     if on_gap not in ("raise", "skip"):
         raise ValueError("on_gap must be 'raise' or 'skip'")
     route_node = list(node) if isinstance(node, list | tuple) else node
     parse = g.raw_diff_page if raw else g.diff_page
+    first_page = True
     while to_seq is None or state.position < to_seq:
         body = _drop_none(
             from_seq=state.position if from_ts is None else None,
@@ -375,11 +382,15 @@ def read(
         page: g.DiffPage | g.RawDiffPage = yield Call(g.diff_route(state.topic, body), parse, raw=True)
         if from_ts is not None:  # the seek is done: on by seq from where it landed
             state.position, from_ts = page.from_seq, None
+        from_start, first_page = first_page and state.position == 0, False
         if page.tombstone:
             tomb = g.tombstone(state.topic, page.tombstone)
-            if on_gap == "raise":
+            if from_start and tomb.reason != "recreated":
+                state.trimmed = tomb
+            elif on_gap == "raise":
                 raise DataLoss(state.topic, tomb.gap_from, tomb.gap_to, tomb.reason, _lost(tomb))
-            state.gaps.append(tomb)
+            else:
+                state.gaps.append(tomb)
         recs: Sequence[Record | RawRecord] = page.records
         if to_seq is not None and recs and recs[-1].seq > to_seq:
             recs = [r for r in recs if r.seq <= to_seq]

@@ -65,6 +65,14 @@ class _ReadProgress:
         """The records lost in ``gaps``."""
         return self._state.missed
 
+    @property
+    def trimmed(self) -> Tombstone | None:
+        """For a read from the start (cursor 0, or ``from_ts`` before the earliest record): the
+        server's tombstone for the records the topic no longer kept (cap, TTL) when the read
+        began — reading from the earliest retained record is no loss, so it is neither raised
+        nor in ``gaps``. ``None`` when nothing was trimmed or the read resumed from a cursor."""
+        return self._state.trimmed
+
 
 class ReadIterator(_ReadProgress, Generic[R]):
     """The records of one ``Client.read`` (or ``read_raw``), in seq order, fetched a page at a
@@ -318,7 +326,9 @@ class Client:
         or after that time — up to ``to_seq`` (inclusive) or the current head, a page at a
         time. Records written by ``node`` are skipped. Lost records are never skipped
         silently: a tombstone raises :class:`topics.DataLoss` (``on_gap="raise"``), or is
-        recorded in the iterator's ``gaps`` and reading goes on (``on_gap="skip"``).
+        recorded in the iterator's ``gaps`` and reading goes on (``on_gap="skip"``). A read
+        from the start (``from_seq=0``) of a capped or TTL topic starts at its earliest
+        retained record: what was trimmed before is no loss to it (the iterator's ``trimmed``).
 
         >>> _ = client.append_many("clicks", [{"data": i} for i in range(3)])
         >>> [(r.seq, r.data) for r in client.read("clicks", 1)]
