@@ -17,10 +17,11 @@ Client commands connect to ``--url`` / ``$TOPICS_URL`` with ``--api-key`` / ``$T
 (:class:`topics.Client`). They print JSON lines when stdout is not a terminal (or with
 ``--json``), tables on a terminal. Exit status: 0 ok; 1 the server answered an error or could
 not be reached (``topics: <code>: <message>`` on stderr), or a command did nothing it was asked
-to (``rm`` of a name that does not exist; ``queue ack``/``nack`` of jobs not held); 2 bad usage or bad input; 130
-interrupted — except ``tail`` and a following ``read``, which Ctrl-C ends normally (0), and
-``relay``, which adds its own (3: the endpoint answered 410; 4: ``--drain`` dead-lettered jobs;
-Ctrl-C is its graceful stop, 0 — but 130 when it cut a ``--drain`` short).
+to (``rm`` of a name that does not exist; ``queue ack``/``nack`` of jobs not held); 2 bad
+usage or bad input; 130 interrupted — except ``tail`` and a following ``read``, which Ctrl-C
+ends normally (0), and ``relay``, which adds its own (3: the endpoint answered 410; 4:
+``--drain`` dead-lettered jobs; Ctrl-C is its graceful stop, 0 — but 130 when it cut a
+``--drain`` short).
 
 ``serve`` and ``version`` hand over to :mod:`topics_server.cli`, imported only for them, so a
 client command never loads the server.
