@@ -762,3 +762,107 @@ def _count(client: topics.Client, t: str) -> int:
         return client.topic(t).count
     except topics.TopicNotFound:
         return 0
+
+
+# -- worker --------------------------------------------------------------------------------------
+
+HANDLERS = """
+import asyncio, os, sys, time
+import topics
+
+class Bad(Exception):
+    pass
+
+def handle(job):
+    print("handled", job.data, flush=True)
+    if job.data == "bad":
+        raise Bad("no")
+
+async def ahandle(job):
+    await asyncio.sleep(0)
+    print("async", job.data, flush=True)
+
+def slow(job):
+    print("started", job.data, flush=True)
+    while not os.path.exists(os.environ["RELEASE_FILE"]):
+        time.sleep(0.02)
+    print("finished", job.data, flush=True)
+
+not_callable = 42
+"""
+
+
+def test_worker_runs_a_handler_by_import_path(
+    server: ServerProcess, client: topics.Client, name: Name, tmp_path: Path
+) -> None:
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    q, dlq = name("wq"), name("wq.dlq")
+    client.create_topic(q, type="queue", dead_letter=dlq)
+    client.append_many(q, [{"data": "a"}, {"data": "bad"}, {"data": "c"}])
+    done = run(server, "worker", "handlers:handle", q, "--path", str(tmp_path), "--drain",
+               "--permanent", "handlers:Bad", "--concurrency", "2")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.decode().splitlines()) == ["handled a", "handled bad", "handled c"]
+    err = done.stderr.decode()
+    assert err.startswith(f"topics: worker handlers:handle on {q} (concurrency 2, mode auto, node ")
+    assert "2 processed, 1 failed, 0 retried, 1 dead-lettered" in err
+    assert [r.data for r in client.read(dlq)] == ["bad"]
+
+    client.append(q, "x")
+    done = subprocess.run(  # the current directory is on the import path, as for rq/celery
+        [str(TOPICS), "worker", "handlers:ahandle", q, "--drain"],
+        capture_output=True, env=env_for(server), cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == b"async x\n", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ("handlers", "expected MODULE:NAME"),
+        ("no_such_module_xyz:f", "cannot import 'no_such_module_xyz'"),
+        ("handlers:missing", "module 'handlers' has no 'missing'"),
+        ("handlers:not_callable", "is not callable"),
+    ],
+)
+def test_worker_usage_errors(server: ServerProcess, tmp_path: Path, spec: str, problem: str) -> None:
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    done = run(server, "worker", spec, "anyqueue", "--path", str(tmp_path))
+    assert done.returncode == 2 and problem in done.stderr.decode(), done.stderr
+
+
+def test_worker_on_a_missing_queue_exits_1(server: ServerProcess, tmp_path: Path, name: Name) -> None:
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    done = run(server, "worker", "handlers:handle", name("nope"), "--path", str(tmp_path))
+    assert done.returncode == 1 and b"topic_not_found" in done.stderr
+
+
+def test_worker_stops_gracefully_on_sigterm(
+    server: ServerProcess, client: topics.Client, name: Name, tmp_path: Path
+) -> None:
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    release = tmp_path / "release"
+    q = name("wslow")
+    client.create_topic(q, type="queue")
+    client.append_many(q, [{"data": "one"}, {"data": "two"}])
+    proc = subprocess.Popen(
+        [str(TOPICS), "worker", "handlers:slow", q, "--path", str(tmp_path), "--mode", "poll"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**env_for(server), "RELEASE_FILE": str(release)},
+        bufsize=0,
+    )
+    try:
+        assert readline(proc, 30, "stderr").decode().startswith(f"topics: worker handlers:slow on {q}")
+        assert readline(proc, 30) == b"started one\n"
+        proc.send_signal(signal.SIGTERM)
+        assert readline(proc, 30, "stderr").decode().startswith("topics: SIGTERM: stopping")
+        release.touch()  # the running job finishes within the grace and is acked
+        out, err = proc.communicate(timeout=30)
+    finally:
+        stop(proc)
+    assert proc.returncode == 0, err
+    assert out == b"finished one\n"
+    assert b"1 processed" in err and b"Traceback" not in err
+    assert [r.data for r in client.read(q)] == ["two"]  # never started: still there, unleased
+    assert client.topic(q).queue.in_flight == 0  # type: ignore[union-attr]

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TypeAlias
 
-from . import admin, queues, records, relay
+from . import admin, queues, records, relay, worker
 from .durations import duration_ms, point_in_time, time_ago
 
 Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
@@ -134,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     _topic(sub, common)
     _records(sub, common)
     _queues(sub, common)
+    _worker(sub, common)
     _relay(sub)
     _routers(sub, common)
     _schedules(sub, common)
@@ -326,6 +327,106 @@ def _queues(sub: Sub, common: Parser) -> None:
     p.set_defaults(run=queues.cmd_dlq_redrive)
 
 
+WORKER_DESCRIPTION = """\
+Consume QUEUE with a function of yours: a topics.Worker running HANDLER, named MODULE:FUNCTION
+as celery -A, rq worker and arq name theirs (MODULE imported from the current directory, or
+--path; FUNCTION may be dotted). It claims jobs (pushed over /work, or polled), runs the
+handler — a coroutine function as asyncio tasks, anything else in a thread pool — and acks
+the job when it returns. An exception nacks it with backoff; raising topics.Retry(delay_ms=…)
+retries it after that delay; topics.Permanent (or a --permanent exception) moves it to the
+queue's dead-letter topic at once; the queue's max_deliveries dead-letters the rest.
+
+A start banner (queue, concurrency, mode, node) and the Worker's warnings go to stderr.
+SIGTERM or Ctrl-C stops gracefully: no more claims, running handlers get --grace seconds to
+finish, the rest are released for redelivery at once; a second signal releases them all.
+"""
+
+WORKER_EPILOG = (
+    """\
+  # tasks.py:  def send_email(job): smtp.send(**job.data)
+  topics worker tasks:send_email emails --concurrency 8
+  topics worker app.jobs:handle thumbnails --path src --rate-limit 20 --permanent app.errors:BadInput
+  topics worker tasks:send_email emails --drain        # until the queue is empty
+
+"""
+    + worker.EXIT_CODES
+)
+
+
+def _worker(sub: Sub, common: Parser) -> None:
+    p = sub.add_parser(
+        "worker",
+        parents=[common],
+        help="consume a queue with a Python function (MODULE:FUNCTION), like celery/rq/arq workers",
+        description=WORKER_DESCRIPTION,
+        epilog=WORKER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, called with each topics.Job")
+    p.add_argument("queue", metavar="QUEUE")
+    p.add_argument("--path", action="append", metavar="DIR", help="import from DIR too (repeatable)")
+    p.add_argument(
+        "--concurrency", type=_positive, default=1, metavar="N", help="jobs run at once (default 1)"
+    )
+    p.add_argument("--node", help="the worker's name holding the leases (default <host>-<pid>-<hex>)")
+    p.add_argument(
+        "--mode", choices=("auto", "push", "poll"), default="auto", help="push over /work, or poll claim"
+    )
+    p.add_argument("--lease-ms", type=_positive, metavar="MS", help="lease per job (default: the queue's)")
+    p.add_argument(
+        "--no-auto-extend",
+        dest="auto_extend",
+        action="store_false",
+        help="do not extend leases while a job is held",
+    )
+    p.add_argument(
+        "--backoff",
+        choices=("exponential", "linear", "fixed"),
+        default="exponential",
+        help="delay policy for failed jobs (default exponential)",
+    )
+    p.add_argument(
+        "--backoff-ms",
+        type=_positive,
+        metavar="MS",
+        help="the first delay (exponential), step (linear) or every delay (fixed); default 1000",
+    )
+    p.add_argument("--backoff-max-ms", type=_positive, metavar="MS", help="the longest delay (default 60000)")
+    p.add_argument(
+        "--permanent",
+        action="append",
+        metavar="MODULE:EXCEPTION",
+        help="an exception class that dead-letters its job at once (repeatable)",
+    )
+    p.add_argument("--rate-limit", type=_positive_float, metavar="R", help="at most R jobs started a second")
+    p.add_argument(
+        "--breaker-threshold",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="handler failures in a row that open a circuit breaker (default 0: none)",
+    )
+    p.add_argument(
+        "--breaker-cooldown",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="seconds the open breaker waits before a probe (default 30)",
+    )
+    p.add_argument(
+        "--grace",
+        type=_non_negative_float,
+        default=30.0,
+        metavar="S",
+        help="seconds running jobs get to finish after a stop (default 30)",
+    )
+    p.add_argument(
+        "--drain", action="store_true", help="exit when the queue is empty (default: run until SIGTERM)"
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log retries and breaker changes too")
+    p.set_defaults(run=worker.cmd_worker)
+
+
 def _relay(sub: Sub) -> None:
     p = sub.add_parser(
         "relay",
@@ -443,6 +544,16 @@ def _non_negative(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}") from None
     if number < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {number}")
+    return number
+
+
+def _non_negative_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value!r}") from None
+    if not 0 <= number < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
     return number
 
 
