@@ -61,7 +61,10 @@ the records *after* that seq, as the API's cursors. --since 10m and --from-time 
 local time without an offset) start at the first record written at or after that time.
 Without -e, read follows the topic after printing what it has (over an SSE watch, like tail)
 until Ctrl-C, --to, or the topic's deletion.
-Lost records (cap/TTL) print a GAP line on stderr and reading goes on.
+Lost records (cap/TTL) print a GAP line on stderr and reading goes on; reading from the start
+of a capped or TTL topic begins at its earliest retained record, which is no loss (no GAP).
+With -e into a pipe or a file, stderr shows the progress (on a terminal) and a summary at the
+end (-q: none).
 
   topics read orders -e | topics pub orders-copy                   # copy the data
   topics read orders -e --records | topics pub --records orders-copy  # tags and meta too
@@ -227,6 +230,7 @@ def _records(sub: Sub, common: Parser) -> None:
     p.add_argument("--to", type=records.seq_arg, metavar="SEQ", help="stop after this seq (inclusive)")
     p.add_argument("-e", "--exit", action="store_true", help="exit at the head instead of following")
     p.add_argument("--records", action="store_true", help="whole records: seq, ts, tag, node, meta, data")
+    p.add_argument("-q", "--quiet", action="store_true", help="-e into a pipe or file: no summary on stderr")
     p.set_defaults(run=records.cmd_read)
 
     p = sub.add_parser(

@@ -183,7 +183,8 @@ class Tally:
 
 
 def _progress(out: Output, total: int | None) -> AbstractContextManager[Any]:
-    """A rich progress bar on a terminal's stderr (input bytes when the size is known)."""
+    """A rich progress bar on a terminal's stderr (input bytes when the size is known; a
+    spinner and the count otherwise)."""
     if not out.err_tty:
         return nullcontext(None)
     from rich.console import Console
@@ -296,13 +297,52 @@ def cmd_read(client: Client, args: argparse.Namespace, out: Output) -> int:
         include_tags=args.records or out.tty,
         on_gap="skip",
     )
+    tally = ReadTally(args.topic)
     reported = 0  # gaps grow as pages are read: each is reported before the records after it
-    for record in reader:
-        if len(reader.gaps) > reported:
-            reported = _report_gaps(out, reader.gaps, reported)
-        out.record(record, full=args.records)
-    _report_gaps(out, reader.gaps, reported)
+    try:
+        # on a terminal the records printed are the progress: a bar would fight them for it
+        with nullcontext(None) if out.tty else _progress(out, None) as progress:
+            task = progress.add_task(f"{args.topic}: 0 records", total=None) if progress else None
+            for record in reader:
+                if len(reader.gaps) > reported:
+                    reported = _report_gaps(out, reader.gaps, reported)
+                out.record(record, full=args.records)
+                tally.add(record.seq)
+                if progress is not None and tally.count % 100 == 0:
+                    progress.update(task, description=f"{args.topic}: {tally.count} records")
+            _report_gaps(out, reader.gaps, reported)
+    except KeyboardInterrupt:
+        if not out.tty:
+            out.notice(tally.summary("interrupted: read"))
+        return 130
+    if not out.tty and not args.quiet:
+        out.notice(tally.summary())
     return 0
+
+
+class ReadTally:
+    """What ``read -e`` has printed, for its summary on stderr when stdout is not a terminal."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.count = 0
+        self.first: int | None = None
+        self.last: int | None = None
+        self.started = time.monotonic()
+
+    def add(self, seq: int) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = seq
+        self.last = seq
+
+    def summary(self, verb: str = "read") -> str:
+        elapsed = time.monotonic() - self.started
+        noun = "record" if self.count == 1 else "records"
+        seqs = ""
+        if self.count:
+            seqs = f" (seq {self.first})" if self.first == self.last else f" (seqs {self.first}..{self.last})"
+        return f"{verb} {self.count} {noun} from {self.topic}{seqs} in {elapsed:.2f} s"
 
 
 def trimmed_at_start(tomb: Tombstone) -> bool:
