@@ -8,6 +8,7 @@ import io
 import os
 import random
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -870,3 +871,120 @@ def test_worker_stops_gracefully_on_sigterm(
     assert b"1 processed" in err and b"Traceback" not in err
     assert [r.data for r in client.read(q)] == ["two"]  # never started: still there, unleased
     assert client.topic(q).queue.in_flight == 0  # type: ignore[union-attr]
+
+
+# -- contexts and completion ---------------------------------------------------------------------
+
+
+def test_contexts_choose_the_server_and_key_with_flags_env_and_file(
+    server: ServerProcess,
+    cli: Callable[..., tuple[int, str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: Name,
+) -> None:
+    config = tmp_path / "cfg" / "config.toml"
+    monkeypatch.setenv("TOPICS_CONFIG", str(config))
+    monkeypatch.delenv("TOPICS_CONTEXT", raising=False)
+    monkeypatch.delenv("TOPICS_URL")
+    dead = "http://127.0.0.1:9"  # nothing listens there
+    t = name("ctx")
+
+    status, out, _ = cli("context", "add", "local", "--url", server.url)
+    added = lines(out)[0]
+    assert (added["context"], added["url"], added["api_key"], added["current"]) == (
+        "local", server.url, "none", True,
+    )  # fmt: skip
+    status, _, _ = cli("context", "add", "dead", "--url", dead, "--api-key", "-", stdin="s3cret\n")
+    assert status == 0
+    assert config.stat().st_mode & 0o777 == 0o600 and config.parent.stat().st_mode & 0o777 == 0o700
+    assert 'api_key = "s3cret"' in config.read_text()
+    status, out, _ = cli("context", "ls")
+    assert [(r["context"], r["api_key"], r["current"]) for r in lines(out)] == [
+        ("dead", "set", False), ("local", "none", True),
+    ]  # fmt: skip
+    assert "s3cret" not in out
+
+    assert cli("pub", t, "1")[0] == 0  # the current context: local
+    assert cli("--context", "dead", "topic", "get", t)[0] == 1  # --context wins…
+    assert cli("topic", "get", t, "--context", "dead", "--url", server.url)[0] == 0  # …but not --url
+    monkeypatch.setenv("TOPICS_CONTEXT", "dead")
+    assert cli("topic", "get", t)[0] == 1
+    monkeypatch.setenv("TOPICS_URL", server.url)  # $TOPICS_URL beats $TOPICS_CONTEXT / current
+    assert cli("topic", "get", t)[0] == 0
+    monkeypatch.delenv("TOPICS_URL")
+    monkeypatch.delenv("TOPICS_CONTEXT")
+
+    assert cli("context", "use", "dead")[0] == 0
+    assert cli("topic", "get", t)[0] == 1
+    status, _, err = cli("--context", "nope", "topic", "ls")
+    assert status == 2 and "no context 'nope'" in err
+    assert cli("context", "rm", "dead")[0] == 0  # the current one: now none is current
+    assert cli("topic", "get", t, "--url", server.url)[0] == 0
+    assert cli("context", "use", "local")[0] == 0 and cli("topic", "get", t)[0] == 0
+    status, _, err = cli("context", "rm", "dead")
+    assert status == 2 and "no context 'dead'" in err
+    status, _, err = cli("context", "add", "bad name", "--url", dead)
+    assert status == 2
+
+
+def test_a_context_key_is_sent_only_to_its_own_url(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from topics.cli.contexts import Config, Context, connection, dump, load, save
+    from topics.cli.parser import build_parser
+
+    path = tmp_path / "config.toml"
+    save(Config("a", {"a": Context("a", "http://a:1"), "b": Context("b", "http://b:1", 'k"\\\n')}), path)
+    assert load(path) == Config(
+        "a", {"a": Context("a", "http://a:1"), "b": Context("b", "http://b:1", 'k"\\\n')}
+    )
+    assert load(path) == load(path) and dump(load(path)) == path.read_text()
+    monkeypatch.setenv("TOPICS_CONFIG", str(path))
+    monkeypatch.delenv("TOPICS_URL", raising=False)
+    monkeypatch.delenv("TOPICS_CONTEXT", raising=False)
+    monkeypatch.setenv("TOPICS_API_KEY", "for-another-server")
+    parse = build_parser().parse_args
+    assert connection(parse(["topic", "ls"])) == ("http://a:1", "")  # no key, not the env's
+    assert connection(parse(["topic", "ls", "--context", "b"])) == ("http://b:1", 'k"\\\n')
+    assert connection(parse(["--api-key", "x", "topic", "ls"])) == ("http://a:1", "x")
+    path.write_text("current = 'a'\n[contexts.a]\nno_url = 1\n")
+    with pytest.raises(Exception, match="needs url"):
+        connection(parse(["topic", "ls"]))
+
+
+def test_completion_scripts_know_every_subcommand(tmp_path: Path) -> None:
+    done = subprocess.run([str(TOPICS), "completion", "bash"], capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    script = done.stdout.decode()
+    for command in ("topic", "pub", "read", "tail", "worker", "relay", "context", "completion"):
+        assert f'"/{command}"' in script
+    (tmp_path / "topics.bash").write_text(script)
+    probe = (
+        f"source {tmp_path / 'topics.bash'}\n"
+        'c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _topics_complete; '
+        'echo "${COMPREPLY[*]}"; }\n'
+        'c topics qu; c topics queue ""; c topics queue ack --no; c topics worker x q --mode ""; '
+        'c topics --url u topic r; c topics completion ""\n'
+    )
+    done = subprocess.run(["bash", "-c", probe], capture_output=True, timeout=60)
+    assert done.stdout.decode().splitlines() == [
+        "queue", "stats leases claim ack nack", "--node", "auto push poll", "rm", "bash zsh fish",
+    ], done.stderr  # fmt: skip
+    for shell in ("zsh", "fish"):
+        done = subprocess.run([str(TOPICS), "completion", shell], capture_output=True, timeout=60)
+        assert done.returncode == 0 and b"worker" in done.stdout
+        (tmp_path / f"topics.{shell}").write_bytes(done.stdout)
+    if shutil.which("fish"):  # (scripts/setup.sh installs fish and zsh)
+        probe = (
+            f"source {tmp_path / 'topics.fish'}; complete -C 'topics queue '; complete -C 'topics tail --fr'"
+        )
+        done = subprocess.run(["fish", "-c", probe], capture_output=True, timeout=60)
+        assert [line.split("\t")[0] for line in done.stdout.decode().splitlines()] == [
+            "ack", "claim", "leases", "nack", "stats", "--from", "--from-time",
+        ], done.stderr  # fmt: skip
+    if shutil.which("zsh"):
+        probe = f"autoload -U compinit && compinit -u; source {tmp_path / 'topics.zsh'}; print loaded"
+        done = subprocess.run(["zsh", "-c", probe], capture_output=True, timeout=60)
+        assert done.stdout == b"loaded\n", done.stderr
+    assert (
+        subprocess.run([str(TOPICS), "completion", "tcsh"], capture_output=True, timeout=60).returncode == 2
+    )

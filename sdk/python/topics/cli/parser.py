@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TypeAlias
 
-from . import admin, queues, records, relay, worker
+from . import admin, completion, contexts, queues, records, relay, worker
 from .durations import duration_ms, point_in_time, time_ago
 
 Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
@@ -16,9 +16,14 @@ DESCRIPTION = """\
 topics — a persistent event engine, and a client for it.
 
 Output is JSON lines when stdout is not a terminal (or with --json), tables on a terminal.
-Exit status: 0 ok, 1 the server answered an error (or could not be reached), 2 bad usage or
-bad input, 130 interrupted (Ctrl-C ends `tail` and a following `read` with 0; `relay` has
-its own, see `topics relay --help`).
+Exit status: 0 ok, 1 the server answered an error (or could not be reached), or a command
+did nothing it was asked to (rm of a name that does not exist, ack/nack of jobs not held), 2
+bad usage or bad input, 130 interrupted (Ctrl-C ends `tail` and a following `read` with 0;
+`worker` and `relay` have their own, see their --help).
+
+Where client commands connect: --url/--api-key, else --context NAME's, else $TOPICS_URL and
+$TOPICS_API_KEY, else the current context's (`topics context --help`), else
+http://127.0.0.1:4000.
 """
 
 RELAY_DESCRIPTION = """\
@@ -108,10 +113,17 @@ def _connection_options(parser: argparse._ActionsContainer, *, suppress: bool) -
     """``--url``, ``--api-key`` and ``--json``; ``suppress``: no defaults (a copy after the
     subcommand must not reset a value given before it)."""
     unset, off = (argparse.SUPPRESS, argparse.SUPPRESS) if suppress else (None, False)
-    url_help = "server URL (default: $TOPICS_URL, else http://127.0.0.1:4000)"
-    key_help = "API key (default: $TOPICS_API_KEY, which is better: arguments show in ps)"
+    url_help = "server URL (default: --context, $TOPICS_URL, the current context, http://127.0.0.1:4000)"
+    key_help = "API key (default: the context's, or $TOPICS_API_KEY — better: arguments show in ps)"
     parser.add_argument("--url", default=unset, help=url_help)
     parser.add_argument("--api-key", default=unset, help=key_help)
+    parser.add_argument(
+        "--context",
+        default=unset,
+        type=contexts.context_name,
+        metavar="NAME",
+        help="connect with this context's URL and key (default: $TOPICS_CONTEXT, else the current one)",
+    )
     parser.add_argument("--json", action="store_true", default=off, help="JSON lines even on a terminal")
 
 
@@ -141,7 +153,44 @@ def build_parser() -> argparse.ArgumentParser:
     _relay(sub)
     _routers(sub, common)
     _schedules(sub, common)
+    _contexts(sub)
+    _completion(sub, parser)
     return parser
+
+
+def _contexts(sub: Sub) -> None:
+    context = _group(sub, "context", "named server URLs and API keys in a config file (nats context style)")
+    context_parser = sub.choices["context"]
+    context_parser.description = contexts.__doc__
+    context_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    p = context.add_parser("add", help="add or replace a context (the first one added becomes current)")
+    p.add_argument("name", type=contexts.context_name)
+    p.add_argument("--url", dest="server", required=True, help="the server URL")
+    p.add_argument("--api-key", dest="key", metavar="KEY", help="its API key; - reads it from stdin")
+    p.add_argument("--use", action="store_true", help="make it the current context")
+    p.set_defaults(run=contexts.cmd_context_add, offline=True)
+
+    p = context.add_parser("use", help="make a context the current one")
+    p.add_argument("name", type=contexts.context_name)
+    p.set_defaults(run=contexts.cmd_context_use, offline=True)
+
+    p = context.add_parser("ls", help="list contexts (keys are never shown)")
+    p.set_defaults(run=contexts.cmd_context_ls, offline=True)
+
+    p = context.add_parser("rm", help="delete a context")
+    p.add_argument("name", type=contexts.context_name)
+    p.set_defaults(run=contexts.cmd_context_rm, offline=True)
+
+
+def _completion(sub: Sub, root: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or fish)",
+        description=completion.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("shell", choices=completion.SHELLS)
+    p.set_defaults(run=completion.cmd_completion, root=root, offline=True)
 
 
 def _group(sub: Sub, name: str, help: str) -> Sub:
@@ -499,6 +548,9 @@ def _relay(sub: Sub) -> None:
         "--server", dest="url", default=argparse.SUPPRESS, metavar="URL", help="topics server URL"
     )
     connection.add_argument("--api-key", default=argparse.SUPPRESS, help="API key (default: $TOPICS_API_KEY)")
+    connection.add_argument(
+        "--context", default=argparse.SUPPRESS, type=contexts.context_name, metavar="NAME", help="a context"
+    )
     connection.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="JSON lines even on a terminal"
     )
