@@ -44,7 +44,7 @@ from .models import (
 )
 
 MAX_SEQS_PER_CALL = 1000
-"""``TOPICS_MAX_CLAIM``'s default: the most seqs one ack/nack/extend may carry (§11)."""
+"""``TOPICS_MAX_CLAIM``'s default: the most seqs one ack/nack/extend may carry (a resource cap)."""
 
 CHUNK_RECORDS = 10_000
 """``append_many`` puts at most this many records in one request (``TOPICS_MAX_BATCH_RECORDS``'
@@ -603,7 +603,7 @@ DEAD_LETTER_KEYS = (
     "$dead_letter_src_seq",
     "$dead_letter_reason",
 )
-"""What the server stamps into ``meta`` when it dead-letters a job (§10.6)."""
+"""What the server stamps into ``meta`` when it dead-letters a job."""
 
 
 def redrive_body(record: Record) -> dict[str, Any]:

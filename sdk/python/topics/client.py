@@ -196,7 +196,7 @@ class Client:
 
     def create_topic(self, name: str, **config: Any) -> TopicInfo:
         """Creates topic ``name``, or updates the fields of ``config`` given (an idempotent PUT:
-        fields left out keep their value). ``config`` takes the §0.10 fields: ``type`` (``"log"``
+        fields left out keep their value). ``config`` takes the ``TopicConfig`` fields: ``type`` (``"log"``
         or ``"queue"``), ``ttl_ms``, ``cap_records``, ``cap_bytes``, ``discard``, ``durability``,
         ``lease_ms``, ``max_deliveries``, ``dead_letter``…
 
@@ -524,7 +524,7 @@ class Client:
 
     def put_router(self, name: str, source: str, dest: str, **options: Any) -> RouterInfo:
         """Creates or updates router ``name`` copying every record of ``source`` to ``dest``
-        (§6 options: ``filter``, ``preserve_node``, ``preserve_tag``, ``create_dest``,
+        (router options: ``filter``, ``preserve_node``, ``preserve_tag``, ``create_dest``,
         ``allow_cycle``, ``guarantee``).
 
         >>> client.put_router("orders->audit", "orders", "audit").created

@@ -573,7 +573,7 @@ def _routers(sub: Sub, common: Parser) -> None:
     p.add_argument("name", help='conventionally "<source>-><dest>"')
     p.add_argument("--source", required=True, help="the topic whose records are forwarded")
     p.add_argument("--dest", required=True, help="the topic they are appended to")
-    p.add_argument("--filter", type=admin.json_arg, help='a §5 match tuple, e.g. \'["tag","Glob","eu:*"]\'')
+    p.add_argument("--filter", type=admin.json_arg, help='a match tuple, e.g. \'["tag","Glob","eu:*"]\'')
     p.add_argument("--guarantee", help="at_least_once (default) or exactly_once")
     p.add_argument("--preserve-node", action=argparse.BooleanOptionalAction, help="keep $node (default yes)")
     p.add_argument("--preserve-tag", action=argparse.BooleanOptionalAction, help="keep $tag (default yes)")
