@@ -778,20 +778,24 @@ import topics
 class Bad(Exception):
     pass
 
+def say(line):  # one write: handlers run in threads, and print() writes the newline apart
+    sys.stdout.write(line + "\\n")
+    sys.stdout.flush()
+
 def handle(job):
-    print("handled", job.data, flush=True)
+    say(f"handled {job.data}")
     if job.data == "bad":
         raise Bad("no")
 
 async def ahandle(job):
     await asyncio.sleep(0)
-    print("async", job.data, flush=True)
+    say(f"async {job.data}")
 
 def slow(job):
-    print("started", job.data, flush=True)
+    say(f"started {job.data}")
     while not os.path.exists(os.environ["RELEASE_FILE"]):
         time.sleep(0.02)
-    print("finished", job.data, flush=True)
+    say(f"finished {job.data}")
 
 not_callable = 42
 """
@@ -828,10 +832,12 @@ def test_worker_runs_a_handler_by_import_path(
         ("no_such_module_xyz:f", "cannot import 'no_such_module_xyz'"),
         ("handlers:missing", "module 'handlers' has no 'missing'"),
         ("handlers:not_callable", "is not callable"),
+        ("broken:f", "cannot import 'broken': SyntaxError"),
     ],
 )
 def test_worker_usage_errors(server: ServerProcess, tmp_path: Path, spec: str, problem: str) -> None:
     (tmp_path / "handlers.py").write_text(HANDLERS)
+    (tmp_path / "broken.py").write_text("def f(:\n")
     done = run(server, "worker", spec, "anyqueue", "--path", str(tmp_path))
     assert done.returncode == 2 and problem in done.stderr.decode(), done.stderr
 

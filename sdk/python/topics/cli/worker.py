@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
@@ -49,7 +50,8 @@ exit status:
 
 def import_object(spec: str, paths: list[str]) -> Any:
     """``module:attr`` (``attr`` may be dotted) imported with ``paths`` and the current
-    directory first on ``sys.path``; a failure is a :class:`UsageError` saying what failed."""
+    directory first on ``sys.path``; a failure is a :class:`UsageError` saying what failed (a
+    module that raises while imported also prints its traceback)."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"expected MODULE:NAME (e.g. tasks:send_email), got {spec!r}")
@@ -60,6 +62,9 @@ def import_object(spec: str, paths: list[str]) -> Any:
         obj: Any = importlib.import_module(module_name)
     except ImportError as err:
         raise UsageError(f"cannot import {module_name!r}: {err}") from None
+    except Exception as err:  # the module itself fails: its traceback, then the usage error
+        traceback.print_exc(file=sys.stderr)
+        raise UsageError(f"cannot import {module_name!r}: {type(err).__name__}: {err}") from None
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
