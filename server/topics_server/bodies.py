@@ -21,8 +21,11 @@ length/pattern/enum constraints, arrays their item counts, unions their members 
 * ``if``/``then``/``else`` on an object, speaking only of which fields are present
   (``required``, and ``properties`` set to ``false``) — e.g. exactly one of a schedule's ``cron``
   and ``every_ms``: a post-check over the set fields, the failing branch's ``description`` as
-  the message. Several such rules on one object go in its ``allOf`` (e.g. a diff's ``from_ts``
-  excludes ``from_seq``), each member an ``if``/``then``/``else`` of its own.
+  the message.
+* ``allOf`` on an object, each member such a presence rule: ``if``/``then``/``else`` (e.g. a diff's
+  ``from_ts`` excludes ``from_seq``) or ``not: {required: [a, b, ...]}`` (the fields exclude each
+  other: not all of them together — e.g. a diff's ``consumer`` and ``from_seq``); a failing
+  member's ``description`` is the message.
 * ``x-topics-explain`` on a string with a ``pattern`` (a schedule's ``cron``): the pattern is a
   post-check whose failure is explained in words by the named engine function
   (:data:`EXPLAINERS`) instead of quoting the pattern.
@@ -203,16 +206,18 @@ class BodyCompiler:
         return Compiled(inner.type, check)
 
     def _presence_rules(self, schema: dict[str, Any], name: str) -> Compiled:
-        """Rules over which fields of an object are present: the object's own
-        ``if``/``then``/``else`` and each member of its ``allOf`` (only such rules). A rule's
-        parts may only ``required`` fields or forbid them (``properties`` whose schema is
-        ``false``). The object is decoded by the rest of ``schema``; the first rule broken names
-        its first offending field and says its failing branch's ``description``."""
+        """Rules over which fields of an object are present: ``if``/``then``/``else`` (each a
+        ``required`` list and ``properties`` whose schema is ``false``: must be absent), and
+        ``allOf`` members that are such a conditional or ``not: {required: [...]}`` (those
+        fields are not all present together). The object is decoded by the rest of ``schema``;
+        the first rule that fails names its offending field and says its ``description``."""
         if schema.get("type") != "object":
-            raise UnsupportedSchema(f"{name}: allOf and if/then/else only as presence rules of an object")
-        own = [{k: schema[k] for k in ("if", "then", "else") if k in schema}] if "if" in schema else []
-        members = own + list(schema.get("allOf", ()))
-        rules = [_presence_rule(member, name) for member in members]
+            raise UnsupportedSchema(f"{name}: presence rules (if/then/else, allOf) only on an object")
+        rules: list[PresenceRule] = []
+        if "if" in schema:
+            rules.append(_conditional_rule({k: schema.get(k, True) for k in ("if", "then", "else")}, name))
+        for member in schema.get("allOf", ()):
+            rules.append(_member_rule(member, name))
         rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else", "allOf")}
         inner = self.compile(rest, name)
         wire = list(schema.get("properties", {}))
@@ -224,12 +229,10 @@ class BodyCompiler:
                 value = inner_check(value, where)
             present = {w for w, a in zip(wire, attrs, strict=True) if getattr(value, a) is not msgspec.UNSET}
             for rule in rules:
-                branch = rule["then"] if not _breaks(rule["if"], present) else rule["else"]
-                broken = _breaks(branch, present)
-                if broken:
+                broken = rule(present)
+                if broken is not None:
                     field = _join(where, broken[0])
-                    problem = branch.get("description") or f"{broken[0]} breaks the rule"
-                    raise InvalidRequest(f"{field}: {problem}", {"field": field})
+                    raise InvalidRequest(f"{field}: {broken[1]}", {"field": field})
             return value
 
         return Compiled(inner.type, check)
@@ -460,27 +463,58 @@ def _identifier(prop: str) -> str:
     return f"f_{name}" if not name or name[0].isdigit() or name in ("from", "in", "class") else name
 
 
-def _presence_rule(member: Any, name: str) -> dict[str, Any]:
-    """One ``if``/``then``/``else`` presence rule, checked to speak only of present fields, as
-    ``{"if", "then", "else"}`` (an absent part is ``True``: it holds)."""
-    if (
-        not isinstance(member, dict)
-        or "if" not in member
-        or set(member) - {"if", "then", "else", "description"}
-    ):
-        raise UnsupportedSchema(f"{name}: an allOf member must be an if/then/else presence rule")
-    rule = {k: member.get(k, True) for k in ("if", "then", "else")}
-    for key, part in rule.items():
-        if part is True:
+PresenceRule = Callable[[set[str]], tuple[str, str] | None]
+"""A rule over the fields present in an object: ``None`` if it holds, else ``(field, problem)``."""
+
+
+def _conditional_rule(rules: dict[str, Any], name: str) -> PresenceRule:
+    """``if``/``then``/``else``, each ``True`` or a rule that only requires or forbids fields."""
+    for key, rule in rules.items():
+        if rule is True:
             continue
-        props = part.get("properties", {}) if isinstance(part, dict) else None
+        props = rule.get("properties", {}) if isinstance(rule, dict) else None
         if (
-            not isinstance(part, dict)
-            or set(part) - {"required", "properties", "description"}
+            not isinstance(rule, dict)
+            or set(rule) - {"required", "properties", "description"}
             or any(v is not False for v in (props or {}).values())
         ):
             raise UnsupportedSchema(f"{name}: an object's {key} may only require or forbid fields")
-    return rule
+
+    def holds(present: set[str]) -> tuple[str, str] | None:
+        branch = rules["then"] if not _breaks(rules["if"], present) else rules["else"]
+        broken = _breaks(branch, present)
+        if not broken:
+            return None
+        return broken[0], branch.get("description") or f"{broken[0]} breaks the rule"
+
+    return holds
+
+
+def _member_rule(member: Any, name: str) -> PresenceRule:
+    """An ``allOf`` member of an object: a conditional, or ``not: {required: [...]}``."""
+    if isinstance(member, dict) and "if" in member:
+        extra = set(member) - {"if", "then", "else", "description"}
+        if extra:
+            raise UnsupportedSchema(f"{name}: an allOf conditional with {sorted(extra)}")
+        return _conditional_rule({k: member.get(k, True) for k in ("if", "then", "else")}, name)
+    negated = member.get("not") if isinstance(member, dict) else None
+    if (
+        not isinstance(negated, dict)
+        or set(member) - {"not", "description"}
+        or set(negated) != {"required"}
+        or len(negated["required"]) < 2
+    ):
+        raise UnsupportedSchema(
+            f"{name}: an object's allOf members may only be presence rules "
+            "(not: {required: [a, b, ...]}, or if/then/else)"
+        )
+    together: list[str] = list(negated["required"])
+    problem = member.get("description") or f"{', '.join(together)} exclude each other"
+
+    def holds(present: set[str]) -> tuple[str, str] | None:
+        return (together[-1], problem) if all(f in present for f in together) else None
+
+    return holds
 
 
 def _breaks(rule: Any, present: set[str]) -> list[str]:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tarfile
 import venv
+import zipfile
 from pathlib import Path
 
 import httpx
@@ -42,6 +43,14 @@ def test_the_sdist_carries_the_spec_and_the_codec_source(dist: Path) -> None:
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
     assert {"openapi/v0.yaml", "server/topics_engine/_codec.c", "setup.py", "pyproject.toml"} <= names
+
+
+def test_the_wheel_carries_the_spec_the_codec_and_the_sdk_type_marker(dist: Path) -> None:
+    (wheel,) = dist.glob("topics-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    assert {"topics_server/openapi/v0.yaml", "topics/py.typed"} <= names
+    assert any(n.startswith("topics_engine/_codec.") and n.endswith(".so") for n in names)
 
 
 def test_the_wheel_runs_the_server_and_the_sdk_from_a_fresh_virtualenv(dist: Path, tmp_path: Path) -> None:

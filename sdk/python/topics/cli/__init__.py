@@ -13,7 +13,9 @@
     topics worker MODULE:FUNCTION QUEUE            # consume a queue with a Python handler
     topics relay QUEUE --url URL                   # deliver jobs to an HTTP endpoint (webhooks)
     topics router ls|get|put|rm                    # routers
-    topics schedule ls|get|put|rm                  # timed appends
+    topics schedule ls|get|put|rm                  # schedules (timed appends)
+    topics consumer ls|show|create|commit|rm TOPIC # named consumers (cursors kept by the server)
+    topics read TOPIC --consumer NAME              # read after a consumer's cursor, commit it
     topics context add|use|ls|rm                   # named server URLs and API keys
     topics completion bash|zsh|fish                # a shell completion script
 

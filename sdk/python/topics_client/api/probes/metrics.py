@@ -45,7 +45,7 @@ def sync_detailed(
 ) -> Response[Error | str]:
     """Metrics (Prometheus text or JSON)
 
-     Operational gauges, the WAL counters and the fsync-latency histogram (§8.3):
+     Operational gauges, the WAL counters and the fsync-latency histogram:
     Prometheus text exposition (`text/plain; version=0.0.4`) by default, a JSON
     snapshot of the same families with `Accept: application/json`. Aggregates
     (`topics_topics`, `topics_topics_by_class{class}`, `topics_routers`,
@@ -86,7 +86,7 @@ def sync(
 ) -> Error | str | None:
     """Metrics (Prometheus text or JSON)
 
-     Operational gauges, the WAL counters and the fsync-latency histogram (§8.3):
+     Operational gauges, the WAL counters and the fsync-latency histogram:
     Prometheus text exposition (`text/plain; version=0.0.4`) by default, a JSON
     snapshot of the same families with `Accept: application/json`. Aggregates
     (`topics_topics`, `topics_topics_by_class{class}`, `topics_routers`,
@@ -123,7 +123,7 @@ async def asyncio_detailed(
 ) -> Response[Error | str]:
     """Metrics (Prometheus text or JSON)
 
-     Operational gauges, the WAL counters and the fsync-latency histogram (§8.3):
+     Operational gauges, the WAL counters and the fsync-latency histogram:
     Prometheus text exposition (`text/plain; version=0.0.4`) by default, a JSON
     snapshot of the same families with `Accept: application/json`. Aggregates
     (`topics_topics`, `topics_topics_by_class{class}`, `topics_routers`,
@@ -162,7 +162,7 @@ async def asyncio(
 ) -> Error | str | None:
     """Metrics (Prometheus text or JSON)
 
-     Operational gauges, the WAL counters and the fsync-latency histogram (§8.3):
+     Operational gauges, the WAL counters and the fsync-latency histogram:
     Prometheus text exposition (`text/plain; version=0.0.4`) by default, a JSON
     snapshot of the same families with `Accept: application/json`. Aggregates
     (`topics_topics`, `topics_topics_by_class{class}`, `topics_routers`,
