@@ -135,6 +135,36 @@ async def test_an_async_worker_continues_the_trace(
     assert process.context is not None and process.context.trace_id == trace_ids[0]
 
 
+def test_a_meta_at_the_servers_limits_is_written_unstamped(
+    client: topics.Client, tracer: trace.Tracer, name: Callable[[str], str]
+) -> None:
+    """Tracing never turns a write that works into one refused (review of issue 26): a meta
+    with no room left for the trace context (64 keys, or its bytes near 16 KiB) goes as it is."""
+    t = name("full-meta")
+    by_keys = {f"k{i}": "v" for i in range(64)}
+    by_bytes = {"k": "x" * (16 * 1024 - 8)}
+    with tracer.start_as_current_span("request"):
+        client.append(t, 1, meta=by_keys)
+        client.append(t, 2, meta=by_bytes)
+        client.append(t, 3, meta={"k": "v"})
+    metas = [r.meta for r in client.read(t)]
+    assert metas[0] == by_keys and metas[1] == by_bytes
+    assert "traceparent" in metas[2]
+
+
+def test_a_job_whose_traceparent_is_not_a_string_is_processed_in_a_root_span(
+    client: topics.Client, tracer: trace.Tracer, name: Callable[[str], str]
+) -> None:
+    q = name("odd-tp")
+    client.create_topic(q, type="queue")
+    client.append_many(
+        q, [{"data": 1, "meta": {"traceparent": 5}}, {"data": 2, "meta": {"traceparent": "junk"}}]
+    )
+    seen: list[int] = []
+    stats = Worker(client, q, lambda job: seen.append(job.seq), mode="poll").drain(timeout_s=30)
+    assert sorted(seen) == [1, 2] and stats.failed == 0, stats
+
+
 def test_without_opentelemetry_nothing_is_wrapped_or_added(server: ServerProcess) -> None:
     """The extra not installed (its import made to fail): tracing is off, the Worker's handler is
     the caller's own function, and a write inside what would be a span adds no ``meta``."""

@@ -24,6 +24,8 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from ._worker_types import is_async_handler
 from .models import Job
 
@@ -75,16 +77,34 @@ def _producing(topic: str, operation: str, count: int) -> Iterator[Carrier | Non
         yield carrier or None
 
 
+META_KEYS = 64
+"""The server's default ``TOPICS_MAX_META_KEYS`` ..."""
+META_BYTES = 16 * 1024
+"""... and ``TOPICS_MAX_META_BYTES``: a record whose ``meta`` would pass either with the trace
+context added is left unstamped — tracing never turns a write that works into one refused."""
+
+
 def stamped(record: dict[str, Any], carrier: Carrier) -> dict[str, Any]:
     """``record`` (a write body's record) with ``carrier`` in its ``meta`` — a copy; unchanged
-    when its ``meta`` has a ``traceparent`` already or is not a mapping (the server names
-    that)."""
+    when its ``meta`` has a ``traceparent`` already, is not a mapping (the server names that),
+    or has no room left under the server's default meta limits."""
     meta = record.get("meta")
     if meta is None:
         return {**record, "meta": dict(carrier)}
-    if not isinstance(meta, Mapping) or "traceparent" in meta:
+    if not isinstance(meta, Mapping) or "traceparent" in meta or not _room_for(meta, carrier):
         return record
     return {**record, "meta": {**meta, **carrier}}
+
+
+def _room_for(meta: Mapping[str, Any], carrier: Carrier) -> bool:
+    if len(meta) + len(carrier) > META_KEYS:
+        return False
+    try:
+        size = len(orjson.dumps(dict(meta)))
+    except TypeError:
+        return False  # not JSON: the write refuses it anyway, as it would unstamped
+    extra = sum(len(k) + len(v) + 6 for k, v in carrier.items())  # "k":"v", with quotes
+    return size + extra <= META_BYTES
 
 
 def stamped_all(records: Iterable[Any], carrier: Carrier) -> list[Any]:
@@ -93,14 +113,26 @@ def stamped_all(records: Iterable[Any], carrier: Carrier) -> list[Any]:
     return [stamped(dict(r), carrier) if isinstance(r, Mapping) else r for r in records]
 
 
+def _parent_of(meta: Any) -> Any:
+    """The trace context a job's ``meta`` carries, or ``None`` (a root span): only string
+    ``traceparent``/``tracestate`` are read — a producer may put any JSON there — and a value
+    the propagator cannot read is ignored, never the job's failure."""
+    if not isinstance(meta, Mapping) or not isinstance(meta.get("traceparent"), str):
+        return None
+    carrier = {k: meta[k] for k in ("traceparent", "tracestate") if isinstance(meta.get(k), str)}
+    try:
+        return _PROPAGATOR.extract(carrier)
+    except Exception:  # noqa: BLE001 — a malformed context is no reason to fail the job
+        return None
+
+
 def consuming(handler: Callable[[Any], Any], queue: str) -> Callable[[Job], Any]:
     """A Worker's ``handler`` run in a ``process <queue>`` CONSUMER span, the child of the trace
     context in the job's ``meta`` (a root span when there is none). An exception the handler
     raises is recorded on the span (status ERROR) and raised on. Async when ``handler`` is."""
 
     def span(job: Job) -> contextlib.AbstractContextManager[Any]:
-        meta = job.meta
-        parent = _PROPAGATOR.extract(meta) if meta and "traceparent" in meta else None
+        parent = _parent_of(job.meta)
         attributes: dict[str, str | int] = {
             "messaging.system": "topics",
             "messaging.destination.name": queue,
