@@ -204,10 +204,16 @@ class Http2Connection(asyncio.Protocol):
             self._forget(stream)
 
     def pause_writing(self) -> None:
+        # a client that does not read what it is sent is not read from either: its PINGs,
+        # SETTINGS and requests would otherwise keep adding acks and answers to the buffer
         self.write_paused = True
+        if not self.closed:
+            self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self.write_paused = False
+        if not self.closed:
+            self.transport.resume_reading()
         self._wake_drained()
 
     @property
@@ -216,8 +222,13 @@ class Http2Connection(asyncio.Protocol):
         return any(stream.streaming for stream in self.streams.values())
 
     def idle_for(self, now: float) -> float:
-        """Seconds since the connection last received bytes, 0 while a stream is open."""
-        return 0.0 if self.streams else now - self.last_active
+        """Seconds since the connection last received bytes; 0 while the app works on a request
+        or an SSE stream is open. A stream only waiting for the client — a request that never
+        ends, a response its window holds back — does not keep the connection alive."""
+        for stream in self.streams.values():
+            if stream.streaming or (stream.task is not None and not stream.task.done()):
+                return 0.0
+        return now - self.last_active
 
     def close(self) -> None:
         """GOAWAY (NO_ERROR), then close (a second call closes at once)."""

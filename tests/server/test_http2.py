@@ -30,6 +30,7 @@ from h2.connection import H2Connection
 from h2.errors import ErrorCodes
 from topics_engine import Engine, ManualClock, SystemClock
 from topics_engine.clock import Clock
+from topics_server import http as native
 from topics_server.app import build
 from topics_server.context import ServerContext
 from topics_server.http import HttpProtocol, HttpServer
@@ -670,8 +671,6 @@ async def test_shutdown_sends_goaway_and_finishes_requests_in_flight(srv: Srv) -
 
 
 async def test_idle_h2c_connections_are_closed_with_a_goaway(srv: Srv) -> None:
-    from topics_server import http as native
-
     client = await H2Client.open(srv.port)
     assert (await client.call("GET", "/v0/health")).status == 200
     later = asyncio.get_running_loop().time() + native.KEEP_ALIVE_S + 1
@@ -680,3 +679,45 @@ async def test_idle_h2c_connections_are_closed_with_a_goaway(srv: Srv) -> None:
     assert client.goaway is not None and client.goaway.error_code == ErrorCodes.NO_ERROR
     await client.closed_by_server()
     client.close()
+
+
+# -- bounds found by review (issue 25) ------------------------------------------------------------
+
+
+async def test_streams_only_waiting_for_the_client_do_not_keep_a_connection_alive(srv: Srv) -> None:
+    """A request that never ends, or answers a shut window holds back, are swept with the
+    connection once idle — as HTTP/1.1 sweeps a request head whose body never comes."""
+    async with srv.h1() as http:
+        for _ in range(3):
+            await http.post("/v0/topics/w", json={"records": [{"data": "x" * 50_000}]})
+    stalled = await H2Client.open(srv.port)
+    stalled.request("POST", "/v0/topics/w", raw=b"", headers={"content-type": "application/json"}, end=False)
+    shut = await H2Client.open(srv.port, window=0)
+    answers = [shut.request("POST", "/v0/topics/w/diff", {"from_seq": 0}) for _ in range(5)]
+    await shut.until(lambda: all(shut.streams[s].status is not None for s in answers))
+    await until(lambda: len(srv.h2_connections()) == 2 and all(c.streams for c in srv.h2_connections()))
+    later = asyncio.get_running_loop().time() + native.KEEP_ALIVE_S * 2
+    try:
+        assert srv.native.close_idle(now=later) == 2
+    finally:
+        stalled.close()
+        shut.close()
+
+
+async def test_a_client_that_does_not_read_is_not_read_from(srv: Srv) -> None:
+    """PINGs sent without reading their ACKs: reading pauses with writing, so the server's
+    buffer stays bounded (the PING-flood pattern)."""
+    client = await H2Client.open(srv.port)
+    await client.until(lambda: client.h2.remote_settings.max_concurrent_streams == 100)
+    (conn,) = srv.h2_connections()
+    ping = b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"\x00" * 8
+    try:
+        for _ in range(200):
+            client.writer.write(ping * 5000)  # 85 KB of PINGs, the ACKs never read
+            await asyncio.wait_for(client.writer.drain(), 0.5)
+    except TimeoutError:
+        pass  # the server stopped reading: what this test wants
+    finally:
+        size = conn.transport.get_write_buffer_size()
+        client.close()
+    assert size < 4 << 20, size
