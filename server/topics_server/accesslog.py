@@ -12,8 +12,10 @@ Never a key, never a header, never a payload. Plain::
 and with ``TOPICS_LOG_FORMAT=json`` the same as fields: ``method``, ``route``, ``status``,
 ``duration_ms``, ``bytes``, ``key_id`` (``null`` without a key) and ``operation``.
 
-Off by default: a line costs about as much as the rest of a small write's handling
-(docs/DECISIONS.md, "Logs").
+Off by default: a line costs about a quarter of a small write's handling (docs/DECISIONS.md,
+"Logs"). The record is made and handed to the logger's handlers directly (no caller lookup: the
+line says where it comes from), and only when the logger is enabled for ``info`` — so an app
+embedding the ASGI app keeps control through its own logging configuration.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 
 ACCESS_LOGGER = "topics.access"
+_MESSAGE = "%s %s %d %.3fms %dB key=%s op=%s"
 
 
 class AccessLog:
@@ -41,16 +44,20 @@ class AccessLog:
         nbytes: int,
         key_id: int | None,
     ) -> None:
+        log = self.log
+        if not log.isEnabledFor(logging.INFO):
+            return
         ms = round(seconds * 1000, 3)
-        self.log.info(
-            "%s %s %d %.3fms %dB key=%s op=%s",
-            method,
-            route,
-            status,
-            ms,
-            nbytes,
-            "-" if key_id is None else f"#{key_id}",
-            operation,
+        key = "-" if key_id is None else f"#{key_id}"
+        args = (method, route, status, ms, nbytes, key, operation)
+        record = log.makeRecord(
+            log.name,
+            logging.INFO,
+            __file__,
+            0,
+            _MESSAGE,
+            args,
+            None,
             extra={
                 "method": method,
                 "route": route,
@@ -61,3 +68,4 @@ class AccessLog:
                 "operation": operation,
             },
         )
+        log.handle(record)

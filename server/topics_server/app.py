@@ -119,9 +119,8 @@ class TopicsApp:
                 match = self.routes.match(request.method, request.path)
                 route = match.route
                 stats, operation = route.stats, route.operation
-                principal = self.gate.admit(
-                    request, operation.operation_id, route.requirement, match.path_params
-                )
+                principal = self.gate.identify(request, route.requirement)
+                self.gate.authorize(principal, operation.operation_id, route.requirement, match.path_params)
                 req = self._bound(request, match, operation, principal)
                 held.slot = self._slot(operation, principal)
                 if operation.throttled and self.ctx.throttle.engaged():

@@ -45,13 +45,29 @@ _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) 
 log = logging.getLogger("topics.server")
 
 
+class PlainFormatter(logging.Formatter):
+    """:data:`PLAIN_FORMAT`, the date and time formatted once per second (not per line)."""
+
+    def __init__(self) -> None:
+        super().__init__(PLAIN_FORMAT)
+        self._second = -1
+        self._stamp = ""
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:  # noqa: N802
+        second = int(record.created)
+        if second != self._second:
+            self._stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(second))
+            self._second = second
+        return f"{self._stamp},{int(record.msecs):03d}"
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per record: ``ts``, ``level``, ``logger``, ``msg``, the record's extra
     fields, ``exc``/``stack`` when it carries them."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
-            "ts": _utc(record.created),
+            "ts": self._utc(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
@@ -67,11 +83,16 @@ class JsonFormatter(logging.Formatter):
             out["stack"] = self.formatStack(record.stack_info)
         return orjson.dumps(out, default=str).decode()
 
+    _second = -1
+    _stamp = ""
 
-def _utc(created: float) -> str:
-    seconds = int(created)
-    millis = int((created - seconds) * 1000)
-    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
+    def _utc(self, created: float) -> str:
+        """``created`` as ``2026-01-02T03:04:05.678Z`` (the seconds formatted once per second)."""
+        second = int(created)
+        if second != self._second:
+            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self._second = second
+        return f"{self._stamp}.{int((created - second) * 1000):03d}Z"
 
 
 class _LineWriter(io.TextIOBase):
@@ -121,7 +142,7 @@ def install(fmt: str, stream: TextIO | None = None) -> None:
     (``plain``/``json``), at the default levels (ours ``info``) until :func:`set_levels`."""
     real = stream or sys.stderr
     handler = logging.StreamHandler(real)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(PLAIN_FORMAT))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else PlainFormatter())
     root = logging.getLogger()
     for old in root.handlers[:]:
         root.removeHandler(old)

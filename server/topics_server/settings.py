@@ -160,8 +160,9 @@ def log_format(env: Mapping[str, str]) -> str:
 
 def _log_levels(env: Mapping[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     """``TOPICS_LOG_LEVEL``: ``level[,logger=level...]`` — topics' level, then other loggers'."""
-    raw = env.get("TOPICS_LOG_LEVEL", "").strip().lower() or "info"
+    raw = env.get("TOPICS_LOG_LEVEL", "").strip() or "info"
     first, *rest = (part.strip() for part in raw.split(","))
+    first = first.lower()
     if first not in _LOG_LEVELS:
         raise ConfigError(
             f"TOPICS_LOG_LEVEL={raw!r}: the level {first!r} is unknown; use one of {', '.join(_LOG_LEVELS)}, "
@@ -170,6 +171,7 @@ def _log_levels(env: Mapping[str, str]) -> tuple[str, tuple[tuple[str, str], ...
     named: list[tuple[str, str]] = []
     for part in rest:
         name, eq, level = (p.strip() for p in part.partition("="))
+        level = level.lower()
         if not eq or not _LOGGER_NAME.fullmatch(name) or level not in _LOG_LEVELS:
             raise ConfigError(
                 f"TOPICS_LOG_LEVEL={raw!r}: {part!r} is not logger=level; name a logger "
