@@ -26,6 +26,6 @@ for f in pyproject.toml setup.py server/topics_engine/*.c; do
 done
 if [ ! -f "$stamp" ] || [ "$stale" = 1 ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[dev,spark]"
+  TOPICS_STRICT_BUILD=1 .venv/bin/python -m pip install --quiet -e ".[dev,spark]"
   touch "$stamp"
 fi

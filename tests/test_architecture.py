@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                 "clock",
                 "coldreads",
                 "config",
+                "consumerset",
                 "errors",
                 "idempotency",
                 "jsonvalues",
@@ -55,6 +56,7 @@ LAYERS: list[tuple[str, set[str]]] = [
         "features",
         {
             "topics_engine.queues",
+            "topics_engine.consumers",
             "topics_engine.routers",
             "topics_engine.schedules",
             "topics_engine.watch",
@@ -186,7 +188,13 @@ def test_error_statuses_match_the_contract_table() -> None:
         "not_ready": 503,
         "shutting_down": 503,
     }
-    extensions = {"no_dead_letter": 409}  # codes of extensions (ruling 22; docs/DECISIONS.md)
+    extensions = {  # codes of extensions (ruling 22; docs/DECISIONS.md)
+        "no_dead_letter": 409,
+        "consumer_not_found": 404,
+        "no_such_consumer": 409,
+        "cursor_behind": 409,
+        "cursor_beyond_head": 409,
+    }
     assert {**expected, **extensions} == STATUS_BY_CODE
     assert {cls.code for cls in error_classes()} == set(STATUS_BY_CODE)
 
@@ -232,6 +240,7 @@ ENGINE_API = {
     "topics_engine.clock",
     "topics_engine.coldreads",  # reads that never block the event loop on a disk
     "topics_engine.config",
+    "topics_engine.consumers",
     "topics_engine.errors",
     "topics_engine.jsonvalues",
     "topics_engine.limits",
@@ -499,6 +508,52 @@ def test_the_relay_sits_on_the_public_worker_and_nothing_below_imports_it() -> N
         module for module, targets in graph.items() if targets & RELAY_MODULES and module not in RELAY_MODULES
     }
     assert importers <= {"topics", "topics.cli.relay"}, importers
+
+
+def _module_level_imports(tree: ast.Module) -> set[str]:
+    """The top-level packages a module imports when it is loaded: imports at module level,
+    ``if TYPE_CHECKING:`` blocks and function bodies left out."""
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_typed_payloads_are_an_edge_that_loads_pydantic_only_when_used() -> None:
+    """``topics.typed`` is the SDK's pydantic edge: the one module that imports pydantic, and
+    only inside its functions or for type checking — the untyped paths (and the CLI) never load
+    it. It sits on the result types (``models``, ``_worker_types``), below the clients and the
+    Worker, which use it; nothing of the transport or the engine is under it."""
+    modules = _client_modules(CLIENT_PACKAGES)
+    graph = _client_import_graph(CLIENT_PACKAGES)
+    assert graph["topics.typed"] <= {"topics.models", "topics._worker_types"}
+    assert "topics.typed" in graph["topics.client"] and "topics.typed" in graph["topics.worker"]
+    for name, path in modules.items():
+        text = path.read_text()
+        assert "pydantic" not in _module_level_imports(ast.parse(text)), name
+        if name != "topics.typed":
+            assert "import pydantic" not in text and "from pydantic" not in text, name
+
+
+def test_tracing_is_an_opt_in_edge_and_the_only_user_of_opentelemetry() -> None:
+    """``topics.tracing`` is the one module that imports OpenTelemetry (the ``otel`` extra),
+    guarded so the SDK works without it; it sits on the result types, below the clients and the
+    Worker, which use it."""
+    modules = _client_modules(CLIENT_PACKAGES)
+    graph = _client_import_graph(CLIENT_PACKAGES)
+    assert graph["topics.tracing"] <= {"topics.models", "topics._worker_types"}
+    assert "topics.tracing" in graph["topics.client"] and "topics.tracing" in graph["topics.worker"]
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text())
+        if name == "topics.tracing":
+            guarded = [n for n in tree.body if isinstance(n, ast.Try)]
+            assert any("opentelemetry" in ast.unparse(n) and "ImportError" in ast.unparse(n) for n in guarded)
+            assert "opentelemetry" not in _module_level_imports(tree)
+        else:
+            assert "opentelemetry" not in ast.unparse(tree), name
 
 
 def _write_package(base: Path, files: dict[str, str]) -> dict[str, Path]:

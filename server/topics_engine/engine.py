@@ -124,6 +124,7 @@ class Engine:
         """Add a topic under its name and id (live create or replayed create); its records
         join the engine's totals."""
         self.usage.add(topic.count, topic.bytes)
+        self.usage.consumers += len(topic.consumers)
         topic.usage = self.usage
         self._topics[topic.name] = topic
         self._by_id[topic.id] = topic
@@ -141,13 +142,15 @@ class Engine:
             self.hub.notify(topic.name)
 
     def unregister(self, topic: Topic) -> None:
-        """Remove a topic (live or replayed delete); remembers its head for ``recreated``."""
+        """Remove a topic (live or replayed delete) and with it its named consumers; remembers
+        its head for ``recreated``."""
         del self._topics[topic.name]
         del self._by_id[topic.id]
         self.by_class[topic.config.durability] -= 1
         self.queue_topics.pop(topic.id, None)
         self._strong.pop(topic.id, None)
         self.usage.add(-topic.count, -topic.bytes)
+        self.usage.consumers -= len(topic.consumers)
         topic.usage = Usage()
         del self._names[bisect.bisect_left(self._names, topic.name)]
         self._deleted_heads[topic.name] = topic.reserved_seq

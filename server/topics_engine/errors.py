@@ -56,8 +56,14 @@ class ScheduleNotFound(TopicsError):
     code = "schedule_not_found"
 
 
+class ConsumerNotFound(TopicsError):
+    """A named consumer that does not exist on its topic (an extension, issue 25)."""
+
+    code = "consumer_not_found"
+
+
 class NotFound(TopicsError):
-    """A resource that is not a topic, router or schedule (an unknown route, a watch session)."""
+    """A resource that is not a topic, router, schedule or consumer (an unknown route, a watch session)."""
 
     code = "not_found"
 
@@ -82,6 +88,30 @@ class NoDeadLetter(TopicsError):
     """An explicit dead-letter move on a queue without a ``dead_letter`` topic (an extension)."""
 
     code = "no_dead_letter"
+
+
+class NoSuchConsumer(TopicsError):
+    """A read on behalf of a named consumer the topic does not have (an extension, issue 25): the
+    consumer is named in the request's body (a diff's or a watch entry's ``consumer``), and the
+    request's target, the topic, exists — so a ``409``, not the ``404`` of a consumer named in the
+    path (docs/DECISIONS.md, "Named consumers")."""
+
+    code = "no_such_consumer"
+
+
+class CursorBehind(TopicsError):
+    """A consumer commit below its committed cursor without ``force`` (an extension, issue 25):
+    a committed cursor only moves forward unless the caller says it means to rewind."""
+
+    code = "cursor_behind"
+
+
+class CursorBeyondHead(TopicsError):
+    """A consumer cursor above the topic's head (an extension, issue 25): it would mark records
+    read that were never written. A ``409``, not a ``400``: the request is schema-valid, only the
+    topic's state makes it wrong (ruling 23; docs/DECISIONS.md, "Named consumers")."""
+
+    code = "cursor_beyond_head"
 
 
 class TopicFull(TopicsError):

@@ -63,6 +63,10 @@ class Persistence(Protocol):
         """Log a schedule's creation, reconfiguration, removal or run (a ``SCHEDULE`` frame);
         with ``wait`` the future resolves once durable."""
 
+    def consumer_change(self, payload: bytes, wait: bool = True) -> AckWait:
+        """Log a named consumer's creation, commit, repositioning or removal (a ``CONSUMER``
+        frame, for a topic of any class); with ``wait`` the future resolves once durable."""
+
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         """Persist the permanent delete of live ``seqs`` and run ``apply`` (now, or once durable)."""
 
@@ -118,6 +122,9 @@ class InMemory:
         return None
 
     def schedule_change(self, payload: bytes, wait: bool = True) -> AckWait:
+        return None
+
+    def consumer_change(self, payload: bytes, wait: bool = True) -> AckWait:
         return None
 
     def logs_leases(self, topic: Topic) -> bool:

@@ -782,11 +782,14 @@ class RecordLog:
 
 def _first_at_or_after(ts_runs: list[tuple[int, int]], count: int, start: int, ts: int) -> int:
     """The first ordinal ``>= start`` whose ``$ts >= ts`` (``count`` if none) in a chunk of
-    ``count`` records with these ``$ts`` runs; ``$ts`` never decreases along a topic."""
-    for at, run_ts in ts_runs:
-        if run_ts >= ts:
-            return max(start, at)
-    return count
+    ``count`` records with these ``$ts`` runs; ``$ts`` never decreases along a topic, so the
+    runs are bisected by their ``$ts``."""
+    k = bisect.bisect_left(ts_runs, ts, key=_run_ts)
+    return count if k == len(ts_runs) else max(start, ts_runs[k][0])
+
+
+def _run_ts(run: tuple[int, int]) -> int:
+    return run[1]
 
 
 def _newest_ts(ch: _Chunk) -> int:

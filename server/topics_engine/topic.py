@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .config import Discard, Durability, TopicConfig, TopicType
+from .consumerset import Consumer, ConsumerSet
 from .errors import TopicFull
 from .idempotency import IdempotencyWindow
 from .jsonvalues import U64_MAX, to_int
@@ -195,17 +196,19 @@ class HotState:
 
 
 class Usage:
-    """Live records and their bytes summed over topics: every change to a topic's ``count`` and
-    ``bytes`` is added here too, so the totals cost nothing to read (§11 total-bytes quota,
-    metrics)."""
+    """Live records and their bytes, and named consumers, summed over topics: every change to a
+    topic's ``count``, ``bytes`` and consumers is added here too, so the totals cost nothing to
+    read (§11 total-bytes quota, the consumer cap, metrics)."""
 
-    __slots__ = ("records", "bytes", "pending")
+    __slots__ = ("records", "bytes", "pending", "consumers")
 
     def __init__(self) -> None:
         self.records = 0
         self.bytes = 0
         self.pending = 0
         """Bytes of planned writes not yet applied (awaiting their fsync)."""
+        self.consumers = 0
+        """Named consumers (``Topic.consumers``)."""
 
     def add(self, records: int, size: int) -> None:
         self.records += records
@@ -230,7 +233,9 @@ class Topic:
     - ``queue``: the queue feature and lease replay drive the projection; this class only drops
       the jobs its deletes and evictions remove.
     - ``usage``: ``Engine.register`` / ``unregister`` attach and detach the engine's totals;
-      this class adds every change of ``count`` and ``bytes`` to them.
+      this class adds every change of ``count``, ``bytes`` and of its consumers to them.
+    - ``consumers``: the named consumers' cursors, changed only through :meth:`set_consumer`
+      and :meth:`drop_consumer` (by ``topics_engine.consumers`` and recovery).
     - ``pending``: the engine's commit path (:class:`PendingWrites`).
     - ``hot``: ``datadir.sealing`` marks it; the apply path here feeds it (:class:`HotState`).
 
@@ -275,6 +280,8 @@ class Topic:
     """``(seq, missed)`` ascending: seqs a router reserved to mark source records it could not
     copy (the source evicted them first). A reader crossing one gets a ``source_trim``
     tombstone; they hold no record."""
+    consumers: ConsumerSet = field(default_factory=ConsumerSet)
+    """The named consumers reading this topic (an extension, issue 25): they go with the topic."""
     skipped: list[tuple[int, int]] = field(default_factory=list)
     """``(low, high)`` ascending, only for a recreated, non-ephemeral topic: a crash recovery
     raised the head from ``low`` past cursors the previous incarnation's readers may hold
@@ -341,6 +348,23 @@ class Topic:
             q.pass_delayed(fresh[0])
             fresh = log.live_at_or_after(fresh[0] + 1)
         return fresh
+
+    # -- named consumers ----------------------------------------------------------------------
+
+    def set_consumer(self, name: str, cursor: int, at_ms: int) -> Consumer:
+        """Set (or create) consumer ``name``'s committed cursor."""
+        if self.consumers.set(name, cursor, at_ms):
+            self.usage.consumers += 1
+        consumer = self.consumers.get(name)
+        assert consumer is not None
+        return consumer
+
+    def drop_consumer(self, name: str) -> bool:
+        """Remove consumer ``name``; False if there was none."""
+        if not self.consumers.remove(name):
+            return False
+        self.usage.consumers -= 1
+        return True
 
     def live_seqs(self) -> Iterator[int]:
         """Seqs of the live records, ascending."""

@@ -274,15 +274,21 @@ def _held_bytes(diff: Diff) -> int:
 
 class TopicStart:
     """Where a subscription starts on one topic: after ``from_seq`` (0 = from the earliest), at
-    the head when ``tail``, or — with ``from_ts`` — at the first live record with
-    ``$ts >= from_ts`` (:meth:`Topic.seq_before_ts`), resolved when the subscription is made."""
+    the head when ``tail``, with ``from_ts`` at the first live record with ``$ts >= from_ts``
+    (:meth:`Topic.seq_before_ts`), or after named consumer ``consumer``'s committed cursor (an
+    extension, issue 25; 409 ``no_such_consumer`` if the topic has no such consumer) — both
+    resolved when the subscription is made."""
 
-    __slots__ = ("from_seq", "tail", "from_ts")
+    __slots__ = ("from_seq", "tail", "from_ts", "consumer")
 
-    def __init__(self, from_seq: int = 0, tail: bool = False, from_ts: int | None = None) -> None:
-        self.from_seq, self.tail, self.from_ts = from_seq, tail, from_ts
+    def __init__(
+        self, from_seq: int = 0, tail: bool = False, from_ts: int | None = None, consumer: str | None = None
+    ) -> None:
+        self.from_seq, self.tail, self.from_ts, self.consumer = from_seq, tail, from_ts, consumer
 
     def cursor(self, topic: Topic) -> int:
+        if self.consumer is not None:
+            return topic.consumers.read_cursor(topic.name, self.consumer)
         if self.from_ts is not None:
             return topic.seq_before_ts(self.from_ts)
         return topic.head_seq if self.tail else self.from_seq
@@ -563,6 +569,8 @@ class Watches:
                 if lenient:
                     continue
                 raise TopicNotFound(name)
+            if start.from_ts is not None:
+                topic.expire(self.engine.clock.now_ms())  # as a diff does before it seeks
             cursor = resume[name] if resume and name in resume else start.cursor(topic)
             found.append((name, topic, cursor))
         sub = Subscription(self.engine, options, self.reads)

@@ -21,8 +21,11 @@ length/pattern/enum constraints, arrays their item counts, unions their members 
 * ``if``/``then``/``else`` on an object, speaking only of which fields are present
   (``required``, and ``properties`` set to ``false``) — e.g. exactly one of a schedule's ``cron``
   and ``every_ms``: a post-check over the set fields, the failing branch's ``description`` as
-  the message. Several such rules on one object go in its ``allOf`` (e.g. a diff's ``from_ts``
-  excludes ``from_seq``), each member an ``if``/``then``/``else`` of its own.
+  the message.
+* ``allOf`` on an object, each member such a presence rule: ``if``/``then``/``else`` (e.g. a diff's
+  ``from_ts`` excludes ``from_seq``) or ``not: {required: [a, b, ...]}`` (the fields exclude each
+  other: not all of them together — e.g. a diff's ``consumer`` and ``from_seq``); a failing
+  member's ``description`` is the message.
 * ``x-topics-explain`` on a string with a ``pattern`` (a schedule's ``cron``): the pattern is a
   post-check whose failure is explained in words by the named engine function
   (:data:`EXPLAINERS`) instead of quoting the pattern.
@@ -47,6 +50,7 @@ from topics_engine.records import NewRecords
 from topics_engine.schedules import cron_problem
 
 from .errors import PayloadTooLarge
+from .schema_errors import SchemaAt, body_error, parameter_error
 from .spec import RUNTIME_LIMITS, load_document
 
 Check = Callable[[Any, str], Any]
@@ -155,6 +159,14 @@ class BodyCompiler:
         kind: Callable[[dict[str, Any], str], Compiled] = getattr(self, f"_{types}")
         return kind(schema, name)
 
+    def decoder(self, schema: dict[str, Any], name: str = "Body") -> BodyDecoder:
+        """A :class:`BodyDecoder` for ``schema``, its errors worded from ``schema``."""
+        return BodyDecoder(self.compile(schema, name), SchemaAt(self.document, schema))
+
+    def validator(self, schema: dict[str, Any], name: str) -> ValueValidator:
+        """A :class:`ValueValidator` of parameter ``name`` for ``schema``."""
+        return ValueValidator(self.compile(schema, name), name, SchemaAt(self.document, schema))
+
     # -- kinds --------------------------------------------------------------------------------
 
     def _ref(self, ref: str) -> Compiled:
@@ -194,16 +206,18 @@ class BodyCompiler:
         return Compiled(inner.type, check)
 
     def _presence_rules(self, schema: dict[str, Any], name: str) -> Compiled:
-        """Rules over which fields of an object are present: the object's own
-        ``if``/``then``/``else`` and each member of its ``allOf`` (only such rules). A rule's
-        parts may only ``required`` fields or forbid them (``properties`` whose schema is
-        ``false``). The object is decoded by the rest of ``schema``; the first rule broken names
-        its first offending field and says its failing branch's ``description``."""
+        """Rules over which fields of an object are present: ``if``/``then``/``else`` (each a
+        ``required`` list and ``properties`` whose schema is ``false``: must be absent), and
+        ``allOf`` members that are such a conditional or ``not: {required: [...]}`` (those
+        fields are not all present together). The object is decoded by the rest of ``schema``;
+        the first rule that fails names its offending field and says its ``description``."""
         if schema.get("type") != "object":
-            raise UnsupportedSchema(f"{name}: allOf and if/then/else only as presence rules of an object")
-        own = [{k: schema[k] for k in ("if", "then", "else") if k in schema}] if "if" in schema else []
-        members = own + list(schema.get("allOf", ()))
-        rules = [_presence_rule(member, name) for member in members]
+            raise UnsupportedSchema(f"{name}: presence rules (if/then/else, allOf) only on an object")
+        rules: list[PresenceRule] = []
+        if "if" in schema:
+            rules.append(_conditional_rule({k: schema.get(k, True) for k in ("if", "then", "else")}, name))
+        for member in schema.get("allOf", ()):
+            rules.append(_member_rule(member, name))
         rest = {k: v for k, v in schema.items() if k not in ("if", "then", "else", "allOf")}
         inner = self.compile(rest, name)
         wire = list(schema.get("properties", {}))
@@ -215,12 +229,10 @@ class BodyCompiler:
                 value = inner_check(value, where)
             present = {w for w, a in zip(wire, attrs, strict=True) if getattr(value, a) is not msgspec.UNSET}
             for rule in rules:
-                branch = rule["then"] if not _breaks(rule["if"], present) else rule["else"]
-                broken = _breaks(branch, present)
-                if broken:
+                broken = rule(present)
+                if broken is not None:
                     field = _join(where, broken[0])
-                    problem = branch.get("description") or f"{broken[0]} breaks the rule"
-                    raise InvalidRequest(f"{field}: {problem}", {"field": field})
+                    raise InvalidRequest(f"{field}: {broken[1]}", {"field": field})
             return value
 
         return Compiled(inner.type, check)
@@ -275,7 +287,7 @@ class BodyCompiler:
                 return value
             if isinstance(value, float):
                 if not math.isfinite(value) or not value.is_integer():
-                    raise _invalid(where, "must be a whole number", value)
+                    raise _invalid(where, f"must be an integer, not {value}", value)
                 value = int(value)
             if low is not None and value < low:
                 raise _invalid(where, f"must be at least {low}", value)
@@ -368,9 +380,9 @@ class BodyCompiler:
                 if current is not msgspec.UNSET:
                     setattr(value, attr, field_check(current, _join(where, renames.get(attr, attr))))
             if least and sum(getattr(value, a) is not msgspec.UNSET for a in attrs) < least:
-                names = ", ".join(f"`{p}`" for p in properties)
+                names = ", ".join(properties)
                 raise InvalidRequest(
-                    f"{where or 'body'} needs at least {least} of {names}", {"field": where or "body"}
+                    f"{where or 'body'}: must have at least {least} of {names}", {"field": where or "body"}
                 )
             return value
 
@@ -451,27 +463,58 @@ def _identifier(prop: str) -> str:
     return f"f_{name}" if not name or name[0].isdigit() or name in ("from", "in", "class") else name
 
 
-def _presence_rule(member: Any, name: str) -> dict[str, Any]:
-    """One ``if``/``then``/``else`` presence rule, checked to speak only of present fields, as
-    ``{"if", "then", "else"}`` (an absent part is ``True``: it holds)."""
-    if (
-        not isinstance(member, dict)
-        or "if" not in member
-        or set(member) - {"if", "then", "else", "description"}
-    ):
-        raise UnsupportedSchema(f"{name}: an allOf member must be an if/then/else presence rule")
-    rule = {k: member.get(k, True) for k in ("if", "then", "else")}
-    for key, part in rule.items():
-        if part is True:
+PresenceRule = Callable[[set[str]], tuple[str, str] | None]
+"""A rule over the fields present in an object: ``None`` if it holds, else ``(field, problem)``."""
+
+
+def _conditional_rule(rules: dict[str, Any], name: str) -> PresenceRule:
+    """``if``/``then``/``else``, each ``True`` or a rule that only requires or forbids fields."""
+    for key, rule in rules.items():
+        if rule is True:
             continue
-        props = part.get("properties", {}) if isinstance(part, dict) else None
+        props = rule.get("properties", {}) if isinstance(rule, dict) else None
         if (
-            not isinstance(part, dict)
-            or set(part) - {"required", "properties", "description"}
+            not isinstance(rule, dict)
+            or set(rule) - {"required", "properties", "description"}
             or any(v is not False for v in (props or {}).values())
         ):
             raise UnsupportedSchema(f"{name}: an object's {key} may only require or forbid fields")
-    return rule
+
+    def holds(present: set[str]) -> tuple[str, str] | None:
+        branch = rules["then"] if not _breaks(rules["if"], present) else rules["else"]
+        broken = _breaks(branch, present)
+        if not broken:
+            return None
+        return broken[0], branch.get("description") or f"{broken[0]} breaks the rule"
+
+    return holds
+
+
+def _member_rule(member: Any, name: str) -> PresenceRule:
+    """An ``allOf`` member of an object: a conditional, or ``not: {required: [...]}``."""
+    if isinstance(member, dict) and "if" in member:
+        extra = set(member) - {"if", "then", "else", "description"}
+        if extra:
+            raise UnsupportedSchema(f"{name}: an allOf conditional with {sorted(extra)}")
+        return _conditional_rule({k: member.get(k, True) for k in ("if", "then", "else")}, name)
+    negated = member.get("not") if isinstance(member, dict) else None
+    if (
+        not isinstance(negated, dict)
+        or set(member) - {"not", "description"}
+        or set(negated) != {"required"}
+        or len(negated["required"]) < 2
+    ):
+        raise UnsupportedSchema(
+            f"{name}: an object's allOf members may only be presence rules "
+            "(not: {required: [a, b, ...]}, or if/then/else)"
+        )
+    together: list[str] = list(negated["required"])
+    problem = member.get("description") or f"{', '.join(together)} exclude each other"
+
+    def holds(present: set[str]) -> tuple[str, str] | None:
+        return (together[-1], problem) if all(f in present for f in together) else None
+
+    return holds
 
 
 def _breaks(rule: Any, present: set[str]) -> list[str]:
@@ -489,7 +532,7 @@ def _join(where: str, field: str) -> str:
 
 def _invalid(where: str, problem: str, value: Any) -> InvalidRequest:
     field = where or "body"
-    return InvalidRequest(f"{field} {problem}", {"field": field, "value": _json_safe(value)})
+    return InvalidRequest(f"{field}: {problem}", {"field": field, "value": _json_safe(value)})
 
 
 def _json_safe(value: Any) -> Any:
@@ -500,11 +543,14 @@ def _json_safe(value: Any) -> Any:
 
 
 class BodyDecoder:
-    """Decodes and validates one operation's request body (bytes -> msgspec value)."""
+    """Decodes and validates one operation's request body (bytes -> msgspec value); a value
+    that breaks the schema is a 400 in words (``schema_errors``), using ``schema`` (the body's
+    schema) to name enum values and near-miss fields."""
 
-    def __init__(self, compiled: Compiled) -> None:
+    def __init__(self, compiled: Compiled, schema: SchemaAt | None = None) -> None:
         self._decoder = msgspec.json.Decoder(compiled.type)
         self._check = compiled.check
+        self._schema = schema
 
     def decode(self, raw: bytes) -> Any:
         if not raw.isascii():  # JSON is UTF-8 (RFC 8259 §8.1); msgspec keeps Raw values unchecked
@@ -512,7 +558,7 @@ class BodyDecoder:
         try:
             value = self._decoder.decode(raw)
         except msgspec.ValidationError as err:
-            raise validation_error(str(err)) from None
+            raise body_error(str(err), self._schema) from None
         except msgspec.DecodeError as err:
             raise InvalidRequest(f"request body is not valid JSON: {err}", {"field": "body"}) from None
         if self._check is not None:
@@ -524,10 +570,11 @@ class ValueValidator:
     """Validates an already-decoded value (a path, query or header parameter). Valid strings
     are remembered (a topic name is checked against its pattern once, not per request)."""
 
-    def __init__(self, compiled: Compiled, name: str) -> None:
+    def __init__(self, compiled: Compiled, name: str, schema: SchemaAt | None = None) -> None:
         self._type = compiled.type
         self._check = compiled.check
         self._name = name
+        self._schema = schema
         self._valid: dict[str, Any] = {}
 
     def validate(self, value: Any) -> Any:
@@ -546,16 +593,10 @@ class ValueValidator:
         try:
             value = msgspec.convert(value, self._type)
         except msgspec.ValidationError as err:
-            raise InvalidRequest(
-                f"parameter {self._name}: {_AT.sub('', str(err))}",
-                {"field": self._name, "value": _json_safe(value)},
-            ) from None
+            raise parameter_error(self._name, str(err), _json_safe(value), self._schema) from None
         if self._check is not None:
             value = self._check(value, self._name)
         return value
-
-
-_AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
 
 
 def check_utf8(raw: bytes) -> None:
@@ -566,19 +607,6 @@ def check_utf8(raw: bytes) -> None:
         raise InvalidRequest(
             f"request body is not valid UTF-8 (byte {err.start}): JSON text must be UTF-8", {"field": "body"}
         ) from None
-
-
-def validation_error(message: str) -> InvalidRequest:
-    """msgspec's ``Expected `int`, got `str` - at `$.records[0].tag``` -> 400 with the field."""
-    match = _AT.search(message)
-    path = match.group("path").lstrip(".") if match else ""
-    problem = _AT.sub("", message)
-    unknown = re.match(r"Object contains unknown field `(?P<name>[^`]+)`", problem)
-    if unknown:
-        path = _join(path, unknown.group("name"))
-        problem = "is not a known field"
-    field = path or "body"
-    return InvalidRequest(f"{field}: {problem}", {"field": field})
 
 
 def opt(value: Any, default: Any = None) -> Any:
@@ -621,7 +649,7 @@ def new_records(records: list[Any], batch_node: str | None, batch_delay: int | N
 @cache
 def _records_decoder() -> BodyDecoder:
     records = {"type": "array", "items": {"$ref": "#/components/schemas/RecordIn"}}
-    return BodyDecoder(BodyCompiler(load_document()).compile(records, "Records"))
+    return BodyCompiler(load_document()).decoder(records, "Records")
 
 
 def decode_records(text: bytes, node: str | None) -> NewRecords:

@@ -1,5 +1,5 @@
 """The per-process server context handlers receive: the engine and the features composed over
-it (queues, routers, schedules, watch sessions, the frame cache streams share), its data
+it (queues, routers, schedules, named consumers, watch sessions, the frame cache streams share), its data
 directory, and the process lifecycle (recovering -> ready -> shutting down)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 from topics_engine import Engine, Queues
+from topics_engine.consumers import Consumers
 from topics_engine.datadir import CacheView, DataDirectory, WalView
 from topics_engine.routers import Routers
 from topics_engine.schedules import Schedules
@@ -60,6 +61,7 @@ class ServerContext:
     queues: Queues = field(init=False)
     routers: Routers = field(init=False)
     schedules: Schedules = field(init=False)
+    consumers: Consumers = field(init=False)
     watches: Watches = field(init=False)
     frames: FrameCache = field(init=False)
     admission: Admission = field(init=False)
@@ -82,6 +84,7 @@ class ServerContext:
         self.queues = Queues(self.engine)
         self.routers = Routers(self.engine, max_routers=self.caps.max_routers)
         self.schedules = Schedules(self.engine, decode=decode_records, max_schedules=self.caps.max_schedules)
+        self.consumers = Consumers(self.engine, max_consumers=self.caps.max_consumers)
         self.watches = Watches(self.engine, self.max_watch_topics, max_sessions=self.caps.max_watch_sessions)
         self.frames = FrameCache()
         self.admission = Admission(self.caps)

@@ -28,7 +28,7 @@ from .access import (
     watched_names,
 )
 from .context import ServerContext
-from .handlers import probes, queues, records, routers, schedules, topics, watch
+from .handlers import consumers, probes, queues, records, routers, schedules, topics, watch
 from .validation import ValidatedRequest
 
 Handler = Callable[[ValidatedRequest, ServerContext], Any]
@@ -128,6 +128,11 @@ OPERATIONS: dict[str, Operation] = _table(
     Operation("get_schedule", schedules.get_schedule),
     Operation("list_schedules", schedules.list_schedules),
     Operation("delete_schedule", schedules.delete_schedule),
+    Operation("put_consumer", consumers.put_consumer),
+    Operation("get_consumer", consumers.get_consumer),
+    Operation("list_consumers", consumers.list_consumers),
+    Operation("commit_consumer", consumers.commit_consumer),
+    Operation("delete_consumer", consumers.delete_consumer),
     Operation("create_watch", watch.create_watch, body_names=watched_names),
     Operation("watch_stream", watch.watch_stream, Kind.STREAM),
     Operation("open_websocket", watch.open_websocket, Kind.STREAM),

@@ -25,9 +25,12 @@ since the process started — requests by operation and status with their durati
 (``accounting``), records appended, jobs claimed/acked/nacked/dead-lettered, records pushed down
 streams, WebSocket commands — and the elastic throttle's state; a per-topic block for at most
 :data:`MAX_TOPIC_METRICS` topics in name order — only those ``allowed`` admits (an API key's
-prefix allowlist), with ``topics_topic_metrics_truncated`` 1 when more were eligible — and the
-WAL's counters, gauges and fsync latency histogram. Without a data directory (in-memory engine),
-or before the WAL is open, the WAL families are present with zeros.
+prefix allowlist), with ``topics_topic_metrics_truncated`` 1 when more were eligible; the named
+consumers' lag of those topics (``topics_topic_consumer_lag{topic,consumer}``, at most
+:data:`MAX_CONSUMER_METRICS` samples, ``topics_topic_consumer_metrics_truncated`` 1 when more
+consumers were eligible) — and the WAL's counters, gauges and fsync latency histogram. Without a
+data directory (in-memory engine), or before the WAL is open, the WAL families are present with
+zeros.
 
 Names: the contract's (§8.3) are kept as they are; where one is not in Prometheus' base units
 (``topics_wal_fsync_latency_us``, ``topics_topic_queue_oldest_ready_age_ms``,
@@ -81,6 +84,9 @@ from .throttle import Throttle
 
 MAX_TOPIC_METRICS = 1000
 """Most topics the per-topic block lists (the first eligible ones in name order)."""
+MAX_CONSUMER_METRICS = 10_000
+"""Most named consumers the per-topic block lists (those of its topics, in topic then name
+order)."""
 TEXT_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 
 TopicFilter = Callable[[str], bool]
@@ -110,6 +116,8 @@ class TopicRow:
     bytes: int
     queue: QueueCounters | None
     """A queue's counters and health; ``None`` for a log."""
+    consumers: list[tuple[str, int]]
+    """The topic's named consumers and their lag, in name order (bounded: :func:`topic_rows`)."""
 
 
 @dataclass(slots=True)
@@ -120,6 +128,7 @@ class Aggregates:
     by_class: dict[Durability, int]
     routers: int
     schedules: int
+    consumers: int
     records: int
     bytes: int
     queue_topics: int
@@ -139,6 +148,7 @@ def aggregates(ctx: ServerContext, ready: bool) -> Aggregates:
             0,
             0,
             0,
+            0,
         )
     usage, queues = engine.usage, list(engine.queue_topics.values())
     # in flight after lazy lease expiry, as any read of a queue applies it
@@ -147,6 +157,7 @@ def aggregates(ctx: ServerContext, ready: bool) -> Aggregates:
         dict(engine.by_class),
         ctx.routers.count,
         ctx.schedules.count,
+        ctx.consumers.count,
         usage.records,
         usage.bytes,
         len(queues),
@@ -154,29 +165,38 @@ def aggregates(ctx: ServerContext, ready: bool) -> Aggregates:
     )
 
 
-def topic_rows(engine: Engine, ready: bool, allowed: TopicFilter | None) -> tuple[list[TopicRow], bool]:
+def topic_rows(engine: Engine, ready: bool, allowed: TopicFilter | None) -> tuple[list[TopicRow], bool, bool]:
     """The per-topic block: the first :data:`MAX_TOPIC_METRICS` topics in name order that
-    ``allowed`` admits, and whether more were eligible (not ``ready``: none, not capped)."""
+    ``allowed`` admits, whether more were eligible, and whether their consumers were more than
+    :data:`MAX_CONSUMER_METRICS` (not ``ready``: none, not capped)."""
     if not ready:
-        return [], False
+        return [], False, False
     names = engine.names()
     eligible = names if allowed is None else filter(allowed, names)
     chosen = list(itertools.islice(eligible, MAX_TOPIC_METRICS + 1))
     now = engine.clock.now_ms()
-    rows = [_row(engine, engine.get(name), now) for name in chosen[:MAX_TOPIC_METRICS]]
-    return rows, len(chosen) > MAX_TOPIC_METRICS
+    room = [MAX_CONSUMER_METRICS]
+    rows = [_row(engine, engine.get(name), now, room) for name in chosen[:MAX_TOPIC_METRICS]]
+    return rows, len(chosen) > MAX_TOPIC_METRICS, room[0] < 0
 
 
-def _row(engine: Engine, topic: Topic, now: int) -> TopicRow:
+def _row(engine: Engine, topic: Topic, now: int, room: list[int]) -> TopicRow:
+    """One topic's row; ``room`` counts down the consumer samples left (negative: some left out)."""
     topic.expire(now)  # lazy TTL expiry, as any read of the topic applies it
     counters = engine.queue_counters(topic)
+    head = topic.head_seq
+    consumers = [
+        (c.name, max(0, head - c.cursor)) for c in itertools.islice(topic.consumers, max(0, room[0]))
+    ]
+    room[0] -= len(topic.consumers)
     return TopicRow(
         topic.name,
-        topic.head_seq,
+        head,
         topic.earliest_seq,
         topic.count,
         topic.bytes,
         counters,
+        consumers,
     )
 
 
@@ -207,12 +227,13 @@ class TopicsCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         ctx = self.ctx
-        rows, truncated = topic_rows(ctx.engine, ctx.ready, self.allowed)  # expires first
+        rows, truncated, consumers_truncated = topic_rows(ctx.engine, ctx.ready, self.allowed)
         yield from self._process(aggregates(ctx, ctx.ready))
         yield from self._work()
         yield from _requests(ctx.requests)
         yield from _throttle(ctx.throttle)
         yield from self._per_topic(rows, truncated)
+        yield from self._consumers(rows, consumers_truncated)
         yield from self._wal(ctx.wal_view())
         yield from self._cache(ctx.cache_view())
 
@@ -227,6 +248,7 @@ class TopicsCollector(Collector):
         yield by_class
         yield _gauge("topics_routers", "Routers.", agg.routers)
         yield _gauge("topics_schedules", "Schedules.", agg.schedules)
+        yield _gauge("topics_consumers", "Named consumers over all topics.", agg.consumers)
         yield _counter(
             "topics_schedule_runs_total",
             "Schedule runs (one append each) since the process started.",
@@ -336,6 +358,22 @@ class TopicsCollector(Collector):
         yield _gauge(
             "topics_topic_metrics_truncated",
             f"1 if the per-topic block was capped at {MAX_TOPIC_METRICS} topics (name order), else 0.",
+            int(truncated),
+        )
+
+    def _consumers(self, rows: list[TopicRow], truncated: bool) -> Iterator[Metric]:
+        lag = GaugeMetricFamily(
+            "topics_topic_consumer_lag",
+            "Per named consumer of the per-topic block's topics: head_seq - its committed cursor.",
+            labels=["topic", "consumer"],
+        )
+        for row in rows:
+            for name, value in row.consumers:
+                lag.add_metric([row.name, name], value)
+        yield lag
+        yield _gauge(
+            "topics_topic_consumer_metrics_truncated",
+            f"1 if topics_topic_consumer_lag was capped at {MAX_CONSUMER_METRICS} consumers, else 0.",
             int(truncated),
         )
 

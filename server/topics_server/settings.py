@@ -28,10 +28,12 @@ class ConfigError(Exception):
 @dataclass(frozen=True, slots=True)
 class Caps:
     """The §11 resource caps the server enforces (0: unlimited). The topic and total-bytes caps
-    are the engine's (``Limits``); the router, schedule and watch-session caps their features'."""
+    are the engine's (``Limits``); the router, schedule, consumer and watch-session caps their
+    features'."""
 
     max_routers: int = 10_000
     max_schedules: int = 10_000
+    max_consumers: int = 100_000
     max_watch_sessions: int = 10_000
     max_sse_connections: int = 10_000
     max_sse_connections_per_key: int = 1000
@@ -87,6 +89,7 @@ _QUOTA_VARS = {"TOPICS_MAX_TOPICS": "max_topics", "TOPICS_MAX_TOTAL_BYTES": "max
 _CAP_VARS = {
     "TOPICS_MAX_ROUTERS": "max_routers",
     "TOPICS_MAX_SCHEDULES": "max_schedules",
+    "TOPICS_MAX_CONSUMERS": "max_consumers",
     "TOPICS_MAX_WATCH_SESSIONS": "max_watch_sessions",
     "TOPICS_MAX_SSE_CONNECTIONS": "max_sse_connections",
     "TOPICS_MAX_SSE_CONNECTIONS_PER_KEY": "max_sse_connections_per_key",

@@ -21,8 +21,20 @@ import jsonschema_rs
 import yaml
 from connexion.spec import OpenAPISpecification
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-SPEC_PATH = Path(os.environ.get("TOPICS_OPENAPI_PATH", _REPO_ROOT / "openapi" / "v0.yaml"))
+_REPO_SPEC = Path(__file__).resolve().parents[2] / "openapi" / "v0.yaml"
+_PACKAGED_SPEC = Path(__file__).resolve().parent / "openapi" / "v0.yaml"
+
+
+def _spec_path() -> Path:
+    """``TOPICS_OPENAPI_PATH``, else the repository's ``openapi/v0.yaml`` (a checkout or an
+    editable install), else the copy a wheel build puts into this package (``setup.py``)."""
+    override = os.environ.get("TOPICS_OPENAPI_PATH")
+    if override:
+        return Path(override)
+    return _REPO_SPEC if _REPO_SPEC.is_file() else _PACKAGED_SPEC
+
+
+SPEC_PATH = _spec_path()
 META_SCHEMA_PATH = SPEC_PATH.parent / "meta" / "oas-3.1-schema-2022-10-07.json"
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import msgspec
+from topics_engine.errors import InvalidRequest
 from topics_engine.watch import RecordsEvent, Step, Subscription, TopicStart, WatchOptions
 
 from .bodies import opt
@@ -29,11 +30,24 @@ def watch_options(body: Any, max_limit: int) -> WatchOptions:
 
 
 def topic_starts(topics: dict[str, Any]) -> dict[str, TopicStart]:
-    """``{name: WatchTopicOptions}`` -> where each topic starts."""
-    return {
-        name: TopicStart(opt(spec.from_seq) or 0, bool(opt(spec.tail)), opt(spec.from_ts))
-        for name, spec in topics.items()
-    }
+    """``{name: WatchTopicOptions}`` -> where each topic starts. A ``consumer`` excludes
+    ``from_seq``, ``tail`` and ``from_ts`` (the spec says so for a watch entry; a WebSocket
+    ``subscribe`` of one ``topic`` is checked here)."""
+    return {name: _start(name, spec) for name, spec in topics.items()}
+
+
+def _start(name: str, spec: Any) -> TopicStart:
+    consumer = opt(getattr(spec, "consumer", msgspec.UNSET))
+    if consumer is not None:
+        for other in ("from_seq", "tail", "from_ts"):
+            if opt(getattr(spec, other)) is not None:
+                raise InvalidRequest(
+                    f"{other}: `consumer` and `{other}` exclude each other: the watch of {name!r} "
+                    "starts after the consumer's committed cursor",
+                    {"field": other},
+                )
+        return TopicStart(consumer=consumer)
+    return TopicStart(opt(spec.from_seq) or 0, bool(opt(spec.tail)), opt(spec.from_ts))
 
 
 def positions_body(sub: Subscription) -> dict[str, dict[str, int]]:

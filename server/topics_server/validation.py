@@ -21,7 +21,7 @@ from connexion.operations import AbstractOperation
 from topics_engine.errors import InvalidRequest
 
 from .auth import Principal
-from .bodies import BodyCompiler, BodyDecoder, ValueValidator, too_large
+from .bodies import BodyCompiler, ValueValidator, too_large
 from .errors import UnsupportedMediaType
 from .request import Request
 
@@ -77,7 +77,9 @@ def _coerce_boolean(name: str, raw: str) -> bool:
         return True
     if lowered in ("false", "0"):
         return False
-    raise InvalidRequest(f"query parameter {name} must be true or false", {"field": name, "value": raw})
+    raise InvalidRequest(
+        f"query parameter {name}: must be true or false, not {raw!r}", {"field": name, "value": raw}
+    )
 
 
 def _coerce_integer(name: str, raw: str) -> int:
@@ -85,7 +87,7 @@ def _coerce_integer(name: str, raw: str) -> int:
         return int(raw)
     except ValueError:
         raise InvalidRequest(
-            f"query parameter {name} must be an integer", {"field": name, "value": raw}
+            f"query parameter {name}: must be an integer, not {raw!r}", {"field": name, "value": raw}
         ) from None
 
 
@@ -112,7 +114,7 @@ class OperationValidator:
         self.header_params = [p for p in params if p.location == "header"]
         request_body = operation.request_body or {}
         schema = operation.body_schema("application/json") if request_body else None
-        self.body_decoder = BodyDecoder(compiler.compile(schema, operation.operation_id)) if schema else None
+        self.body_decoder = compiler.decoder(schema, operation.operation_id) if schema else None
         self.body_required = bool(request_body.get("required"))
 
     @staticmethod
@@ -123,7 +125,7 @@ class OperationValidator:
             location=param["in"],
             required=bool(param.get("required")),
             coerce=_COERCE.get(schema.get("type", "string"), _COERCE["string"]),
-            validator=ValueValidator(compiler.compile(schema, param["name"]), param["name"]),
+            validator=compiler.validator(schema, param["name"]),
         )
 
     def bind(self, request: Request, path_values: dict[str, str]) -> ValidatedRequest:
@@ -137,7 +139,7 @@ class OperationValidator:
         if not request.query_string:
             if any(p.required for p in self.query_params):
                 name = next(p.name for p in self.query_params if p.required)
-                raise InvalidRequest(f"query parameter {name} is required", {"field": name})
+                raise InvalidRequest(f"query parameter {name}: is required", {"field": name})
             return {}
         for key, value in parse_qsl(request.query_string.decode("latin-1"), keep_blank_values=True):
             raw.setdefault(key, value)
@@ -146,7 +148,7 @@ class OperationValidator:
             if p.name in raw:
                 out[p.name] = p.validator.validate(p.coerce(p.name, raw[p.name]))
             elif p.required:
-                raise InvalidRequest(f"query parameter {p.name} is required", {"field": p.name})
+                raise InvalidRequest(f"query parameter {p.name}: is required", {"field": p.name})
         return out
 
     def headers(self, request: Request) -> dict[str, str]:

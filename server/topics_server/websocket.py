@@ -172,7 +172,7 @@ def _decoders() -> dict[str, BodyDecoder]:
             "properties": properties,
             "required": required,
         }
-        return BodyDecoder(compiler.compile(schema, "WsCommand"))
+        return compiler.decoder(schema, "WsCommand")
 
     watch = copy.deepcopy(schemas["WatchRequest"]["properties"])
     for not_on_socket in ("cursor", "heartbeat_ms"):

@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 import orjson
+from topics_engine.consumers import ConsumerPage, ConsumerPut, ConsumerState
 from topics_engine.errors import Internal, TopicsError
 from topics_engine.queues import ClaimedJob, LeaseChange
 from topics_engine.results import (
@@ -47,6 +48,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "topic_not_found": 404,
     "router_not_found": 404,
     "schedule_not_found": 404,
+    "consumer_not_found": 404,
     "not_found": 404,
     "method_not_allowed": 405,
     "not_acceptable": 406,
@@ -55,6 +57,9 @@ STATUS_BY_CODE: dict[str, int] = {
     "topic_not_empty": 409,
     "not_a_queue": 409,
     "no_dead_letter": 409,
+    "no_such_consumer": 409,
+    "cursor_behind": 409,
+    "cursor_beyond_head": 409,
     "payload_too_large": 413,
     "unsupported_media_type": 415,
     "topic_full": 422,
@@ -260,6 +265,31 @@ def schedule_page(p: SchedulePage) -> dict[str, Any]:
             for s in p.schedules
         ]
     }
+    if p.next_cursor is not None:
+        body["next_cursor"] = p.next_cursor
+    return body
+
+
+# -- named consumers (an extension) ------------------------------------------------------------
+
+
+def consumer(s: ConsumerState) -> dict[str, Any]:
+    return {
+        "consumer": s.consumer,
+        "topic": s.topic,
+        "cursor": s.cursor,
+        "head_seq": s.head_seq,
+        "lag": s.lag,
+        "committed_at_ms": s.committed_at_ms,
+    }
+
+
+def consumer_put(p: ConsumerPut) -> dict[str, Any]:
+    return {"consumer": p.state.consumer, "topic": p.state.topic, "created": p.created, **consumer(p.state)}
+
+
+def consumer_page(p: ConsumerPage) -> dict[str, Any]:
+    body: dict[str, Any] = {"consumers": [consumer(s) for s in p.consumers]}
     if p.next_cursor is not None:
         body["next_cursor"] = p.next_cursor
     return body

@@ -461,7 +461,7 @@ def test_parameters_have_a_single_type(doc: dict[str, Any]) -> None:
 
 
 # Operations whose body may be omitted entirely (it then means "all defaults", like `{}`).
-OPTIONAL_BODY_OPERATIONS = {"put_topic", "diff_topic"}
+OPTIONAL_BODY_OPERATIONS = {"put_topic", "diff_topic", "put_consumer"}
 
 
 def test_request_bodies_are_closed_and_required(doc: dict[str, Any]) -> None:
@@ -638,7 +638,10 @@ def test_watch_operations(doc: dict[str, Any], registry: Registry) -> None:
     assert topics["minProperties"] == 1 and topics["maxProperties"] == 256  # the default, served as set
     assert topics["x-topics-limits"] == {"maxProperties": "TOPICS_MAX_WATCH_TOPICS"}
     assert topics["additionalProperties"] == {"$ref": "#/components/schemas/WatchTopicOptions"}
-    assert set(schemas["WatchTopicOptions"]["properties"]) == {"from_seq", "tail", "from_ts"}
+    assert set(schemas["WatchTopicOptions"]["properties"]) == {"from_seq", "tail", "from_ts", "consumer"}
+    assert valid("WatchRequest", {"topics": {"jobs": {"consumer": "billing"}}})
+    for other in ({"from_seq": 1}, {"tail": False}, {"from_ts": 1}):
+        assert not valid("WatchRequest", {"topics": {"jobs": {"consumer": "billing", **other}}}), other
     assert schemas["WatchConsistency"]["enum"] == ["eventual", "strong"]
     assert valid("WatchRequest", {"topics": {"jobs": {"from_seq": 1}, "events": {"tail": True}}})
     assert valid("WatchRequest", {"topics": {"jobs": {}}, "node": ["a", "b"], "cursor": "eyJqb2JzIjoxfQ"})
@@ -1015,6 +1018,12 @@ ROUTE_SCOPES = {
     "delete_schedule": ["admin"],
     "get_schedule": ["read"],
     "list_schedules": ["read"],
+    # named consumers (an extension, issue 25): admin creates and deletes them, write commits
+    "put_consumer": ["admin"],
+    "delete_consumer": ["admin"],
+    "commit_consumer": ["write"],
+    "get_consumer": ["read"],
+    "list_consumers": ["read"],
     "open_websocket": [],  # a key, no scope: each command is authorized on its own
 }
 

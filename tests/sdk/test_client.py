@@ -412,3 +412,16 @@ def test_a_delay_on_a_log_is_refused(client: topics.Client, name: Callable[[str]
     assert err.value.detail["field"] == "delay_ms"
     with pytest.raises(topics.TopicNotFound):
         client.topic(t)
+
+
+async def test_nan_and_infinity_are_refused_not_sent_as_null(sdk: Calls, name: Callable[[str], str]) -> None:
+    """orjson would write them as null; the server refuses them in JSON text: so does the SDK."""
+    t = name("nan")
+    await sdk.call("create_topic", t)
+    with pytest.raises(ValueError, match=r"^records\[0\]\.data\.price is not a JSON number"):
+        await sdk.call("append", t, {"price": float("nan")})
+    records = [{"data": i} for i in range(3)] + [{"data": [1.5, float("-inf")]}]
+    with pytest.raises(ValueError, match=r"^records\[3\]\.data\[1\] is not a JSON number"):
+        await sdk.call("append_many", t, records)
+    await sdk.call("append", t, {"price": None})  # a real null is fine
+    assert [r.data for r in await sdk.call("read", t)] == [{"price": None}]

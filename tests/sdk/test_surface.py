@@ -12,7 +12,17 @@ from topics import _generated
 from topics.errors import ERRORS_BY_CODE
 
 SPEC = Path(__file__).resolve().parents[2] / "openapi" / "v0.yaml"
-ITERATING = {"list_topics", "list_routers", "list_schedules", "leases", "read", "read_raw", "watch"}
+ITERATING = {
+    "list_topics",
+    "list_routers",
+    "list_schedules",
+    "list_consumers",
+    "leases",
+    "read",
+    "read_raw",
+    "watch",
+    "consume",
+}
 """Methods that return an iterator (async iterator on AsyncClient) rather than a result."""
 
 

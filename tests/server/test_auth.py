@@ -143,9 +143,10 @@ WORLD: list[Call] = [
         201,
         {"topic": "{ns}dst", "every_ms": 60_000, "records": [{"data": 1}]},
     ),
+    Call("PUT", "/v0/topics/{ns}log/consumers/reader", 201, {}),
 ]
-"""What every matrix case starts from (made with the full key): a topic with records, a queue
-with a job, a router."""
+"""What every matrix case starts from (made with the full key): a topic with records and a
+named consumer, a queue with a job, a router, a schedule."""
 
 EXAMPLES: dict[str, Call] = {
     "list_topics": Call("GET", "/v0/topics", 200),
@@ -183,6 +184,11 @@ EXAMPLES: dict[str, Call] = {
     ),
     "get_schedule": Call("GET", "/v0/schedules/{ns}tick", 200),
     "delete_schedule": Call("DELETE", "/v0/schedules/{ns}tick", 200),
+    "list_consumers": Call("GET", "/v0/topics/{ns}log/consumers", 200),
+    "put_consumer": Call("PUT", "/v0/topics/{ns}log/consumers/fresh", 201, {"from_seq": 1}),
+    "get_consumer": Call("GET", "/v0/topics/{ns}log/consumers/reader", 200),
+    "commit_consumer": Call("POST", "/v0/topics/{ns}log/consumers/reader/commit", 200, {"seq": 2}),
+    "delete_consumer": Call("DELETE", "/v0/topics/{ns}log/consumers/reader", 200),
     "create_watch": Call("POST", "/v0/watch", 200, {"topics": {"{ns}log": {}}}),
     "open_websocket": Call("GET", "/v0/ws", 400),  # no Upgrade: admitted, then not a handshake
     "health": Call("GET", "/v0/health", 200),
@@ -358,6 +364,11 @@ def test_the_spec_gives_every_protected_route_its_scopes() -> None:
         "get_schedule": {READ},
         "put_schedule": {ADMIN},
         "delete_schedule": {ADMIN},
+        "list_consumers": {READ},
+        "get_consumer": {READ},
+        "commit_consumer": {WRITE},
+        "put_consumer": {ADMIN},
+        "delete_consumer": {ADMIN},
         "open_websocket": set(),  # checked per command
         "health": set(),
         "ready": set(),
@@ -575,6 +586,43 @@ async def test_every_topic_route_checks_the_path_name(make_client: MakeClient) -
             Call("DELETE", "/v0/topics/t1:log", 200),
         ]
         await send_all(client, allowed, "t1")
+
+
+async def test_consumer_routes_check_the_topic_not_the_consumer_name(make_client: MakeClient) -> None:
+    """A named consumer is checked through its topic (the key's allowlist applies to the topic, as
+    for every topic operation): any consumer name inside an allowed topic, none outside."""
+    async with make_client(PREFIX_ENV) as client:
+        await send_all(
+            client,
+            [
+                Call("POST", "/v0/topics/t2:log", 201, {"records": [{"data": 1}]}),
+                Call("PUT", "/v0/topics/t2:log/consumers/c", 201, {}),
+            ],
+            "k",
+        )
+        for call in [
+            Call("GET", "/v0/topics/t2:log/consumers", 403),
+            Call("PUT", "/v0/topics/t2:log/consumers/t1:c", 403, {}),
+            Call("GET", "/v0/topics/t2:log/consumers/c", 403),
+            Call("POST", "/v0/topics/t2:log/consumers/c/commit", 403, {"seq": 1}),
+            Call("DELETE", "/v0/topics/t2:log/consumers/c", 403),
+            Call("POST", "/v0/topics/t2:log/diff", 403, {"consumer": "c"}),
+        ]:
+            assert_forbidden(await call.send(client, bearer("t1")))
+        state = (await client.get("/v0/topics/t2:log/consumers/c", headers=bearer("k"))).json()
+        assert state["cursor"] == 0, state
+        await send_all(
+            client,
+            [
+                Call("POST", "/v0/topics/t1:log", 201, {"records": [{"data": 1}]}),
+                Call("PUT", "/v0/topics/t1:log/consumers/any-name.at:all", 201, {}),
+                Call("POST", "/v0/topics/t1:log/consumers/any-name.at:all/commit", 200, {"seq": 1}),
+                Call("GET", "/v0/topics/t1:log/consumers", 200),
+                Call("POST", "/v0/topics/t1:log/diff", 200, {"consumer": "any-name.at:all"}),
+                Call("DELETE", "/v0/topics/t1:log/consumers/any-name.at:all", 200),
+            ],
+            "t1",
+        )
 
 
 async def test_router_routes_check_the_router_name(make_client: MakeClient) -> None:

@@ -121,8 +121,8 @@ async def test_create_dest_false_is_404_when_dest_is_missing(client: httpx.Async
 
 async def test_put_validation_errors(client: httpx.AsyncClient) -> None:
     cases: list[tuple[dict[str, Any], str]] = [
-        ({"dest": "b"}, "body"),
-        ({"source": "a"}, "body"),
+        ({"dest": "b"}, "source"),  # a missing field is named itself
+        ({"source": "a"}, "dest"),
         ({"source": "a", "dest": "a"}, "dest"),
         ({"source": "a", "dest": "b", "filter": ["tag", "Glob", "no-star"]}, "filter"),
         ({"source": "a", "dest": "b", "filter": ["tag", "Like", "x*"]}, "filter"),

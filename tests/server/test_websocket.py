@@ -546,6 +546,37 @@ async def test_subscribe_with_a_topics_map(server: Server) -> None:
         assert_record_frame(await c.recv(), "mb", 2, [3], 3)
 
 
+async def test_subscribe_after_a_named_consumer(server: Server) -> None:
+    """``consumer`` (an extension, issue 25): the subscription starts after the named consumer's
+    committed cursor, for one ``topic`` or in a ``topics`` map; it excludes ``from_seq`` and
+    ``tail``, and an unknown consumer answers ``no_such_consumer``."""
+    await server.append("nc", [{"data": i} for i in range(5)])
+    response = await server.http.put("/v0/topics/nc/consumers/c1", json={"from_seq": 3})
+    assert response.status_code == 201, response.text
+    async with ws_client(server) as c:
+        subscribed = await c.subscribe(topic="nc", consumer="c1")
+        assert subscribed["topics"] == {"nc": {"from_seq": 3, "head_seq": 5, "earliest_seq": 1}}
+        assert_record_frame(await c.recv(), "nc", 3, [4, 5], 5)
+        assert await c.recv() == {"op": "caught_up", "topic": "nc", "head_seq": 5}
+    async with ws_client(server) as c:
+        subscribed = await c.subscribe("s2", topics={"nc": {"consumer": "c1"}})
+        assert subscribed["topics"]["nc"]["from_seq"] == 3
+        await c.until_caught_up("nc")
+        for i, command in enumerate(
+            [
+                {"topic": "nc", "consumer": "c1", "from_seq": 1},
+                {"topic": "nc", "consumer": "c1", "tail": True},
+                {"topics": {"nc": {"consumer": "c1", "tail": False}}},
+            ]
+        ):
+            frame = await c.call({"op": "subscribe", "request_id": f"x{i}", **command})
+            assert_error(frame, "invalid_request", f"x{i}")
+        frame = await c.call({"op": "subscribe", "request_id": "ghost", "topic": "nc", "consumer": "ghost"})
+        assert_error(frame, "no_such_consumer", "ghost")
+        assert frame["detail"] == {"topic": "nc", "consumer": "ghost"}
+        await c.assert_usable()
+
+
 async def test_limit_batches_records(server: Server) -> None:
     await server.append("lim", [{"data": i} for i in range(7)])
     async with ws_client(server) as c:

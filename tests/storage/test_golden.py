@@ -5,7 +5,8 @@ crash leaves it. Every later version must open each with exactly the state in it
 ``golden/vN/expected.json``, and go on writing to it. ``v1``: the formats before issue 22
 (headerless WAL files, snapshot version 1, segment version 3); ``v2``: WAL version 2, snapshot
 version 2, segment version 4 (chunk indexes: records stay cold on disk after recovery); ``v3``:
-snapshot version 3 and the ``SCHEDULE`` WAL frames (schedules, issue 24).
+snapshot version 3 and the ``SCHEDULE`` WAL frames (schedules, issue 24); ``v4``: snapshot
+version 4 and the ``CONSUMER`` WAL frames (named consumers, issue 25).
 
 The checked-in directory is never opened in place (recovery may write: it removes segments
 sealed after the snapshot): each test opens a copy. The clock is the fixed one the state was
@@ -28,7 +29,7 @@ from topics_engine import ManualClock
 
 from .golden.observe import GOLDEN, Node, done, observe, observe_topic, open_node, run_probe
 
-SETS = ["v1", "v2", "v3"]
+SETS = ["v1", "v2", "v3", "v4"]
 
 
 @pytest.fixture(params=SETS)
@@ -44,6 +45,8 @@ def expected(golden: Path) -> dict[str, Any]:
         _fixed_since_v1(out)
     if "schedules" not in out["state"]:
         _schedules_observed_since_v3(out)
+    if "consumers" not in out["state"]:
+        _consumers_observed_since_v4(out)
     return out
 
 
@@ -56,6 +59,17 @@ def _schedules_observed_since_v3(expected: dict[str, Any]) -> None:
     """Schedules (issue 24) are observed since ``v3``; an older set's directory holds none."""
     for part in ("state", "after_probes"):
         expected[part].update(SCHEDULES_ADDED)
+
+
+CONSUMERS_ADDED: dict[str, Any] = {"consumers": []}
+"""What the observation of a set written before named consumers (``v1`` to ``v3``) leaves out:
+it has none."""
+
+
+def _consumers_observed_since_v4(expected: dict[str, Any]) -> None:
+    """Named consumers (issue 25) are observed since ``v4``; an older set's directory holds none."""
+    for part in ("state", "after_probes"):
+        expected[part].update(CONSUMERS_ADDED)
 
 
 def _fixed_since_v1(expected: dict[str, Any]) -> None:
@@ -179,6 +193,7 @@ async def test_golden_stays_usable(datadir: Path, expected: dict[str, Any], how:
             assert node.engine.append("idem", [{"data": "again"}], idempotency_key=key).deduped, key
         assert observe(node, full=False)["routers"] == state["routers"]
         assert observe(node, full=False)["schedules"] == state["schedules"]
+        assert observe(node, full=False)["consumers"] == state["consumers"]
         assert node.routers.drain() > 0  # the routers' lag from the golden tail is forwarded
         await node.flush()
     finally:

@@ -9,23 +9,35 @@
 
 ``topics.Client`` (blocking) and ``topics.AsyncClient`` (asyncio) have the same methods:
 topics (``create_topic``, ``topic``, ``list_topics``, ``delete_topic``), writes (``append``,
-``append_many``), reads (``read``, ``delete_records``, ``watch``), queues (``claim``, ``ack``,
-``nack``, ``extend``, ``redrive``) and routers. :class:`topics.Worker` consumes a queue with a
+``append_many``), reads (``read``, ``delete_records``, ``watch``), named consumers
+(``consume``, ``put_consumer``, ``commit``, ...), queues (``claim``, ``ack``, ``nack``,
+``extend``, ``redrive``), routers and schedules. :class:`topics.Worker` consumes a queue with a
 function of yours; :class:`topics.Relay` delivers a queue's jobs to an HTTP endpoint (webhooks).
 Errors are :class:`topics.TopicsError` subclasses, one per ``error.code``.
 """
 
 from ._transport import Settings
-from .client import AsyncClient, AsyncReadIterator, Client, ReadIterator
+from .client import (
+    AsyncClient,
+    AsyncConsumeIterator,
+    AsyncReadIterator,
+    Client,
+    ConsumeIterator,
+    ReadIterator,
+)
 from .errors import (
     BatchTooLarge,
     ConnectionError,
+    ConsumerNotFound,
+    CursorBehind,
+    CursorBeyondHead,
     DataLoss,
     Forbidden,
     Internal,
     InvalidRequest,
     MethodNotAllowed,
     NoDeadLetter,
+    NoSuchConsumer,
     NotAcceptable,
     NotAQueue,
     NotFound,
@@ -49,6 +61,7 @@ from .models import (
     AckResult,
     AppendResult,
     CaughtUp,
+    ConsumerInfo,
     DeadLetterResult,
     ExtendResult,
     Health,
@@ -74,6 +87,7 @@ from .models import (
     WatchEvent,
 )
 from .relay import Delivery, EndpointGone, Relay
+from .typed import InvalidRecord, TypedJob, TypedRecord, schema_of
 from .watch import AsyncWatch, Watch
 from .worker import Backoff, CircuitBreaker, Permanent, Retry, Worker, WorkerStats
 
@@ -82,6 +96,7 @@ __all__ = [
     "AckResult",
     "AppendResult",
     "AsyncClient",
+    "AsyncConsumeIterator",
     "AsyncReadIterator",
     "AsyncWatch",
     "Backoff",
@@ -89,6 +104,11 @@ __all__ = [
     "CaughtUp",
     "Client",
     "ConnectionError",
+    "ConsumeIterator",
+    "ConsumerInfo",
+    "ConsumerNotFound",
+    "CursorBehind",
+    "CursorBeyondHead",
     "DataLoss",
     "DeadLetterResult",
     "Delivery",
@@ -97,11 +117,16 @@ __all__ = [
     "Forbidden",
     "Health",
     "Internal",
+    "InvalidRecord",
     "InvalidRequest",
     "Job",
+    "TypedJob",
+    "TypedRecord",
+    "schema_of",
     "MethodNotAllowed",
     "NackResult",
     "NoDeadLetter",
+    "NoSuchConsumer",
     "NotAQueue",
     "NotAcceptable",
     "NotFound",

@@ -19,12 +19,23 @@ import orjson
 
 from . import _generated as g
 from ._generated import Route
+from ._json import dumps as json_bytes
 from ._times import epoch_ms
 from ._transport import Call
-from .errors import RECORD_FIELD, BatchTooLarge, DataLoss, NotAQueue, PayloadTooLarge, TopicsError
+from .errors import (
+    RECORD_FIELD,
+    BatchTooLarge,
+    ConsumerNotFound,
+    DataLoss,
+    Forbidden,
+    NotAQueue,
+    PayloadTooLarge,
+    TopicsError,
+)
 from .models import (
     AckResult,
     AppendResult,
+    ConsumerInfo,
     DeadLetterResult,
     ExtendResult,
     Health,
@@ -55,6 +66,14 @@ answers ``payload_too_large`` and the chunk is halved."""
 
 READ_PAGE = 1000
 """Records per ``diff`` page (the server's ``TOPICS_MAX_LIMIT``)."""
+
+COMMIT_EVERY = 100
+"""``consume``'s default: records handed out between two commits of the consumer's cursor (a
+crash re-delivers at most about this many; each commit is one durable write on the server)."""
+
+POLL_MS = 5000
+"""How long a following ``consume`` long-polls for new records per request (at most half the
+client's ``timeout``)."""
 
 OnGap = Literal["raise", "skip"]
 
@@ -227,7 +246,7 @@ def append_many(
     results: list[AppendResult] = []
     while pending:
         start, end, key = pending.pop(0)
-        encoded = orjson.dumps(recs[start:end])
+        encoded = json_bytes(recs[start:end], items_of="records", first=start)
         too_big = len(encoded) > chunk_bytes and end - start > 1
         if not too_big:
             try:
@@ -351,18 +370,25 @@ def read(
     on_gap: OnGap,
     page_size: int,
     raw: bool = False,
+    wait_ms: int | None = None,
+    before_wait: Callable[[], Call[Any] | None] | None = None,
 ) -> Steps:
     """Pages ``diff`` from ``state.position`` until caught up (or past ``to_seq``), following
     ``next_from_seq`` — never stopping at an empty page (a page may hold no records yet advance)
     and never assuming the cursor only grows (a ``recreated`` tombstone moves it back). Yields
     :class:`Record` objects, or :class:`RawRecord` objects with ``raw``. With ``from_ts`` (ms
     since the epoch) the first page seeks by time instead, and ``state.position`` becomes the
-    cursor the server resolved it to."""
+    cursor the server resolved it to. ``wait_ms`` (a follower): never stops — each caught-up read
+    long-polls that long for new records, and ``before_wait`` (if given) may make one call first
+    (a consumer's commit of what it handled: nothing is held uncommitted while it waits)."""
     if on_gap not in ("raise", "skip"):
         raise ValueError("on_gap must be 'raise' or 'skip'")
     route_node = list(node) if isinstance(node, list | tuple) else node
     parse = g.raw_diff_page if raw else g.diff_page
+    caught_up = False
     while to_seq is None or state.position < to_seq:
+        if caught_up and before_wait is not None and (call := before_wait()) is not None:
+            yield call
         body = _drop_none(
             from_seq=state.position if from_ts is None else None,
             from_ts=from_ts,
@@ -370,6 +396,7 @@ def read(
             node=route_node,
             include_meta=include_meta,
             include_tags=include_tags,
+            wait_ms=wait_ms,
         )
         page: g.DiffPage | g.RawDiffPage = yield Call(g.diff_route(state.topic, body), parse, raw=True)
         if from_ts is not None:  # the seek is done: on by seq from where it landed
@@ -386,7 +413,8 @@ def read(
         if recs:
             yield _ReadPage(recs, state, end)
         state.position = end
-        if page.caught_up:
+        caught_up = page.caught_up
+        if caught_up and wait_ms is None:
             return None
     return None
 
@@ -570,6 +598,64 @@ def list_schedules(prefix: str | None, topic: str | None) -> Steps:
 
 def delete_schedule(name: str) -> Call[bool]:
     return Call(g.delete_schedule_route(name), g.schedule_deleted)
+
+
+# -- named consumers ---------------------------------------------------------------------------
+
+
+def put_consumer(
+    topic: str, name: str, from_seq: int | None, from_ts: int | datetime | None, force: bool
+) -> Call[ConsumerInfo]:
+    when = None if from_ts is None else epoch_ms(from_ts)
+    body = _drop_none(from_seq=from_seq, from_ts=when, force=force or None)
+    return Call(g.put_consumer_route(topic, name, body), g.consumer_put)
+
+
+def consumer(topic: str, name: str) -> Call[ConsumerInfo]:
+    return Call(g.get_consumer_route(topic, name), g.consumer_state)
+
+
+def list_consumers(topic: str, prefix: str | None) -> Steps:
+    return _paged(lambda cursor: g.list_consumers_route(topic, prefix, None, cursor), g.consumer_page)
+
+
+def commit(topic: str, name: str, seq: int, force: bool) -> Call[ConsumerInfo]:
+    body = _drop_none(seq=seq, force=force or None)
+    return Call(g.commit_consumer_route(topic, name, body), g.consumer_state)
+
+
+def delete_consumer(topic: str, name: str) -> Call[bool]:
+    return Call(g.delete_consumer_route(topic, name), g.consumer_deleted)
+
+
+def consumer_cursor(
+    topic: str, name: str, create: bool, from_seq: int | None, from_ts: int | datetime | None
+) -> Steps:
+    """Named consumer ``name``'s committed cursor (``GET``, a ``read`` key); a missing consumer
+    is created at ``from_seq``/``from_ts`` when ``create`` (``PUT``, an ``admin`` key).
+    :class:`ConsumerNotFound` says how to create it when it may not be created here."""
+    try:
+        info: ConsumerInfo = yield consumer(topic, name)
+        return info.cursor
+    except ConsumerNotFound as err:
+        if not create:
+            raise _not_found(err, f"consume(..., create=True) or put_consumer({topic!r}, {name!r})") from err
+        missing = err
+    try:
+        info = yield put_consumer(topic, name, from_seq, from_ts, False)
+    except Forbidden as err:
+        raise _not_found(missing, f"put_consumer({topic!r}, {name!r}) with an admin key") from err
+    return info.cursor
+
+
+def _not_found(err: ConsumerNotFound, how: str) -> ConsumerNotFound:
+    """``err`` saying how to create the consumer from the SDK (or the CLI)."""
+    topic, name = err.detail.get("topic", "?"), err.detail.get("consumer", "?")
+    message = (
+        f"{err.message}; from the SDK: {how}; from the CLI: topics consumer create {topic} {name} "
+        "(creating a consumer needs an admin key)"
+    )
+    return ConsumerNotFound(err.status, err.code, message, err.detail)
 
 
 # -- probes ------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ import msgspec
 import orjson
 
 from ._generated import Route
+from ._json import dumps as json_bytes
 from .errors import ConnectionError, Throttled, TopicsError, error_from_envelope
 
 T = TypeVar("T")
@@ -104,7 +105,7 @@ class Call(Generic[T]):
         headers.update(self.route.headers)
         content = self.content
         if content is None and self.route.json is not None:
-            content = orjson.dumps(self.route.json)
+            content = json_bytes(self.route.json)
         if content is not None:
             headers["content-type"] = "application/json"
         return {

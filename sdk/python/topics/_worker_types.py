@@ -18,6 +18,7 @@ failed together spread out.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import random
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -28,6 +29,13 @@ from .models import Job
 Handler = Callable[[Job], Any]
 """``handler(job)``: a plain function (run in a thread) or a coroutine function (a task)."""
 Mode = Literal["auto", "push", "poll"]
+
+
+def is_async_handler(handler: Any) -> bool:
+    """A coroutine function, or an object whose ``__call__`` is one (what a wrapper of a
+    handler must be too, so the Worker runs it as a task rather than in its thread pool)."""
+    call = getattr(type(handler), "__call__", None)  # noqa: B004 - looking for an async __call__
+    return inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(call)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,20 +8,24 @@ The examples below run against a server at ``TOPICS_URL`` (the test suite runs t
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar, overload
 
 import httpx
 
 from . import _ops as ops
+from . import tracing
 from ._transport import AsyncSender, Call, Sender, Settings, make_async_http, make_sync_http
 from .errors import TopicsError
 from .models import (
     AckResult,
     AppendResult,
+    ConsumerInfo,
     DeadLetterResult,
     ExtendResult,
     Health,
@@ -39,10 +43,12 @@ from .models import (
     TopicState,
     TopicSummary,
 )
+from .typed import TypedJob, TypedRecord, typed_jobs, typed_record, validator
 from .watch import AsyncWatch, Watch, WatchOptions
 
 T = TypeVar("T")
-R = TypeVar("R", Record, RawRecord)
+R = TypeVar("R")
+M = TypeVar("M")
 
 
 class _ReadProgress:
@@ -75,9 +81,13 @@ class ReadIterator(_ReadProgress, Generic[R]):
     the records they lost.
     """
 
-    def __init__(self, client: Client, state: ops.ReadState, steps: ops.Steps) -> None:
+    def __init__(self, client: Client, state: ops.ReadState, steps: ops.Steps, model: Any = None) -> None:
         self._state = state
         self._items: Iterator[R] = client._items(steps)
+        if model is not None:  # raw records in, each validated as it is handed out
+            validate = validator(model, state.topic)
+            raw: Iterator[Any] = self._items
+            self._items = (typed_record(r, validate) for r in raw)  # type: ignore[misc]
 
     def __iter__(self) -> Iterator[R]:
         return self._items  # ``for`` runs the generator itself: no method call per record
@@ -89,15 +99,246 @@ class ReadIterator(_ReadProgress, Generic[R]):
 class AsyncReadIterator(_ReadProgress, Generic[R]):
     """``AsyncClient.read``'s records: :class:`ReadIterator` with ``async for``."""
 
-    def __init__(self, client: AsyncClient, state: ops.ReadState, steps: ops.Steps) -> None:
+    def __init__(
+        self, client: AsyncClient, state: ops.ReadState, steps: ops.Steps, model: Any = None
+    ) -> None:
         self._state = state
         self._items: AsyncIterator[R] = client._items(steps)
+        if model is not None:  # raw records in, each validated as it is handed out
+            validate = validator(model, state.topic)
+            araw: AsyncIterator[Any] = self._items
+            self._items = (typed_record(r, validate) async for r in araw)  # type: ignore[misc]
 
     def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> R:
         return await anext(self._items)
+
+
+Reader = Callable[..., ops.Steps]
+"""A consume's read: ``reader(state, before_wait=...)`` (see :func:`ops.read`)."""
+"""The steps of a read from (and moving) a :class:`ops.ReadState`."""
+
+
+class _Consuming(Generic[R]):
+    """What :class:`ConsumeIterator` and :class:`AsyncConsumeIterator` share: which consumer,
+    when to commit, and how far it may commit.
+
+    Commit points: a record handed out is *handled* once the caller asks for the next one; every
+    ``commit_every`` handled records the cursor is committed up to the last of them, and once
+    more when the iterator is closed (the last record handed out counts as handled then) or runs
+    out. Leaving a ``with`` block by an exception commits only the records before the one in
+    hand, which is delivered again — at least once, never lost."""
+
+    def __init__(
+        self, topic: str, consumer: str, commit_every: int, cursor: ops.Steps, reader: Reader
+    ) -> None:
+        if commit_every < 1:
+            raise ValueError("commit_every must be at least 1")
+        self.topic = topic
+        self.consumer = consumer
+        self.commit_every = commit_every
+        self.committed: int | None = None
+        """The cursor committed last (``None`` until the consumer is looked up, at the first
+        record asked for)."""
+        self.closed = False
+        self._cursor = cursor
+        """The steps that find (or create) the consumer and return its committed cursor."""
+        self._reader = reader
+        self._state: ops.ReadState | None = None
+        self._handled = 0
+        """Records handed out since the last commit."""
+        self._before = 0
+        """The cursor before the record in hand (everything up to it handled)."""
+
+    @property
+    def position(self) -> int:
+        """The cursor after the last record handed out (what closing commits)."""
+        if self._state is None:
+            return self.committed or 0
+        return self._state.position
+
+    @property
+    def gaps(self) -> list[Tombstone]:
+        """The tombstones crossed with ``on_gap="skip"``."""
+        return [] if self._state is None else self._state.gaps
+
+    def _begin(self, cursor: int) -> ops.Steps:
+        """The consumer's committed ``cursor`` is known: the read's steps from there."""
+        self.committed = cursor
+        self._state = ops.ReadState(self.topic, cursor)
+        return self._reader(self._state, before_wait=self._idle_commit)
+
+    def _idle_commit(self) -> Call[ConsumerInfo] | None:
+        """Before a follower waits for new records: the commit of everything handed out — all
+        of it is handled, since the caller asked for more — so an idle consumer shows no lag and
+        a restart delivers nothing twice."""
+        call = self._commit_call(None)
+        if call is not None:
+            parse = call.parse
+            call.parse = lambda body: self._committed(parse(body))
+        return call
+
+    def _commit_call(self, upto: int | None) -> Call[ConsumerInfo] | None:
+        """The commit of ``upto`` (default: :attr:`position`), or ``None`` when nothing new
+        would be committed."""
+        upto = self.position if upto is None else upto
+        if self.committed is None or upto <= self.committed:
+            return None
+        return ops.commit(self.topic, self.consumer, upto, False)
+
+    def _committed(self, info: ConsumerInfo) -> ConsumerInfo:
+        self.committed = info.cursor
+        self._handled = 0
+        return info
+
+
+class ConsumeIterator(_Consuming[R]):
+    """The records of ``Client.consume``: a named consumer's, from its committed cursor, in seq
+    order. Iterate it (``for record in it``); it commits as you go — every ``commit_every``
+    records and when closed (use ``with``, or call :meth:`close`) or exhausted — so a restarted
+    reader, or another process taking over, goes on after the last commit. A read that is caught
+    up ends the iteration, unless it follows. ``committed`` is the cursor committed last,
+    ``position`` the one closing would commit."""
+
+    def __init__(
+        self, client: Client, topic: str, consumer: str, commit_every: int, cursor: ops.Steps, reader: Reader
+    ) -> None:
+        super().__init__(topic, consumer, commit_every, cursor, reader)
+        self._client = client
+        self._items: Iterator[R] | None = None
+
+    def __iter__(self) -> Self:
+        return self
+
+    def __next__(self) -> R:
+        if self.closed:
+            raise StopIteration
+        if self._items is None:
+            self._items = self._client._items(self._begin(self._client._result(self._cursor)))
+        if self._handled >= self.commit_every:
+            self.commit()
+        self._before = self.position
+        try:
+            record = next(self._items)
+        except StopIteration:
+            self.commit()
+            raise
+        self._handled += 1
+        return record
+
+    def commit(self, upto: int | None = None) -> ConsumerInfo | None:
+        """Commits the cursor up to the last record handed out (or ``upto``); ``None`` when
+        there was nothing new to commit. Raises :class:`topics.CursorBehind` if another reader
+        of the same consumer committed further."""
+        call = self._commit_call(upto)
+        return None if call is None else self._committed(self._client._call(call))
+
+    def close(self) -> None:
+        """Commits the last record handed out and stops."""
+        if not self.closed:
+            self.closed = True
+            self.commit()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if exc_type is not None and not self.closed:
+            self.closed = True
+            # the record in hand was not handled: delivered again. A commit refused now must
+            # not hide the exception that ended the block.
+            with contextlib.suppress(TopicsError):
+                self.commit(self._before)
+            return
+        self.close()
+
+
+class AsyncConsumeIterator(_Consuming[R]):
+    """``AsyncClient.consume``'s records: :class:`ConsumeIterator` with ``async for`` and
+    ``async with``."""
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        topic: str,
+        consumer: str,
+        commit_every: int,
+        cursor: ops.Steps,
+        reader: Reader,
+    ) -> None:
+        super().__init__(topic, consumer, commit_every, cursor, reader)
+        self._client = client
+        self._items: AsyncIterator[R] | None = None
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> R:
+        if self.closed:
+            raise StopAsyncIteration
+        if self._items is None:
+            self._items = self._client._items(self._begin(await self._client._result(self._cursor)))
+        if self._handled >= self.commit_every:
+            await self.commit()
+        self._before = self.position
+        try:
+            record = await anext(self._items)
+        except StopAsyncIteration:
+            await self.commit()
+            raise
+        self._handled += 1
+        return record
+
+    async def commit(self, upto: int | None = None) -> ConsumerInfo | None:
+        """:meth:`ConsumeIterator.commit`, awaited."""
+        call = self._commit_call(upto)
+        return None if call is None else self._committed(await self._client._call(call))
+
+    async def close(self) -> None:
+        """:meth:`ConsumeIterator.close`, awaited."""
+        if not self.closed:
+            self.closed = True
+            await self.commit()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        if exc_type is not None and not self.closed:
+            self.closed = True
+            with contextlib.suppress(TopicsError):  # as ConsumeIterator.__exit__
+                await self.commit(self._before)
+            return
+        await self.close()
+
+
+def _reader(
+    wait_ms: int | None,
+    node: str | Sequence[str] | None,
+    include_meta: bool,
+    include_tags: bool,
+    on_gap: ops.OnGap,
+    page_size: int,
+) -> Reader:
+    """A consume's read from the consumer's cursor (following with ``wait_ms``)."""
+    return functools.partial(
+        ops.read,
+        to_seq=None,
+        node=node,
+        include_meta=include_meta,
+        include_tags=include_tags,
+        on_gap=on_gap,
+        page_size=page_size,
+        wait_ms=wait_ms,
+    )
+
+
+def _poll_ms(settings: Settings) -> int:
+    """How long a following consume long-polls per request: :data:`ops.POLL_MS`, at most half
+    the client's ``timeout`` (so the answer always comes before the client gives up)."""
+    return max(1, min(ops.POLL_MS, int(settings.timeout * 500)))
 
 
 def _advance(steps: ops.Steps, answer: Any, error: BaseException | None) -> Any:
@@ -260,9 +501,12 @@ class Client:
         [1]
         """
         record = ops.record_body(data, tag, node, meta, delay_ms)
-        return self._call(
-            ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
-        )
+        with tracing.producing(topic, "append", 1) as carrier:
+            if carrier is not None:
+                record = tracing.stamped(record, carrier)
+            return self._call(
+                ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
+            )
 
     def append_many(
         self,
@@ -286,19 +530,55 @@ class Client:
         >>> (result.first_seq, result.last_seq)
         (1, 3)
         """
-        return self._result(  # type: ignore[no-any-return]
-            ops.append_many(
-                topic,
-                records,
-                node=node,
-                idempotency_key=idempotency_key,
-                create=create,
-                config=config,
-                delay_ms=delay_ms,
+        count = len(records) if isinstance(records, list) else 0
+        with tracing.producing(topic, "append_many", count) as carrier:
+            if carrier is not None:
+                records = tracing.stamped_all(records, carrier)
+            return self._result(  # type: ignore[no-any-return]
+                ops.append_many(
+                    topic,
+                    records,
+                    node=node,
+                    idempotency_key=idempotency_key,
+                    create=create,
+                    config=config,
+                    delay_ms=delay_ms,
+                )
             )
-        )
 
     # -- reads -----------------------------------------------------------------------------
+
+    @overload
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        from_ts: int | datetime | None = None,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+        model: None = None,
+    ) -> ReadIterator[Record]: ...
+
+    @overload
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        from_ts: int | datetime | None = None,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+        model: type[M],
+    ) -> ReadIterator[TypedRecord[M]]: ...
 
     def read(
         self,
@@ -312,7 +592,8 @@ class Client:
         include_tags: bool = True,
         on_gap: ops.OnGap = "raise",
         page_size: int = ops.READ_PAGE,
-    ) -> ReadIterator[Record]:
+        model: Any = None,
+    ) -> ReadIterator[Any]:
         """The records after ``from_seq`` (an exclusive cursor: 0 reads from the start) — or,
         with ``from_ts`` (ms since the epoch, or a datetime), from the first record written at
         or after that time — up to ``to_seq`` (inclusive) or the current head, a page at a
@@ -320,11 +601,18 @@ class Client:
         silently: a tombstone raises :class:`topics.DataLoss` (``on_gap="raise"``), or is
         recorded in the iterator's ``gaps`` and reading goes on (``on_gap="skip"``).
 
+        ``model`` (a pydantic model, a dataclass…: :mod:`topics.typed`): records come as
+        :class:`topics.TypedRecord` objects whose ``data`` is validated into it as each is handed
+        out; one that does not validate raises :class:`topics.InvalidRecord` (the ones before it
+        were delivered; ``position`` is then its seq, so a read resumed from it goes on past it).
+
         >>> _ = client.append_many("clicks", [{"data": i} for i in range(3)])
         >>> [(r.seq, r.data) for r in client.read("clicks", 1)]
         [(2, 1), (3, 2)]
         """
         args = (topic, from_seq, from_ts, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        if model is not None:
+            return ReadIterator(self, *ops.reading(*args, raw=True), model=model)
         return ReadIterator(self, *ops.reading(*args, raw=False))
 
     def read_raw(
@@ -403,16 +691,32 @@ class Client:
 
     # -- queues ----------------------------------------------------------------------------
 
-    def claim(self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None) -> list[Job]:
+    @overload
+    def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: None = None
+    ) -> list[Job]: ...
+
+    @overload
+    def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: type[M]
+    ) -> list[TypedJob[M]]: ...
+
+    def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: Any = None
+    ) -> list[Job] | list[TypedJob[Any]]:
         """Leases up to ``max`` ready jobs of ``queue`` to worker ``node`` for ``lease_ms`` (the
         queue's ``lease_ms`` by default). Fewer (or none) means the queue is (nearly) empty.
+        With ``model`` the jobs are :class:`topics.TypedJob` objects, ``data`` validated into it;
+        a job that does not validate raises :class:`topics.InvalidRecord`, which carries it
+        (``job``) and every job the claim leased (``claimed``, all still held: settle them).
 
         >>> _ = client.create_topic("resize", type="queue")
         >>> _ = client.append("resize", {"file": "a.png"})
         >>> [job.data for job in client.claim("resize", "worker-1", max=10)]
         [{'file': 'a.png'}]
         """
-        return self._call(ops.claim(queue, node, max, lease_ms))
+        jobs = self._call(ops.claim(queue, node, max, lease_ms))
+        return jobs if model is None else typed_jobs(jobs, model, queue)
 
     def ack(self, queue: str, node: str, jobs: Iterable[Job | int]) -> AckResult:
         """Completes (deletes) ``jobs`` — :class:`topics.Job` objects (fenced by their lease) or
@@ -608,6 +912,113 @@ class Client:
         """
         return self._call(ops.delete_schedule(name))
 
+    # -- named consumers -------------------------------------------------------------------
+
+    def put_consumer(
+        self,
+        topic: str,
+        name: str,
+        *,
+        from_seq: int | None = None,
+        from_ts: int | datetime | None = None,
+        force: bool = False,
+    ) -> ConsumerInfo:
+        """Creates named consumer ``name`` of ``topic`` (an admin key): a cursor the server
+        keeps — the last seq the consumer has read — at ``from_seq``, before the first record
+        stamped at or after ``from_ts`` (ms since the epoch, or a datetime), or before the first
+        record. An existing consumer is left as it is unless ``force=True`` repositions it.
+
+        >>> _ = client.append_many("invoices", [{"data": i} for i in range(5)])
+        >>> c = client.put_consumer("invoices", "billing", from_seq=2)
+        >>> (c.created, c.cursor, c.lag)
+        (True, 2, 3)
+        """
+        return self._call(ops.put_consumer(topic, name, from_seq, from_ts, force))
+
+    def consumer(self, topic: str, name: str) -> ConsumerInfo:
+        """Named consumer ``name`` of ``topic``: its committed ``cursor``, the topic's
+        ``head_seq`` and the ``lag`` between them. Raises :class:`topics.ConsumerNotFound`.
+
+        >>> _ = client.append("payments", {"amount": 5})
+        >>> _ = client.put_consumer("payments", "ledger")
+        >>> client.consumer("payments", "ledger").lag
+        1
+        """
+        return self._call(ops.consumer(topic, name))
+
+    def list_consumers(self, topic: str, prefix: str | None = None) -> Iterator[ConsumerInfo]:
+        """The named consumers of ``topic`` (by name ``prefix``), paging as it goes.
+
+        >>> _ = client.append("visits", {"page": "/"})
+        >>> for name in ("stats", "search"):
+        ...     _ = client.put_consumer("visits", name)
+        >>> [c.consumer for c in client.list_consumers("visits")]
+        ['search', 'stats']
+        """
+        return self._items(ops.list_consumers(topic, prefix))
+
+    def commit(self, topic: str, name: str, seq: int, *, force: bool = False) -> ConsumerInfo:
+        """Moves consumer ``name``'s cursor to ``seq`` (the last seq it has handled). Forward
+        only: a lower ``seq`` raises :class:`topics.CursorBehind` unless ``force=True``; above
+        the topic's head raises :class:`topics.CursorBeyondHead`. Answered once durable.
+
+        >>> _ = client.append_many("refunds", [{"data": i} for i in range(3)])
+        >>> _ = client.put_consumer("refunds", "auditor")
+        >>> client.commit("refunds", "auditor", 2).lag
+        1
+        """
+        return self._call(ops.commit(topic, name, seq, force))
+
+    def delete_consumer(self, topic: str, name: str) -> bool:
+        """Deletes named consumer ``name`` of ``topic`` (an admin key); false if there was none.
+
+        >>> _ = client.append("alerts", {"level": "warn"})
+        >>> _ = client.put_consumer("alerts", "pager")
+        >>> client.delete_consumer("alerts", "pager")
+        True
+        """
+        return self._call(ops.delete_consumer(topic, name))
+
+    def consume(
+        self,
+        topic: str,
+        consumer: str,
+        *,
+        commit_every: int = ops.COMMIT_EVERY,
+        follow: bool = False,
+        create: bool = True,
+        from_seq: int | None = None,
+        from_ts: int | datetime | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+    ) -> ConsumeIterator[Record]:
+        """Reads ``topic`` as named consumer ``consumer``: from its committed cursor, committing
+        as you go — every ``commit_every`` records handed out and when the iterator is closed
+        (use ``with``) or exhausted — so a restarted reader, or another process taking over,
+        continues after the last commit (at least once: records after it are read again).
+        Caught up, the iteration ends; with ``follow=True`` it waits for new records instead
+        (long-polls) until you close it. A missing consumer is created (``create``; at
+        ``from_seq``/``from_ts``, else before the first record), which needs an admin key;
+        otherwise :class:`topics.ConsumerNotFound` says how to create it. ``node``,
+        ``include_*``, ``on_gap`` and ``page_size`` are :meth:`read`'s.
+
+        >>> _ = client.append_many("shipments", [{"data": {"box": i}} for i in range(5)])
+        >>> with client.consume("shipments", consumer="labels", commit_every=2) as it:
+        ...     boxes = [r.data["box"] for r in it]
+        >>> (boxes, client.consumer("shipments", "labels").cursor)
+        ([0, 1, 2, 3, 4], 5)
+        >>> _ = client.append("shipments", {"box": 5})
+        >>> [r.data["box"] for r in client.consume("shipments", consumer="labels")]
+        [5]
+        """
+        wait_ms = _poll_ms(self.settings) if follow else None
+        reader = _reader(wait_ms, node, include_meta, include_tags, on_gap, page_size)
+        cursor = ops.consumer_cursor(topic, consumer, create, from_seq, from_ts)
+        return ConsumeIterator(self, topic, consumer, commit_every, cursor, reader)
+
     # -- probes ----------------------------------------------------------------------------
 
     def health(self) -> Health:
@@ -736,9 +1147,12 @@ class AsyncClient:
     ) -> AppendResult:
         """:meth:`Client.append`, awaited."""
         record = ops.record_body(data, tag, node, meta, delay_ms)
-        return await self._call(
-            ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
-        )
+        with tracing.producing(topic, "append", 1) as carrier:
+            if carrier is not None:
+                record = tracing.stamped(record, carrier)
+            return await self._call(
+                ops.append(topic, [record], idempotency_key=idempotency_key, create=create, config=config)
+            )
 
     async def append_many(
         self,
@@ -752,17 +1166,53 @@ class AsyncClient:
         delay_ms: int | None = None,
     ) -> AppendResult:
         """:meth:`Client.append_many`, awaited."""
-        return await self._result(  # type: ignore[no-any-return]
-            ops.append_many(
-                topic,
-                records,
-                node=node,
-                idempotency_key=idempotency_key,
-                create=create,
-                config=config,
-                delay_ms=delay_ms,
+        count = len(records) if isinstance(records, list) else 0
+        with tracing.producing(topic, "append_many", count) as carrier:
+            if carrier is not None:
+                records = tracing.stamped_all(records, carrier)
+            return await self._result(  # type: ignore[no-any-return]
+                ops.append_many(
+                    topic,
+                    records,
+                    node=node,
+                    idempotency_key=idempotency_key,
+                    create=create,
+                    config=config,
+                    delay_ms=delay_ms,
+                )
             )
-        )
+
+    @overload
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        from_ts: int | datetime | None = None,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+        model: None = None,
+    ) -> AsyncReadIterator[Record]: ...
+
+    @overload
+    def read(
+        self,
+        topic: str,
+        from_seq: int = 0,
+        *,
+        from_ts: int | datetime | None = None,
+        to_seq: int | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+        model: type[M],
+    ) -> AsyncReadIterator[TypedRecord[M]]: ...
 
     def read(
         self,
@@ -776,9 +1226,12 @@ class AsyncClient:
         include_tags: bool = True,
         on_gap: ops.OnGap = "raise",
         page_size: int = ops.READ_PAGE,
-    ) -> AsyncReadIterator[Record]:
+        model: Any = None,
+    ) -> AsyncReadIterator[Any]:
         """:meth:`Client.read` with ``async for``."""
         args = (topic, from_seq, from_ts, to_seq, node, include_meta, include_tags, on_gap, page_size)
+        if model is not None:
+            return AsyncReadIterator(self, *ops.reading(*args, raw=True), model=model)
         return AsyncReadIterator(self, *ops.reading(*args, raw=False))
 
     def read_raw(
@@ -823,9 +1276,22 @@ class AsyncClient:
         options = WatchOptions.of(topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
         return AsyncWatch(self.sender, options)
 
-    async def claim(self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None) -> list[Job]:
+    @overload
+    async def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: None = None
+    ) -> list[Job]: ...
+
+    @overload
+    async def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: type[M]
+    ) -> list[TypedJob[M]]: ...
+
+    async def claim(
+        self, queue: str, node: str, *, max: int = 1, lease_ms: int | None = None, model: Any = None
+    ) -> list[Job] | list[TypedJob[Any]]:
         """:meth:`Client.claim`, awaited."""
-        return await self._call(ops.claim(queue, node, max, lease_ms))
+        jobs = await self._call(ops.claim(queue, node, max, lease_ms))
+        return jobs if model is None else typed_jobs(jobs, model, queue)
 
     async def ack(self, queue: str, node: str, jobs: Iterable[Job | int]) -> AckResult:
         """:meth:`Client.ack`, awaited."""
@@ -912,6 +1378,56 @@ class AsyncClient:
     async def delete_schedule(self, name: str) -> bool:
         """:meth:`Client.delete_schedule`, awaited."""
         return await self._call(ops.delete_schedule(name))
+
+    async def put_consumer(
+        self,
+        topic: str,
+        name: str,
+        *,
+        from_seq: int | None = None,
+        from_ts: int | datetime | None = None,
+        force: bool = False,
+    ) -> ConsumerInfo:
+        """:meth:`Client.put_consumer`, awaited."""
+        return await self._call(ops.put_consumer(topic, name, from_seq, from_ts, force))
+
+    async def consumer(self, topic: str, name: str) -> ConsumerInfo:
+        """:meth:`Client.consumer`, awaited."""
+        return await self._call(ops.consumer(topic, name))
+
+    def list_consumers(self, topic: str, prefix: str | None = None) -> AsyncIterator[ConsumerInfo]:
+        """:meth:`Client.list_consumers` with ``async for``."""
+        return self._items(ops.list_consumers(topic, prefix))
+
+    async def commit(self, topic: str, name: str, seq: int, *, force: bool = False) -> ConsumerInfo:
+        """:meth:`Client.commit`, awaited."""
+        return await self._call(ops.commit(topic, name, seq, force))
+
+    async def delete_consumer(self, topic: str, name: str) -> bool:
+        """:meth:`Client.delete_consumer`, awaited."""
+        return await self._call(ops.delete_consumer(topic, name))
+
+    def consume(
+        self,
+        topic: str,
+        consumer: str,
+        *,
+        commit_every: int = ops.COMMIT_EVERY,
+        follow: bool = False,
+        create: bool = True,
+        from_seq: int | None = None,
+        from_ts: int | datetime | None = None,
+        node: str | Sequence[str] | None = None,
+        include_meta: bool = True,
+        include_tags: bool = True,
+        on_gap: ops.OnGap = "raise",
+        page_size: int = ops.READ_PAGE,
+    ) -> AsyncConsumeIterator[Record]:
+        """:meth:`Client.consume` with ``async with`` / ``async for``."""
+        wait_ms = _poll_ms(self.settings) if follow else None
+        reader = _reader(wait_ms, node, include_meta, include_tags, on_gap, page_size)
+        cursor = ops.consumer_cursor(topic, consumer, create, from_seq, from_ts)
+        return AsyncConsumeIterator(self, topic, consumer, commit_every, cursor, reader)
 
     async def health(self) -> Health:
         """:meth:`Client.health`, awaited."""

@@ -108,6 +108,13 @@ class ScheduleNotFound(TopicsError):
     code = "schedule_not_found"
 
 
+class ConsumerNotFound(TopicsError):
+    """404 ``consumer_not_found``: the topic has no named consumer of that name (create it with
+    ``Client.put_consumer`` — an admin key — or ``topics consumer create``)."""
+
+    code = "consumer_not_found"
+
+
 class NotFound(TopicsError):
     """404 ``not_found``: an unknown or reclaimed watch session (re-create it)."""
 
@@ -154,6 +161,26 @@ class NoDeadLetter(TopicsError):
     """409 ``no_dead_letter``: ``dead_letter()`` on a queue without a ``dead_letter`` topic."""
 
     code = "no_dead_letter"
+
+
+class NoSuchConsumer(TopicsError):
+    """409 ``no_such_consumer``: a read on behalf of a named consumer (a watch entry's
+    ``consumer``) that the topic does not have."""
+
+    code = "no_such_consumer"
+
+
+class CursorBehind(TopicsError):
+    """409 ``cursor_behind``: a commit below the consumer's committed cursor without ``force``
+    (another reader of the same consumer committed further)."""
+
+    code = "cursor_behind"
+
+
+class CursorBeyondHead(TopicsError):
+    """409 ``cursor_beyond_head``: a consumer cursor above the topic's ``head_seq``."""
+
+    code = "cursor_beyond_head"
 
 
 class PayloadTooLarge(TopicsError):
@@ -224,6 +251,7 @@ ERRORS_BY_CODE: dict[str, type[TopicsError]] = {
         TopicNotFound,
         RouterNotFound,
         ScheduleNotFound,
+        ConsumerNotFound,
         NotFound,
         MethodNotAllowed,
         NotAcceptable,
@@ -232,6 +260,9 @@ ERRORS_BY_CODE: dict[str, type[TopicsError]] = {
         TopicNotEmpty,
         NotAQueue,
         NoDeadLetter,
+        NoSuchConsumer,
+        CursorBehind,
+        CursorBeyondHead,
         PayloadTooLarge,
         UnsupportedMediaType,
         TopicFull,

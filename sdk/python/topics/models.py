@@ -309,6 +309,21 @@ class ScheduleInfo:
 
 
 @dataclass(slots=True)
+class ConsumerInfo:
+    """A named consumer of ``topic`` (an extension): its committed ``cursor`` — the last seq it
+    has read — the topic's ``head_seq``, the ``lag`` between them and when the cursor was last
+    set (``committed_at_ms``). ``created`` is set on the answer to ``put_consumer`` only."""
+
+    consumer: str
+    topic: str
+    cursor: int
+    head_seq: int
+    lag: int
+    committed_at_ms: int
+    created: bool | None = None
+
+
+@dataclass(slots=True)
 class Health:
     """``GET /v0/health``."""
 

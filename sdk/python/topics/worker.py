@@ -94,10 +94,12 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
+from . import tracing
 from ._generated import work_stream_path
 from ._session import Session
 from ._worker_types import Backoff, CircuitBreaker, Handler, Mode, Permanent, Retry, WorkerStats, blocking
 from .client import AsyncClient, Client
+from .typed import typed_handler
 
 __all__ = ["Backoff", "CircuitBreaker", "Permanent", "Retry", "Worker", "WorkerStats", "work_stream_path"]
 
@@ -137,7 +139,11 @@ class Worker:
     at half their length while a job is held (``auto_extend=False`` turns that off). ``backoff``
     is the delay policy for failed jobs. ``mode``: ``"auto"`` (push over ``/work``, polling if the
     server lacks it), ``"push"`` or ``"poll"``. ``shutdown_grace_s``: how long running handlers
-    may take to finish after a stop before their jobs are released.
+    may take to finish after a stop before their jobs are released. ``model`` (a pydantic model, a
+    dataclass…): the handler gets :class:`topics.TypedJob` objects whose ``data`` is validated
+    into it; a job that does not validate is dead-lettered at once with the validation errors as
+    its ``$dead_letter_reason`` (a :class:`Permanent` failure: nacked on a queue without a
+    ``dead_letter`` topic).
 
     :meth:`run` serves until :meth:`stop` (or SIGINT/SIGTERM); :meth:`drain` until the queue is
     empty; :meth:`run_async` / :meth:`drain_async` are the same for asyncio programs. All return
@@ -174,6 +180,7 @@ class Worker:
         permanent: tuple[type[BaseException], ...] = (),
         rate_limit: float | None = None,
         circuit_breaker: CircuitBreaker | None = None,
+        model: Any = None,
     ) -> None:
         if not isinstance(client, Client | AsyncClient):
             raise TypeError(f"client must be a topics.Client or topics.AsyncClient, got {client!r:.80}")
@@ -195,7 +202,11 @@ class Worker:
             raise ValueError("rate_limit must be > 0 jobs per second (or None)")
         self.client = client
         self.queue = queue
-        self.handler = handler
+        if model is not None:
+            handler = typed_handler(handler, model, queue)
+        self.handler = tracing.consuming(handler, queue) if tracing.ENABLED else handler
+        """``handler`` behind validation into ``model`` (:func:`topics.typed.typed_handler`),
+        in a span per job with OpenTelemetry installed (:func:`topics.tracing.consuming`)."""
         self.node = node or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         self.concurrency = concurrency
         self.lease_ms = lease_ms

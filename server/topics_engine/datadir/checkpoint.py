@@ -4,7 +4,7 @@ A checkpoint seals every hot record of every non-ephemeral topic, flips the dele
 sealed records deleted since the last checkpoint (until now their WAL ``DELETE`` frames were the
 witness), writes a snapshot of all topics' metadata and the routers at a WAL position (LSN),
 drops segments that no longer hold a live record, and trims the WAL files wholly below that LSN.
-The routers and the schedules are sections of the snapshot.
+The routers, the schedules and the named consumers are sections of the snapshot.
 
 Consistency: the state is captured synchronously on the event loop (a cut). The file work runs
 on the segment thread (:class:`Sealer`) after every frame submitted before the cut is durable.
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Durability
+from ..consumers import images as consumer_images
 from ..engine import Engine
 from ..routers import Routers
 from ..schedules import Schedules
@@ -88,6 +89,7 @@ def take_cut(
         routers.next_id,
         schedules.images(),
         schedules.next_id,
+        consumer_images(engine),
     )
     return Cut(image, seals, flips, earliest)
 

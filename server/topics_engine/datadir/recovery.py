@@ -22,9 +22,9 @@ tolerantly (``config.stored_config``, ``routers.stored_router_config``,
 ``schedules.stored_schedule_config``), never through the request rules,
 so a request rule tightened since they were written cannot fail a recovery; but a value whose
 meaning this server does not know (an enum value, an unknown filter operator, an out-of-range
-u64), a CRC-valid frame of an unknown type or a ``ROUTER``/``SCHEDULE`` frame of an unknown kind raises
-``UnsupportedFormat`` — from the snapshot while :func:`load_snapshot` runs, before segments are
-pruned; from the WAL during replay, before any tail is cut.
+u64), a CRC-valid frame of an unknown type or a ``ROUTER``/``SCHEDULE``/``CONSUMER`` frame of
+an unknown kind raises ``UnsupportedFormat`` — from the snapshot while :func:`load_snapshot`
+runs, before segments are pruned; from the WAL during replay, before any tail is cut.
 
 What replay leaves for later, in :class:`ReplayReport`: the sealed records its ``DELETE`` frames
 deleted (``flips``: their segment flags must be set before a checkpoint trims the frames, as the
@@ -41,6 +41,8 @@ from itertools import chain
 from pathlib import Path
 
 from ..config import Durability, stored_config
+from ..consumers import apply_frame as apply_consumer_frame
+from ..consumers import restore as restore_consumers
 from ..engine import Engine
 from ..leases import LeaseEvent, LeaseEventKind
 from ..routers import Routers
@@ -115,6 +117,7 @@ class Replayer:
             FrameType.LEASE: self._lease,
             FrameType.ROUTER: self._router,
             FrameType.SCHEDULE: self._schedule,
+            FrameType.CONSUMER: self._consumer,
         }.get(frame.type)
         if handler is not None:
             handler(frame)
@@ -206,6 +209,17 @@ class Replayer:
                 "upgrade topics to open this data directory"
             )
 
+    def _consumer(self, frame: Frame) -> None:
+        payload = frame.payload
+        kind = formats.consumer_frame_kind(payload)
+        if kind not in (formats.CONSUMER_SET, formats.CONSUMER_DELETE):
+            raise UnsupportedFormat(
+                f"WAL frame LSN {frame.lsn}: CONSUMER frame kind {kind} is not one this server "
+                "knows; it was written by a newer topics server (or the file is damaged) — "
+                "upgrade topics to open this data directory"
+            )
+        apply_consumer_frame(self.engine, kind, payload)
+
     def _seq_reserve(self, frame: Frame) -> None:
         topic_id, reserved = formats.decode_seq_reserve(frame.payload)
         topic = self.engine.topic_by_id(topic_id)
@@ -249,8 +263,9 @@ def load_snapshot(
     cold: ColdStore,
     report: ReplayReport,
 ) -> Iterator[float]:
-    """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index), its
-    routers into ``routers`` and its schedules into ``schedules``; sets
+    """Load the newest snapshot and its segments into ``engine`` (and ``segments``' index, and
+    its topics' named consumers), its routers into ``routers`` and its schedules into
+    ``schedules``; sets
     ``report.snapshot_lsn``. Yields between segments.
 
     A segment is loaded from its index: the topic's record log learns where each chunk is and
@@ -280,6 +295,7 @@ def load_snapshot(
     schedules.next_id = max(schedules.next_id, image.next_schedule_id)
     for schedule in image.schedules:
         schedules.apply_put(schedule)
+    restore_consumers(engine, image.consumers)
 
 
 def restore_topic(topic: Topic, image: TopicImage) -> None:

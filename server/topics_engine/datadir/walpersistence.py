@@ -218,6 +218,9 @@ class WalPersistence:
     def schedule_change(self, payload: bytes, wait: bool = True) -> AckWait:
         return self._submit(FrameType.SCHEDULE, payload, wait=wait)
 
+    def consumer_change(self, payload: bytes, wait: bool = True) -> AckWait:
+        return self._submit(FrameType.CONSUMER, payload, wait=wait)
+
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         durability = topic.config.durability
         if durability is Durability.EPHEMERAL or not seqs:

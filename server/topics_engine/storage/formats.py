@@ -28,18 +28,23 @@ Payloads by frame type (``<`` struct formats; ``NONE16`` marks an absent field):
   schedule created or reconfigured, with its progress), ``SCHEDULE_DELETE`` (JSON ``{id}``), or
   ``SCHEDULE_RUN`` (binary, :class:`RunPayload`: a run — the due time it ran for, how far due
   times are accounted for, the run count; it follows the run's own ``APPEND`` frame).
+- ``CONSUMER``: binary, :class:`ConsumerPayload` — ``<BQQqH`` kind, topic_id, cursor,
+  committed_at_ms, name length, then the name: ``CONSUMER_SET`` (a named consumer created, its
+  cursor committed or repositioned: the consumer's whole state, so replay sets it) or
+  ``CONSUMER_DELETE`` (cursor and time 0). A topic's delete takes its consumers with it; no
+  ``CONSUMER_DELETE`` frame is written for them.
 
 Stored configs (``TOPIC_PUT``'s and a snapshot topic's ``config``, ``ROUTER_PUT``'s and a
 snapshot router's ``config``) are JSON objects read back tolerantly — missing keys default,
 unknown keys are kept and written back, unknown enum values are refused
 (``versions.UnsupportedFormat``) — by ``config.stored_config`` and
 ``routers.stored_router_config``, never by the request validators (a ``SCHEDULE_PUT``'s and a
-snapshot schedule's by ``schedules.stored_schedule_config``). A ``ROUTER`` or ``SCHEDULE``
-frame of an unknown kind is refused too (``datadir.recovery``).
+snapshot schedule's by ``schedules.stored_schedule_config``). A ``ROUTER``, ``SCHEDULE`` or
+``CONSUMER`` frame of an unknown kind is refused too (``datadir.recovery``).
 
 The snapshot schema is versioned with its file (``versions.SNAPSHOT``): :func:`decode_snapshot`
 reads every version this server reads (see :class:`TopicImage` for what each added; version 3
-added the schedules: :class:`SnapshotImage`).
+added the schedules, version 4 the named consumers: :class:`SnapshotImage`).
 
 Integer columns are read with ``array.frombytes`` (C speed).
 """
@@ -476,6 +481,49 @@ def decode_schedule_run(payload: bytes | memoryview) -> RunPayload:
     return RunPayload(schedule_id, due, through, total)
 
 
+# -- CONSUMER frames ----------------------------------------------------------------------------
+
+CONSUMER_SET = 1
+CONSUMER_DELETE = 2
+_CONSUMER = struct.Struct("<BQQqH")
+
+
+@dataclass(slots=True)
+class ConsumerPayload:
+    """A named consumer's state (a ``CONSUMER_SET`` frame, and a row of the snapshot's
+    ``consumers`` section): its topic (by id), name, committed cursor and when it was set."""
+
+    topic_id: int
+    name: str
+    cursor: int
+    committed_at_ms: int
+
+    def row(self) -> list[Any]:
+        """The snapshot row ``[topic_id, name, cursor, committed_at_ms]``."""
+        return [self.topic_id, self.name, self.cursor, self.committed_at_ms]
+
+
+def encode_consumer_set(p: ConsumerPayload) -> bytes:
+    name = p.name.encode()
+    return _CONSUMER.pack(CONSUMER_SET, p.topic_id, p.cursor, p.committed_at_ms, len(name)) + name
+
+
+def encode_consumer_delete(topic_id: int, name: str) -> bytes:
+    raw = name.encode()
+    return _CONSUMER.pack(CONSUMER_DELETE, topic_id, 0, 0, len(raw)) + raw
+
+
+def consumer_frame_kind(payload: bytes | memoryview) -> int:
+    return payload[0]
+
+
+def decode_consumer(payload: bytes | memoryview) -> ConsumerPayload:
+    """A ``CONSUMER_SET`` or ``CONSUMER_DELETE`` payload (the kind is :func:`consumer_frame_kind`)."""
+    _, topic_id, cursor, at_ms, n = _CONSUMER.unpack_from(payload)
+    name = bytes(payload[_CONSUMER.size : _CONSUMER.size + n]).decode()
+    return ConsumerPayload(topic_id, name, cursor, at_ms)
+
+
 # -- the snapshot schema -----------------------------------------------------------------------
 
 SNAPSHOT_VERSION = SNAPSHOT.current
@@ -547,6 +595,9 @@ class SnapshotImage:
     schedules: list[SchedulePayload] = field(default_factory=list)
     """Since schema version 3 (absent before: no schedules)."""
     next_schedule_id: int = 1
+    consumers: list[ConsumerPayload] = field(default_factory=list)
+    """The named consumers of the snapshot's topics, as rows ``[topic_id, name, cursor,
+    committed_at_ms]``. Since schema version 4 (absent before: no consumers)."""
 
 
 def encode_snapshot(image: SnapshotImage) -> bytes:
@@ -567,6 +618,7 @@ def encode_snapshot(image: SnapshotImage) -> bytes:
             "next_router_id": image.next_router_id,
             "schedules": [{k: getattr(s, k) for k in SchedulePayload.__slots__} for s in image.schedules],
             "next_schedule_id": image.next_schedule_id,
+            "consumers": [c.row() for c in image.consumers],
         }
     )
 
@@ -593,4 +645,5 @@ def decode_snapshot(body: bytes, version: int = SNAPSHOT_VERSION) -> SnapshotIma
         d.get("next_router_id", 1),
         schedules,
         d.get("next_schedule_id", 1),
+        [ConsumerPayload(*row) for row in d.get("consumers", [])],
     )

@@ -38,6 +38,7 @@ class FrameType(IntEnum):
     ROUTER = 16
     LEASE = 17
     SCHEDULE = 18
+    CONSUMER = 19
 
 
 FRAME_HEADER = struct.Struct("<II")

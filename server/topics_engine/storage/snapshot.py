@@ -2,14 +2,15 @@
 
 File ``snapshots/<lsn:020d>.snap``::
 
-    b"TSNP" | u8 version (3) | u32 crc32(body) | body
+    b"TSNP" | u8 version (4) | u32 crc32(body) | body
 
 The body is the snapshot schema of ``formats`` (:class:`formats.SnapshotImage`, JSON, naming
 its version too): every topic's config and watermarks and the sealed segments that hold its
-records, the routers and the schedules. Versions (``versions.SNAPSHOT``): this server writes 3
-and reads 1, 2 and 3 (version 1 lacks each topic's ``skipped`` ranges: none; versions 1 and 2
-lack the schedules and a queue's ``due`` delayed writes: none — an older server refuses a
-version 3 snapshot rather than drop them). A snapshot of a version it does not read raises
+records, the routers, the schedules and the named consumers. Versions (``versions.SNAPSHOT``):
+this server writes 4 and reads 1 to 4 (version 1 lacks each topic's ``skipped`` ranges: none;
+versions 1 and 2 lack the schedules and a queue's ``due`` delayed writes: none; versions 1 to 3
+lack the named consumers: none — an older server refuses a newer snapshot rather than drop
+what it added). A snapshot of a version it does not read raises
 ``versions.UnsupportedFormat`` — it is never skipped as corrupt, for an older snapshot would
 then silently stand in for it. The CRC covers the body only, not the header: a damaged version
 byte reads as an unknown version, so the refusal says "upgrade topics ... or the file is

@@ -11,9 +11,10 @@ WAL file   ``b"TWAL"`` u8     2       1, 2       1: no header — frames from by
 segment    ``b"TSEG"`` u8 ..  4       3, 4       3: whole-body CRC, no chunk index — read by
                                                  reading the whole file once at recovery (1 and
                                                  2 predate every released data directory)
-snapshot   ``b"TSNP"`` u8 ..  3       1, 2, 3    1: no ``skipped`` per topic (read as none);
+snapshot   ``b"TSNP"`` u8 ..  4       1, 2, 3, 4 1: no ``skipped`` per topic (read as none);
                                                  1, 2: no queue ``due`` (delayed writes: none)
-                                                 and no ``schedules`` (read as none)
+                                                 and no ``schedules`` (read as none);
+                                                 1, 2, 3: no ``consumers`` (read as none)
 ========== ================== ======= ========== =================================================
 
 The rule for a version found in a file (:meth:`FileFormat.check`): a readable one is read as
@@ -29,13 +30,14 @@ to ``readable``, describe both in docs/STORAGE.md ("Formats and versions"), and 
 data directory for the new version.
 
 What an older reader must still refuse clearly: a new WAL frame type, a new ``ROUTER`` (or
-``SCHEDULE``) frame kind, a new enum value of a stored config (topic ``type``, ``durability``,
-``discard``; router ``guarantee``; schedule ``missed``; a filter operator) or a value outside a
-field's old range. This server refuses each with :class:`UnsupportedFormat` ("upgrade topics") —
-never reading it as a default, a torn tail or a skippable frame. So a change may add such values
-without a version bump only if refusing them on an older server is acceptable; a change whose
-records an older server must still read *differently* needs a version bump. New keys in a stored
-config are the tolerant exception: older readers keep them (``extra``) and write them back.
+``SCHEDULE``, or ``CONSUMER``) frame kind, a new enum value of a stored config (topic ``type``,
+``durability``, ``discard``; router ``guarantee``; schedule ``missed``; a filter operator) or a
+value outside a field's old range. This server refuses each with :class:`UnsupportedFormat`
+("upgrade topics") — never reading it as a default, a torn tail or a skippable frame. So a
+change may add such values without a version bump only if refusing them on an older server is
+acceptable; a change whose records an older server must still read *differently* needs a version
+bump. New keys in a stored config are the tolerant exception: older readers keep them
+(``extra``) and write them back.
 """
 
 from __future__ import annotations
@@ -80,4 +82,4 @@ class FileFormat:
 
 WAL = FileFormat("WAL file", current=2, readable=frozenset({1, 2}))
 SEGMENT = FileFormat("segment", current=4, readable=frozenset({3, 4}))
-SNAPSHOT = FileFormat("snapshot", current=3, readable=frozenset({1, 2, 3}))
+SNAPSHOT = FileFormat("snapshot", current=4, readable=frozenset({1, 2, 3, 4}))

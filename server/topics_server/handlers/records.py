@@ -1,4 +1,5 @@
-"""§2–§5 — the record data plane: append, diff (with long-poll), delete records."""
+"""§2–§5 — the record data plane: append, diff (with long-poll; from a named consumer's cursor,
+an extension), delete records."""
 
 from __future__ import annotations
 
@@ -48,8 +49,11 @@ def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitab
 def diff_topic(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
     engine = ctx.engine
     name, body = req.path["topic"], req.json()
+    consumer = opt(body.consumer)
     options = {
-        "from_seq": opt(body.from_seq, 0),
+        # a named consumer's committed cursor, looked up once (a long-poll's re-reads go on
+        # from where the first read got); the schema keeps consumer, from_seq and from_ts apart
+        "from_seq": ctx.consumers.cursor(name, consumer) if consumer is not None else opt(body.from_seq, 0),
         "from_ts": opt(body.from_ts),
         "limit": opt(body.limit, 0),
         "node": opt(body.node),

@@ -1,6 +1,7 @@
 """Write a golden data directory ONCE, with the engine as it is (issue 22): ``v1/`` with the
 formats before issue 22 changed them, ``v2/`` with segment format 4 (chunk indexes), ``v3/``
-with snapshot version 3 and ``SCHEDULE`` frames (schedules and delayed jobs, issue 24).
+with snapshot version 3 and ``SCHEDULE`` frames (schedules and delayed jobs, issue 24), ``v4/``
+with snapshot version 4 and ``CONSUMER`` frames (named consumers, issue 25).
 
     .venv/bin/python -m tests.storage.golden.make_golden --out tests/storage/golden/vN
     .venv/bin/python -m tests.storage.golden.make_golden --out DIR  # a scratch set elsewhere
@@ -16,7 +17,8 @@ a new set next to the others, and every later version must still open each ``vN/
 exactly its ``vN/expected.json``.
 
 What it writes: a real engine with WAL persistence (``DataDirectory``: WAL, sealed segments,
-snapshots), driven only through the public engine API (``Engine``, ``Queues``, ``Routers``) on
+snapshots), driven only through the public engine API (``Engine``, ``Queues``, ``Routers``, ``Schedules``,
+``Consumers``) on
 an injected :class:`ManualClock` (which also fires the schedules' runs), in four phases:
 
 - **A1** every kind of topic and operation, then checkpoint 1;
@@ -58,6 +60,7 @@ from typing import Any
 
 import topics_engine
 from topics_engine import ManualClock, TopicsError
+from topics_engine.consumers import Consumers
 from topics_engine.datadir import walpersistence
 from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.storage import formats, segments, snapshot
@@ -122,6 +125,17 @@ async def _claim(node: Node, queue: str, worker: str, n: int, lease_ms: int | No
 
 async def _schedule(node: Node, name: str, fields: dict[str, Any]) -> None:
     await done(node.schedules.put(name, fields))
+
+
+async def _consumer(node: Node, topic: str, name: str, **kw: Any) -> int:
+    """Create (or, with ``force``, reposition) a named consumer; returns its cursor."""
+    put = Consumers(node.engine).put(topic, name, **kw)
+    await done(put)
+    return put.state.cursor
+
+
+async def _commit(node: Node, topic: str, name: str, seq: int, force: bool = False) -> None:
+    await done(Consumers(node.engine).commit(topic, name, seq, force=force))
 
 
 async def _forward(node: Node) -> int:
@@ -193,6 +207,7 @@ async def phase_a1(n: Node, clock: ManualClock) -> None:
 
     # caps: evictions (cap tombstones) and a rejected write
     await _put(n, "capped", {"cap_records": 5})
+    assert await _consumer(n, "capped", "slow") == 0  # falls behind the cap: a tombstone awaits it
     for i in range(12):
         await _append(n, "capped", [{"data": i}])
     await _put(n, "capped.bytes", {"cap_bytes": 200})
@@ -209,8 +224,10 @@ async def phase_a1(n: Node, clock: ManualClock) -> None:
     # topic deletes: one for good, one recreated (a recreated tombstone), one with segments that
     # is deleted in the tail, one recreated in the tail
     await _append(n, "deleted.forever", [{"data": i} for i in range(3)])
+    await _consumer(n, "deleted.forever", "gone-with-it", from_seq=2)
     await done(e.delete_topic("deleted.forever"))
     await _append(n, "recreated", [{"data": i} for i in range(5)])
+    await _consumer(n, "recreated", "old-incarnation", from_seq=4)
     await done(e.delete_topic("recreated"))
     await _append(n, "recreated", [{"data": "new"}])
     await _append(n, "doomed.topic", [{"data": i, "tag": f"d:{i}"} for i in range(10)])
@@ -226,6 +243,22 @@ async def phase_a1(n: Node, clock: ManualClock) -> None:
     await _append(n, "log.fsync", [{"data": "keyed"}], idempotency_key="fsync-k1")
     await _put(n, "idem.short", {"idempotency_window_ms": HOUR})
     await _append(n, "idem.short", [{"data": "short-old"}], idempotency_key="short-old")
+
+    # named consumers (issue 25): nothing read yet, from a seq, from a time, commits, a forced
+    # rewind, a delete; on topics of every class (an ephemeral one's cursor outlives its records)
+    first_live = e.topic_state("log.disk", touch=False).earliest_seq
+    assert await _consumer(n, "log.disk", "reader") == first_live - 1  # nothing read yet
+    assert await _consumer(n, "log.fsync", "audit", from_seq=3) == 3
+    await _commit(n, "log.fsync", "audit", 20)
+    await _commit(n, "log.fsync", "audit", 12, force=True)
+    # the kept batch, seqs 3-4: the cursor before it (2 when v4 was written; 0 — from the earliest
+    # — since a seek by time to the oldest live record starts there)
+    assert await _consumer(n, "ttl", "since", from_ts=T0 + DAY) in (0, 2)
+    assert await _consumer(n, "log.ephemeral", "eph", from_seq=1000) == 1000
+    await _commit(n, "log.ephemeral", "eph", 1500)
+    await _consumer(n, "log.memory", "mem")
+    await _consumer(n, "idem", "dropped")
+    await done(Consumers(e).delete("idem", "dropped"))
 
     # queues: durable leases (fsync) with a dead-letter topic, and self-healing leases (disk)
     await _put(
@@ -354,6 +387,8 @@ async def phase_a2(n: Node, clock: ManualClock) -> None:
     await _append(n, "log.disk", RECORDS[:3])
     await _append(n, "log.memory", RECORDS[3:])
     await _append(n, "log.ephemeral", [{"data": "a2"}])
+    # consumers: a commit of sealed history
+    await _commit(n, "log.disk", "reader", 20)
     # queues
     assert await _claim(n, "jobs.durable", "w3", 1) == [2]  # reclaimed: its 2nd delivery
     await done(q.nack("jobs.durable", "w3", [2]))
@@ -393,6 +428,17 @@ async def phase_b(n: Node, clock: ManualClock) -> None:
     await _delete(n, "log.disk", match=["tag", "Eq", ""])
     await _delete(n, "log.fsync", before_seq=9)
     await _delete(n, "log.memory", match="a:1")
+    # CONSUMER: a create on a topic made in the tail, commits, a forced rewind and a repositioning,
+    # a delete, and consumers whose topics are deleted (one recreated) next
+    await _consumer(n, "tail.new", "tail-reader")
+    await _commit(n, "tail.new", "tail-reader", 4)
+    await _commit(n, "log.disk", "reader", 30)
+    await _commit(n, "log.fsync", "audit", 5, force=True)
+    assert await _consumer(n, "log.memory", "mem", from_seq=2, force=True) == 2
+    await _consumer(n, "log.memory", "short-lived")
+    await done(Consumers(e).delete("log.memory", "short-lived"))
+    await _consumer(n, "doomed.topic", "with-its-topic", from_seq=5)
+    await _consumer(n, "recreated.tail", "before-recreation", from_seq=3)
     # TOPIC_DELETE of a topic with sealed segments; delete + recreate
     await done(e.delete_topic("doomed.topic"))
     await done(e.delete_topic("recreated.tail"))
@@ -438,7 +484,7 @@ async def phase_b(n: Node, clock: ManualClock) -> None:
 
 async def phase_c(n: Node, clock: ManualClock) -> None:
     """After a clean restart: more of everything, live leases and a router with lag at the end."""
-    q = n.queues
+    e, q = n.engine, n.queues
     clock.advance(2 * HOUR)
     await _forward(n)  # the routers catch up from their recovered cursors (nothing to do)
     await _put(n, "late.new", {"durability": "disk"})
@@ -450,6 +496,9 @@ async def phase_c(n: Node, clock: ManualClock) -> None:
     await _append(n, "idem", [{"data": 5}], idempotency_key="k4")
     await _append(n, "idem.short", [{"data": "short-fresh"}], idempotency_key="short-fresh")
     await _delete(n, "log.disk", match="c:1")
+    await _commit(n, "log.disk", "reader", e.topic_state("log.disk", touch=False).head_seq - 1)
+    await _consumer(n, "late.new", "late")
+    await _consumer(n, "recreated.tail", "after-recreation")
     assert await _claim(n, "jobs.durable", "w6", 2) == [9, 10]  # 9: reclaimed (w7's lease expired)
     await done(q.extend("jobs.durable", "w6", [10], 7 * HOUR))
     # leases were not durable: job 3 was dead-lettered in the tail (its lease expired, its 2nd
@@ -479,6 +528,11 @@ PROBES: list[dict[str, Any]] = [
     {"kind": "claim", "topic": "jobs.later", "node": "probe", "max": 10},
     {"kind": "claim", "topic": "jobs.later.durable", "node": "probe", "max": 10},
     {"kind": "forward"},
+    {"kind": "consume", "topic": "capped", "consumer": "slow", "limit": 2},
+    {"kind": "consume", "topic": "log.disk", "consumer": "reader", "limit": 3},
+    {"kind": "consume", "topic": "log.fsync", "consumer": "audit", "limit": 4},
+    {"kind": "consume", "topic": "ttl", "consumer": "since", "limit": 10},
+    {"kind": "consume", "topic": "log.ephemeral", "consumer": "eph", "limit": 10},
     {"kind": "append", "topic": "idem.short", "records": [{"data": "retry"}], "key": "short-old"},
     {"kind": "append", "topic": "log.disk", "records": [{"data": "after-golden"}]},
     {"kind": "append", "topic": "log.fsync", "records": [{"data": "after-golden"}]},
@@ -487,8 +541,9 @@ PROBES: list[dict[str, Any]] = [
 ]
 """What the golden state answers: replays of known idempotency keys (deduped), claims (what is
 claimable, in which order, with which delivery counts; a poison job dead-lettered), a
-forwarding pass (the router lag), an expired key (appends), appends continuing each class, and
-three hours of schedule runs."""
+forwarding pass (the router lag), consumers reading after their cursors and committing (one
+behind a cap: a tombstone), an expired key (appends), appends continuing each class, and three
+hours of schedule runs."""
 
 
 # -- writing ---------------------------------------------------------------------------------------
@@ -532,7 +587,14 @@ def _compare_with_live(live: dict[str, Any], recovered: dict[str, Any]) -> list[
         for key in ("count", "bytes", "config", "earliest_seq", "last_write_ts"):
             if config["durability"] != "ephemeral" and before["state"][key] != after["state"][key]:
                 problems.append(f"{name}: {key} differs after recovery")
-    for key in ("deleted_heads", "next_topic_id", "next_router_id", "schedules", "next_schedule_id"):
+    for key in (
+        "deleted_heads",
+        "next_topic_id",
+        "next_router_id",
+        "schedules",
+        "next_schedule_id",
+        "consumers",
+    ):
         if live[key] != recovered[key]:
             problems.append(f"{key} differ after recovery")
     # a router's lag counts the seqs its source skipped after the crash: only the rest must match
@@ -565,8 +627,8 @@ async def observe_copy(datadir: Path, clock_ms: int) -> dict[str, Any]:
 
 def inventory(datadir: Path) -> dict[str, Any]:
     """What the directory holds: files, the WAL tail's frames by type (with what is inside the
-    ``APPEND``, ``LEASE``, ``ROUTER`` and ``SCHEDULE`` ones), the snapshot LSN, segments with their delete
-    flags."""
+    ``APPEND``, ``LEASE``, ``ROUTER``, ``SCHEDULE`` and ``CONSUMER`` ones), the snapshot LSN,
+    segments with their delete flags."""
     fs = FileSystem()
     frames: Counter[str] = Counter()
     kinds: dict[str, Counter[str]] = {t.name: Counter() for t in FrameType}
@@ -580,6 +642,9 @@ def inventory(datadir: Path) -> dict[str, Any]:
             elif frame.type is FrameType.LEASE:
                 for row in formats.decode_lease(frame.payload)[1]:
                     inside[f"{row[0]} event"] += 1
+            elif frame.type is FrameType.CONSUMER:
+                kind = formats.consumer_frame_kind(frame.payload)
+                inside["set" if kind == formats.CONSUMER_SET else "delete"] += 1
             elif frame.type is FrameType.SCHEDULE:
                 kind = formats.schedule_frame_kind(frame.payload)
                 inside[{formats.SCHEDULE_PUT: "put", formats.SCHEDULE_DELETE: "delete"}.get(kind, "run")] += 1
@@ -664,7 +729,8 @@ sealed after the snapshot still on disk. Segments (`segments/<topic id>/<first s
 
 The history, phase by phase, is in `make_golden.py`. `expected.json` holds the state read back
 through `observe.py` from a copy opened at `clock_ms`, the answers of the probes (replays of
-idempotency keys, claims, a forwarding pass, appends, schedule runs) and the state after them.
+idempotency keys, claims, a forwarding pass, consumers reading and committing, appends,
+schedule runs) and the state after them.
 """
 
 

@@ -11,9 +11,10 @@ queue counters), every record a reader gets from the start (``$seq``, ``$ts``, `
 every cursor up to the last record (and around the head), a walk with a node filter, the
 idempotency keys inside the window, and a queue's lease projection. Then the deleted topics'
 heads, the routers (config, cursor, totals, lag), the schedules (config, progress, next due
-time; since ``v3``) and the id counters. :func:`run_probes` then mutates on purpose — replays
-of known idempotency keys, claims, a forwarding pass, schedule runs — and reports what each
-returned.
+time; since ``v3``), the named consumers (cursor, when it was set; since ``v4``) and the id
+counters. :func:`run_probes` then mutates on purpose — replays
+of known idempotency keys, claims, a forwarding pass, schedule runs, consumers reading and
+committing — and reports what each returned.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 from topics_engine import Engine, Limits, ManualClock, Queues
 from topics_engine.clock import Clock
+from topics_engine.consumers import Consumers
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.queues import Claimed
 from topics_engine.results import Diff, QueueCounters, Tombstone
@@ -289,8 +291,20 @@ def observe(node: Node, full: bool = True) -> dict[str, Any]:
                 for s in node.schedules.all()
             ],
             "next_schedule_id": node.schedules.next_id,
+            "consumers": _consumers(engine, [s["topic"] for s in listing]),
         }
     )
+
+
+def _consumers(engine: Engine, topics: list[str]) -> list[list[Any]]:
+    """``[topic, consumer, cursor, committed_at_ms]`` of every named consumer, by topic and name
+    (the topics' heads, and so the lags, are in their states)."""
+    consumers = Consumers(engine)
+    return [
+        [topic, c.consumer, c.cursor, c.committed_at_ms]
+        for topic in topics
+        for c in consumers.page(topic, page_size=1000).consumers
+    ]
 
 
 # -- probes: deliberate mutations and what they answer ---------------------------------------------
@@ -305,7 +319,10 @@ async def run_probe(node: Node, probe: dict[str, Any]) -> dict[str, Any]:
       deadlines; poison jobs are dead-lettered on the way);
     - ``{"kind": "forward"}``: one forwarding pass of every router until none is due;
     - ``{"kind": "schedules", "advance_ms"}``: the clock moved on, the schedules' runs due
-      meanwhile made (each schedule's runs and last run).
+      meanwhile made (each schedule's runs and last run);
+    - ``{"kind": "consume", "topic", "consumer", "limit"}``: a read of up to ``limit`` records
+      after the named consumer's cursor, committed (the seqs read, the tombstone met, the
+      consumer after the commit).
     """
     kind = probe["kind"]
     if kind == "append":
@@ -347,6 +364,17 @@ async def run_probe(node: Node, probe: dict[str, Any]) -> dict[str, Any]:
         clock.advance(probe["advance_ms"])
         await node.flush()
         result = {s.name: [s.runs_total, s.last_run_ms] for s in node.schedules.all()}
+    elif kind == "consume":
+        consumers = Consumers(node.engine)
+        topic, name = probe["topic"], probe["consumer"]
+        page = node.engine.diff(topic, from_seq=consumers.cursor(topic, name), limit=probe["limit"])
+        committed = consumers.commit(topic, name, page.next_from_seq)
+        await done(committed)
+        result = {
+            "seqs": [r["$seq"] for r in _records(page)],
+            "tombstone": _tomb(page.tombstone),
+            "consumer": [committed.state.cursor, committed.state.head_seq, committed.state.lag],
+        }
     else:
         raise ValueError(f"unknown probe kind {kind!r}")
     return jsonable(result)

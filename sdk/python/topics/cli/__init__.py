@@ -12,6 +12,9 @@
     topics dlq ls|redrive DLQ                      # dead-lettered jobs
     topics relay QUEUE --url URL                   # deliver jobs to an HTTP endpoint (webhooks)
     topics router ls|get|put|rm                    # routers
+    topics schedule ls|get|put|rm                  # schedules (timed appends)
+    topics consumer ls|show|create|commit|rm TOPIC # named consumers (cursors kept by the server)
+    topics read TOPIC --consumer NAME              # read after a consumer's cursor, commit it
 
 Client commands connect to ``--url`` / ``$TOPICS_URL`` with ``--api-key`` / ``$TOPICS_API_KEY``
 (:class:`topics.Client`). They print JSON lines when stdout is not a terminal (or with

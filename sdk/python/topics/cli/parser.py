@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TypeAlias
 
-from . import admin, queues, records, relay
+from . import admin, consumers, queues, records, relay
 from .durations import duration_ms, point_in_time, time_ago
 
 Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
@@ -63,8 +63,14 @@ Without -e, read follows the topic after printing what it has (over an SSE watch
 until Ctrl-C, --to, or the topic's deletion.
 Lost records (cap/TTL) print a GAP line on stderr and reading goes on.
 
+With --consumer NAME, read prints the records after that named consumer's committed cursor and
+commits what it printed (every --commit-every records and when it ends), so the next run goes
+on where this one stopped; a missing consumer is created (an admin key) at --from. Without -e
+it follows the topic until Ctrl-C.
+
   topics read orders -e | topics pub orders-copy                   # copy the data
   topics read orders -e --records | topics pub --records orders-copy  # tags and meta too
+  topics read orders -e --consumer billing                         # the new records since last time
 """
 
 PUB_EPILOG = """\
@@ -137,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     _relay(sub)
     _routers(sub, common)
     _schedules(sub, common)
+    _consumers(sub, common)
     return parser
 
 
@@ -226,6 +233,18 @@ def _records(sub: Sub, common: Parser) -> None:
     p.add_argument("--to", type=records.seq_arg, metavar="SEQ", help="stop after this seq (inclusive)")
     p.add_argument("-e", "--exit", action="store_true", help="exit at the head instead of following")
     p.add_argument("--records", action="store_true", help="whole records: seq, ts, tag, node, meta, data")
+    p.add_argument(
+        "--consumer",
+        metavar="NAME",
+        help="read after this named consumer's cursor and commit what is printed",
+    )
+    p.add_argument(
+        "--commit-every",
+        type=_positive,
+        default=100,
+        metavar="N",
+        help="with --consumer: commit every N records printed (default 100)",
+    )
     p.set_defaults(run=records.cmd_read)
 
     p = sub.add_parser(
@@ -502,6 +521,66 @@ def _schedules(sub: Sub, common: Parser) -> None:
     p = schedule.add_parser("rm", parents=[common], help="delete a schedule")
     p.add_argument("name")
     p.set_defaults(run=admin.cmd_schedule_rm)
+
+
+CONSUMER_EPILOG = """\
+A named consumer is a cursor the server keeps for a reader: the last seq it has read. Readers
+read after it and commit how far they got (the SDK's Client.consume, or topics read --consumer),
+so a restarted reader — or another process taking over — goes on after the last commit.
+
+  topics consumer create orders billing                 # nothing read yet
+  topics consumer create orders audit --from latest     # only records written from now on
+  topics consumer create orders recent --since 1h       # the records of the last hour on
+  topics read orders -e --consumer billing              # print what is new, commit it
+  topics consumer ls orders                             # who is behind (lag)
+  topics consumer commit orders billing 0 --force       # read everything again
+"""
+
+
+def _consumers(sub: Sub, common: Parser) -> None:
+    consumer = _group(sub, "consumer", "named consumers: cursors the server keeps for readers, and their lag")
+    p = consumer.add_parser("ls", parents=[common], help="a topic's consumers, their cursors and lag")
+    p.add_argument("topic")
+    p.add_argument("--prefix", help="only names starting with this")
+    p.set_defaults(run=consumers.cmd_consumer_ls)
+
+    p = consumer.add_parser("show", parents=[common], help="a consumer's cursor, the topic's head, the lag")
+    p.add_argument("topic")
+    p.add_argument("name")
+    p.set_defaults(run=consumers.cmd_consumer_show)
+
+    p = consumer.add_parser(
+        "create",
+        parents=[common],
+        help="create a consumer (an existing one is left as it is unless --force)",
+        epilog=CONSUMER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("topic")
+    p.add_argument("name")
+    start = p.add_mutually_exclusive_group()
+    start.add_argument(
+        "--from",
+        dest="from_",
+        type=records.parse_from,
+        metavar="earliest|latest|SEQ",
+        help="its cursor: earliest (default: nothing read yet), latest (the head now) or a seq",
+    )
+    _time_starts(start)
+    p.add_argument("--force", action="store_true", help="reposition an existing consumer")
+    p.set_defaults(run=consumers.cmd_consumer_create)
+
+    p = consumer.add_parser("commit", parents=[common], help="move a consumer's cursor to SEQ")
+    p.add_argument("topic")
+    p.add_argument("name")
+    p.add_argument("seq", type=records.seq_arg, metavar="SEQ", help="the last seq handled")
+    p.add_argument("--force", action="store_true", help="allow moving it back")
+    p.set_defaults(run=consumers.cmd_consumer_commit)
+
+    p = consumer.add_parser("rm", parents=[common], help="delete a consumer (the records stay)")
+    p.add_argument("topic")
+    p.add_argument("name")
+    p.set_defaults(run=consumers.cmd_consumer_rm)
 
 
 def _positive(value: str) -> int:

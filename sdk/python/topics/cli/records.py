@@ -30,6 +30,7 @@ from .._ops import record_body
 from ..client import Client
 from ..errors import TopicsError
 from ..models import AppendResult, CaughtUp, Records, Tombstone, TopicDeleted
+from .consumers import read_as_consumer
 from .errors import BadInput, UsageError
 from .lines import Batch, batches, decode_line, input_size
 from .output import Output, deleted_message, gap_message
@@ -269,7 +270,9 @@ def _pub_stream(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 def cmd_read(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``read TOPIC [--from earliest|latest|SEQ | --since DURATION | --from-time TIME] [--to SEQ]
-    [-e] [--records]``."""
+    [-e] [--records]`` (and ``--consumer NAME``: :func:`consumers.read_as_consumer`)."""
+    if args.consumer is not None:
+        return read_as_consumer(client, args, out)
     start = args.from_
     if not args.exit:
         return follow(client, {args.topic: _watch_start(start)}, out, full=args.records, to_seq=args.to)

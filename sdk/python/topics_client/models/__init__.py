@@ -8,6 +8,13 @@ from .claim_request import ClaimRequest
 from .claim_response import ClaimResponse
 from .claimed_job import ClaimedJob
 from .claimed_job_meta import ClaimedJobMeta
+from .commit_request import CommitRequest
+from .consumer import Consumer
+from .consumer_config import ConsumerConfig
+from .consumer_delete_response import ConsumerDeleteResponse
+from .consumer_list import ConsumerList
+from .consumer_put_response import ConsumerPutResponse
+from .consumer_state import ConsumerState
 from .dead_letter_request import DeadLetterRequest
 from .dead_letter_response import DeadLetterResponse
 from .delete_records_request import DeleteRecordsRequest
@@ -88,6 +95,13 @@ __all__ = (
     "ClaimedJobMeta",
     "ClaimRequest",
     "ClaimResponse",
+    "CommitRequest",
+    "Consumer",
+    "ConsumerConfig",
+    "ConsumerDeleteResponse",
+    "ConsumerList",
+    "ConsumerPutResponse",
+    "ConsumerState",
     "DeadLetterRequest",
     "DeadLetterResponse",
     "DeleteRecordsRequest",

@@ -36,6 +36,10 @@ class DiffRequest:
         include_meta (bool | Unset): Include each record's `meta`. Default true.
         wait_ms (int | Unset): Long-poll; if nothing is available, block up to this many ms for new records. Default 0
             (no wait). Clamped to 30000.
+        consumer (str | Unset): Read after this named consumer's committed cursor (`PUT
+            /v0/topics/{topic}/consumers/{consumer}`) instead of `from_seq` (it excludes `from_seq` and `from_ts`). The read
+            commits nothing — commit how far the reader got with `POST /v0/topics/{topic}/consumers/{consumer}/commit`. `409
+            no_such_consumer` if the topic has no consumer of that name.
     """
 
     from_seq: int | Unset = UNSET
@@ -46,6 +50,7 @@ class DiffRequest:
     include_tags: bool | Unset = UNSET
     include_meta: bool | Unset = UNSET
     wait_ms: int | Unset = UNSET
+    consumer: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from_seq = self.from_seq
@@ -71,6 +76,8 @@ class DiffRequest:
 
         wait_ms = self.wait_ms
 
+        consumer = self.consumer
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
@@ -90,6 +97,8 @@ class DiffRequest:
             field_dict["include_meta"] = include_meta
         if wait_ms is not UNSET:
             field_dict["wait_ms"] = wait_ms
+        if consumer is not UNSET:
+            field_dict["consumer"] = consumer
 
         return field_dict
 
@@ -125,6 +134,8 @@ class DiffRequest:
 
         wait_ms = d.pop("wait_ms", UNSET)
 
+        consumer = d.pop("consumer", UNSET)
+
         diff_request = cls(
             from_seq=from_seq,
             from_ts=from_ts,
@@ -134,6 +145,7 @@ class DiffRequest:
             include_tags=include_tags,
             include_meta=include_meta,
             wait_ms=wait_ms,
+            consumer=consumer,
         )
 
         return diff_request

@@ -3,6 +3,9 @@ from enum import StrEnum
 
 class ErrorCode(StrEnum):
     BATCH_TOO_LARGE = "batch_too_large"
+    CONSUMER_NOT_FOUND = "consumer_not_found"
+    CURSOR_BEHIND = "cursor_behind"
+    CURSOR_BEYOND_HEAD = "cursor_beyond_head"
     FORBIDDEN = "forbidden"
     INTERNAL = "internal"
     INVALID_REQUEST = "invalid_request"
@@ -12,6 +15,7 @@ class ErrorCode(StrEnum):
     NOT_FOUND = "not_found"
     NOT_READY = "not_ready"
     NO_DEAD_LETTER = "no_dead_letter"
+    NO_SUCH_CONSUMER = "no_such_consumer"
     PAYLOAD_TOO_LARGE = "payload_too_large"
     RECORD_TOO_LARGE = "record_too_large"
     ROUTER_CYCLE = "router_cycle"

@@ -17,7 +17,7 @@ T = TypeVar("T", bound="QueueCounters")
 
 @_attrs_define
 class QueueCounters:
-    """Queue observability counters (§10.7); the `queue` sub-object of a queue topic's state. The health fields (`delayed`,
+    """Queue observability counters; the `queue` sub-object of a queue topic's state. The health fields (`delayed`,
     `oldest_ready_age_ms`, `holders`, `holders_truncated`) are an extension this server always sends; they are optional
     in the schema so a client also reads a server without them.
 

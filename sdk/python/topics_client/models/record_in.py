@@ -20,8 +20,8 @@ class RecordIn:
 
     Attributes:
         data (Any): Opaque payload, any JSON value (may be null). Stored and returned verbatim.
-        tag (str | Unset): Match key for deletion (§5). At most `TOPICS_MAX_TAG_BYTES` (default 256) characters; the
-            served document states the configured value.
+        tag (str | Unset): Match key for deletion (`POST /v0/topics/{topic}/delete`). At most `TOPICS_MAX_TAG_BYTES`
+            (default 256) characters; the served document states the configured value.
         node (str | Unset): Per-record origin node; overrides the batch-level `node`. At most `TOPICS_MAX_NODE_BYTES`
             (default 128) characters.
         meta (RecordInMeta | Unset): Small headers, returned verbatim. At most 64 keys and `TOPICS_MAX_META_BYTES`

@@ -27,7 +27,7 @@ class RouterConfig:
         create_dest (bool | Unset): Create `dest` if absent (default true); `false` ⇒ `404 topic_not_found` when it is
             missing.
         filter_ (list[Literal['tag'] | MatchOp | str] | None | str | Unset): Forward-time filter on the source record's
-            tag (a §5 tuple); `null` (default) forwards everything.
+            tag (a `Match`, as a delete's `match`); `null` (default) forwards everything.
         allow_cycle (bool | Unset): Permit a router that closes a directed cycle (multi-master); records then stop after
             8 hops. Default false ⇒ `409 router_cycle`.
         guarantee (RouterGuarantee | Unset): Delivery mode. `at_least_once` (default), per-source FIFO. `exactly_once`

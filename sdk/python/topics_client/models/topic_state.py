@@ -40,9 +40,9 @@ class TopicState:
         performance (Performance): Server-side timings and counters for this request. Best-effort and additive;
             clients must tolerate any subset. `fsync_ms` is 0.0 for non-fsync topics;
             `throttle_wait_ms` is time parked behind the elastic scheduler.
-        queue (QueueCounters | Unset): Queue observability counters (§10.7); the `queue` sub-object of a queue topic's
-            state. The health fields (`delayed`, `oldest_ready_age_ms`, `holders`, `holders_truncated`) are an extension
-            this server always sends; they are optional in the schema so a client also reads a server without them.
+        queue (QueueCounters | Unset): Queue observability counters; the `queue` sub-object of a queue topic's state.
+            The health fields (`delayed`, `oldest_ready_age_ms`, `holders`, `holders_truncated`) are an extension this
+            server always sends; they are optional in the schema so a client also reads a server without them.
     """
 
     topic: str

@@ -22,11 +22,17 @@ class WatchTopicOptions:
             `from_ts`, resolved when the session is created; with `from_seq` or `tail` → `400 invalid_request`. At or below
             the earliest retained record it starts from the earliest (a `from_seq_too_old` tombstone first if records were
             lost to cap/TTL); above the newest record it starts at the head.
+        consumer (str | Unset): Start after this named consumer's committed cursor as it is when the session is created
+            (`PUT /v0/topics/{topic}/consumers/{consumer}`); excludes `from_seq`, `tail` and `from_ts`. A resume `cursor`
+            still overrides it. The watch commits nothing — commit with `POST
+            /v0/topics/{topic}/consumers/{consumer}/commit`. `409 no_such_consumer` if the topic has no consumer of that
+            name.
     """
 
     from_seq: int | Unset = UNSET
     tail: bool | Unset = UNSET
     from_ts: int | Unset = UNSET
+    consumer: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         from_seq = self.from_seq
@@ -34,6 +40,8 @@ class WatchTopicOptions:
         tail = self.tail
 
         from_ts = self.from_ts
+
+        consumer = self.consumer
 
         field_dict: dict[str, Any] = {}
 
@@ -44,6 +52,8 @@ class WatchTopicOptions:
             field_dict["tail"] = tail
         if from_ts is not UNSET:
             field_dict["from_ts"] = from_ts
+        if consumer is not UNSET:
+            field_dict["consumer"] = consumer
 
         return field_dict
 
@@ -56,10 +66,13 @@ class WatchTopicOptions:
 
         from_ts = d.pop("from_ts", UNSET)
 
+        consumer = d.pop("consumer", UNSET)
+
         watch_topic_options = cls(
             from_seq=from_seq,
             tail=tail,
             from_ts=from_ts,
+            consumer=consumer,
         )
 
         return watch_topic_options

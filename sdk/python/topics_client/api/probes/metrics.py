@@ -45,7 +45,7 @@ def sync_detailed(
 ) -> Response[Error | str]:
     """Metrics (Prometheus text or JSON)
 
-     Operational gauges, the WAL counters and the fsync-latency histogram (§8.3):
+     Operational gauges, the WAL counters and the fsync-latency histogram:
     Prometheus text exposition (`text/plain; version=0.0.4`) by default, a JSON
     snapshot of the same families with `Accept: application/json`. Aggregates
     (`topics_topics`, `topics_topics_by_class{class}`, `topics_routers`,
@@ -93,7 +93,7 @@ def sync(
 ) -> Error | str | None:
     """Metrics (Prometheus text or JSON)
 
-     Operational gauges, the WAL counters and the fsync-latency histogram (§8.3):
+     Operational gauges, the WAL counters and the fsync-latency histogram:
     Prometheus text exposition (`text/plain; version=0.0.4`) by default, a JSON
     snapshot of the same families with `Accept: application/json`. Aggregates
     (`topics_topics`, `topics_topics_by_class{class}`, `topics_routers`,
@@ -137,7 +137,7 @@ async def asyncio_detailed(
 ) -> Response[Error | str]:
     """Metrics (Prometheus text or JSON)
 
-     Operational gauges, the WAL counters and the fsync-latency histogram (§8.3):
+     Operational gauges, the WAL counters and the fsync-latency histogram:
     Prometheus text exposition (`text/plain; version=0.0.4`) by default, a JSON
     snapshot of the same families with `Accept: application/json`. Aggregates
     (`topics_topics`, `topics_topics_by_class{class}`, `topics_routers`,
@@ -183,7 +183,7 @@ async def asyncio(
 ) -> Error | str | None:
     """Metrics (Prometheus text or JSON)
 
-     Operational gauges, the WAL counters and the fsync-latency histogram (§8.3):
+     Operational gauges, the WAL counters and the fsync-latency histogram:
     Prometheus text exposition (`text/plain; version=0.0.4`) by default, a JSON
     snapshot of the same families with `Accept: application/json`. Aggregates
     (`topics_topics`, `topics_topics_by_class{class}`, `topics_routers`,

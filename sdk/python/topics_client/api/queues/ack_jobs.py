@@ -88,9 +88,9 @@ def sync_detailed(
 ) -> Response[AckResponse | Error]:
     """Complete jobs (ack is the permanent delete) (queue)
 
-     Complete jobs (§10.4): for each seq currently leased to `node` the server
+     Complete jobs: for each seq currently leased to `node` the server
     records an `acked` event and permanently deletes the job from the jobs log
-    (the §5 delete path). Ack durability equals the topic's `durable`; on a
+    (the path of `POST /v0/topics/{topic}/delete`). Ack durability equals the topic's `durable`; on a
     durable queue the delete is fsynced before the response (`fsync_ms > 0`).
     A seq not leased to `node` (never claimed, already acked, or its lease
     expired and was re-leased) is silently skipped and listed in `skipped` —
@@ -137,9 +137,9 @@ def sync(
 ) -> AckResponse | Error | None:
     """Complete jobs (ack is the permanent delete) (queue)
 
-     Complete jobs (§10.4): for each seq currently leased to `node` the server
+     Complete jobs: for each seq currently leased to `node` the server
     records an `acked` event and permanently deletes the job from the jobs log
-    (the §5 delete path). Ack durability equals the topic's `durable`; on a
+    (the path of `POST /v0/topics/{topic}/delete`). Ack durability equals the topic's `durable`; on a
     durable queue the delete is fsynced before the response (`fsync_ms > 0`).
     A seq not leased to `node` (never claimed, already acked, or its lease
     expired and was re-leased) is silently skipped and listed in `skipped` —
@@ -181,9 +181,9 @@ async def asyncio_detailed(
 ) -> Response[AckResponse | Error]:
     """Complete jobs (ack is the permanent delete) (queue)
 
-     Complete jobs (§10.4): for each seq currently leased to `node` the server
+     Complete jobs: for each seq currently leased to `node` the server
     records an `acked` event and permanently deletes the job from the jobs log
-    (the §5 delete path). Ack durability equals the topic's `durable`; on a
+    (the path of `POST /v0/topics/{topic}/delete`). Ack durability equals the topic's `durable`; on a
     durable queue the delete is fsynced before the response (`fsync_ms > 0`).
     A seq not leased to `node` (never claimed, already acked, or its lease
     expired and was re-leased) is silently skipped and listed in `skipped` —
@@ -228,9 +228,9 @@ async def asyncio(
 ) -> AckResponse | Error | None:
     """Complete jobs (ack is the permanent delete) (queue)
 
-     Complete jobs (§10.4): for each seq currently leased to `node` the server
+     Complete jobs: for each seq currently leased to `node` the server
     records an `acked` event and permanently deletes the job from the jobs log
-    (the §5 delete path). Ack durability equals the topic's `durable`; on a
+    (the path of `POST /v0/topics/{topic}/delete`). Ack durability equals the topic's `durable`; on a
     durable queue the delete is fsynced before the response (`fsync_ms > 0`).
     A seq not leased to `node` (never claimed, already acked, or its lease
     expired and was re-leased) is silently skipped and listed in `skipped` —

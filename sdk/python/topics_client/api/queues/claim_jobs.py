@@ -95,12 +95,12 @@ def sync_detailed(
 ) -> Response[ClaimResponse | Error]:
     """Lease jobs to a worker (queue)
 
-     Lease up to `max` claimable jobs to the worker `node` (§10.2). A job is
+     Lease up to `max` claimable jobs to the worker `node`. A job is
     claimable iff it is still in the jobs log (not acked) and has no active
-    lease (never leased, or its lease expired — the visibility timeout, §10.3).
+    lease (never leased, or its lease expired — the visibility timeout).
     Each returned job records a `claimed` event in the leases log and increments
     that job's delivery counter; a job about to exceed the topic's
-    `max_deliveries` is dead-lettered instead of delivered (§10.6). Reclaimed
+    `max_deliveries` is dead-lettered instead of delivered. Reclaimed
     (expired-lease / elapsed-nack-delay) seqs are served before fresh ones.
     The response may hold fewer jobs than `max`, or none: `count < max` is the
     reliable "queue (near-)empty" signal, never an error. With the topic's
@@ -147,12 +147,12 @@ def sync(
 ) -> ClaimResponse | Error | None:
     """Lease jobs to a worker (queue)
 
-     Lease up to `max` claimable jobs to the worker `node` (§10.2). A job is
+     Lease up to `max` claimable jobs to the worker `node`. A job is
     claimable iff it is still in the jobs log (not acked) and has no active
-    lease (never leased, or its lease expired — the visibility timeout, §10.3).
+    lease (never leased, or its lease expired — the visibility timeout).
     Each returned job records a `claimed` event in the leases log and increments
     that job's delivery counter; a job about to exceed the topic's
-    `max_deliveries` is dead-lettered instead of delivered (§10.6). Reclaimed
+    `max_deliveries` is dead-lettered instead of delivered. Reclaimed
     (expired-lease / elapsed-nack-delay) seqs are served before fresh ones.
     The response may hold fewer jobs than `max`, or none: `count < max` is the
     reliable "queue (near-)empty" signal, never an error. With the topic's
@@ -194,12 +194,12 @@ async def asyncio_detailed(
 ) -> Response[ClaimResponse | Error]:
     """Lease jobs to a worker (queue)
 
-     Lease up to `max` claimable jobs to the worker `node` (§10.2). A job is
+     Lease up to `max` claimable jobs to the worker `node`. A job is
     claimable iff it is still in the jobs log (not acked) and has no active
-    lease (never leased, or its lease expired — the visibility timeout, §10.3).
+    lease (never leased, or its lease expired — the visibility timeout).
     Each returned job records a `claimed` event in the leases log and increments
     that job's delivery counter; a job about to exceed the topic's
-    `max_deliveries` is dead-lettered instead of delivered (§10.6). Reclaimed
+    `max_deliveries` is dead-lettered instead of delivered. Reclaimed
     (expired-lease / elapsed-nack-delay) seqs are served before fresh ones.
     The response may hold fewer jobs than `max`, or none: `count < max` is the
     reliable "queue (near-)empty" signal, never an error. With the topic's
@@ -244,12 +244,12 @@ async def asyncio(
 ) -> ClaimResponse | Error | None:
     """Lease jobs to a worker (queue)
 
-     Lease up to `max` claimable jobs to the worker `node` (§10.2). A job is
+     Lease up to `max` claimable jobs to the worker `node`. A job is
     claimable iff it is still in the jobs log (not acked) and has no active
-    lease (never leased, or its lease expired — the visibility timeout, §10.3).
+    lease (never leased, or its lease expired — the visibility timeout).
     Each returned job records a `claimed` event in the leases log and increments
     that job's delivery counter; a job about to exceed the topic's
-    `max_deliveries` is dead-lettered instead of delivered (§10.6). Reclaimed
+    `max_deliveries` is dead-lettered instead of delivered. Reclaimed
     (expired-lease / elapsed-nack-delay) seqs are served before fresh ones.
     The response may hold fewer jobs than `max`, or none: `count < max` is the
     reliable "queue (near-)empty" signal, never an error. With the topic's

@@ -93,7 +93,7 @@ def sync_detailed(
      A permanent failure (an extension: docs/DECISIONS.md, "Explicit dead-letter
     moves"): each seq currently leased to `node` (fenced by `lease_ids` as on
     ack) is moved to the queue's `dead_letter` topic now, whatever its delivery
-    count — appended there with the provenance meta of §10.6 plus
+    count — appended there with the provenance meta (`$dead_letter_from`, `$deliveries`, …) plus
     `$dead_letter_reason` (when `reason` is given), deleted from the queue, and
     counted in `dead_lettered`. All of a call's jobs are appended in one write:
     if the dead-letter topic refuses it (`422 topic_full`, a `404` when it does
@@ -141,7 +141,7 @@ def sync(
      A permanent failure (an extension: docs/DECISIONS.md, "Explicit dead-letter
     moves"): each seq currently leased to `node` (fenced by `lease_ids` as on
     ack) is moved to the queue's `dead_letter` topic now, whatever its delivery
-    count — appended there with the provenance meta of §10.6 plus
+    count — appended there with the provenance meta (`$dead_letter_from`, `$deliveries`, …) plus
     `$dead_letter_reason` (when `reason` is given), deleted from the queue, and
     counted in `dead_lettered`. All of a call's jobs are appended in one write:
     if the dead-letter topic refuses it (`422 topic_full`, a `404` when it does
@@ -184,7 +184,7 @@ async def asyncio_detailed(
      A permanent failure (an extension: docs/DECISIONS.md, "Explicit dead-letter
     moves"): each seq currently leased to `node` (fenced by `lease_ids` as on
     ack) is moved to the queue's `dead_letter` topic now, whatever its delivery
-    count — appended there with the provenance meta of §10.6 plus
+    count — appended there with the provenance meta (`$dead_letter_from`, `$deliveries`, …) plus
     `$dead_letter_reason` (when `reason` is given), deleted from the queue, and
     counted in `dead_lettered`. All of a call's jobs are appended in one write:
     if the dead-letter topic refuses it (`422 topic_full`, a `404` when it does
@@ -230,7 +230,7 @@ async def asyncio(
      A permanent failure (an extension: docs/DECISIONS.md, "Explicit dead-letter
     moves"): each seq currently leased to `node` (fenced by `lease_ids` as on
     ack) is moved to the queue's `dead_letter` topic now, whatever its delivery
-    count — appended there with the provenance meta of §10.6 plus
+    count — appended there with the provenance meta (`$dead_letter_from`, `$deliveries`, …) plus
     `$dead_letter_reason` (when `reason` is given), deleted from the queue, and
     counted in `dead_lettered`. All of a call's jobs are appended in one write:
     if the dead-letter topic refuses it (`422 topic_full`, a `404` when it does

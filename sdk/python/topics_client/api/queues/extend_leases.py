@@ -90,7 +90,7 @@ def sync_detailed(
 ) -> Response[Error | ExtendResponse]:
     """Push out lease deadlines (heartbeat) (queue)
 
-     The heartbeat for long jobs (§10.6): set the deadline of each lease held by
+     The heartbeat for long jobs: set the deadline of each lease held by
     `node` to `now + lease_ms`, recording an `extended` event. Extend sets, it
     does not add. A seq whose lease already expired (and may have been
     reclaimed), or that is not held by `node`, or whose `lease_ids` token is
@@ -136,7 +136,7 @@ def sync(
 ) -> Error | ExtendResponse | None:
     """Push out lease deadlines (heartbeat) (queue)
 
-     The heartbeat for long jobs (§10.6): set the deadline of each lease held by
+     The heartbeat for long jobs: set the deadline of each lease held by
     `node` to `now + lease_ms`, recording an `extended` event. Extend sets, it
     does not add. A seq whose lease already expired (and may have been
     reclaimed), or that is not held by `node`, or whose `lease_ids` token is
@@ -177,7 +177,7 @@ async def asyncio_detailed(
 ) -> Response[Error | ExtendResponse]:
     """Push out lease deadlines (heartbeat) (queue)
 
-     The heartbeat for long jobs (§10.6): set the deadline of each lease held by
+     The heartbeat for long jobs: set the deadline of each lease held by
     `node` to `now + lease_ms`, recording an `extended` event. Extend sets, it
     does not add. A seq whose lease already expired (and may have been
     reclaimed), or that is not held by `node`, or whose `lease_ids` token is
@@ -221,7 +221,7 @@ async def asyncio(
 ) -> Error | ExtendResponse | None:
     """Push out lease deadlines (heartbeat) (queue)
 
-     The heartbeat for long jobs (§10.6): set the deadline of each lease held by
+     The heartbeat for long jobs: set the deadline of each lease held by
     `node` to `now + lease_ms`, recording an `extended` event. Extend sets, it
     does not add. A seq whose lease already expired (and may have been
     reclaimed), or that is not held by `node`, or whose `lease_ids` token is

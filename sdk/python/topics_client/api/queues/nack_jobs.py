@@ -90,7 +90,7 @@ def sync_detailed(
 ) -> Response[Error | NackResponse]:
     """Release leased jobs for immediate or delayed reclaim (queue)
 
-     Release jobs leased to `node` back to the queue without an ack (§10.5),
+     Release jobs leased to `node` back to the queue without an ack,
     recording a `released` event. The seq becomes claimable again at
     `now + delay_ms` (a voluntary early expiry); its delivery counter is
     incremented on its next claim and it stays subject to dead-lettering. A
@@ -137,7 +137,7 @@ def sync(
 ) -> Error | NackResponse | None:
     """Release leased jobs for immediate or delayed reclaim (queue)
 
-     Release jobs leased to `node` back to the queue without an ack (§10.5),
+     Release jobs leased to `node` back to the queue without an ack,
     recording a `released` event. The seq becomes claimable again at
     `now + delay_ms` (a voluntary early expiry); its delivery counter is
     incremented on its next claim and it stays subject to dead-lettering. A
@@ -179,7 +179,7 @@ async def asyncio_detailed(
 ) -> Response[Error | NackResponse]:
     """Release leased jobs for immediate or delayed reclaim (queue)
 
-     Release jobs leased to `node` back to the queue without an ack (§10.5),
+     Release jobs leased to `node` back to the queue without an ack,
     recording a `released` event. The seq becomes claimable again at
     `now + delay_ms` (a voluntary early expiry); its delivery counter is
     incremented on its next claim and it stays subject to dead-lettering. A
@@ -224,7 +224,7 @@ async def asyncio(
 ) -> Error | NackResponse | None:
     """Release leased jobs for immediate or delayed reclaim (queue)
 
-     Release jobs leased to `node` back to the queue without an ack (§10.5),
+     Release jobs leased to `node` back to the queue without an ack,
     recording a `released` event. The seq becomes claimable again at
     `now + delay_ms` (a voluntary early expiry); its delivery counter is
     incremented on its next claim and it stays subject to dead-lettering. A

@@ -52,6 +52,11 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 413:
         response_413 = Error.from_dict(response.json())
 
@@ -97,7 +102,10 @@ def sync_detailed(
     `next_from_seq`). Read-only and safe to retry (POST because the operation is
     described by the JSON body). Bumps auto-priority recency. Never
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
-    An absent body reads with every default (same as `{}`).
+    An absent body reads with every default (same as `{}`). With `consumer` (an
+    extension) the read starts after that named consumer's committed cursor
+    instead of `from_seq` (`409 no_such_consumer` if the topic has none of that
+    name: the topic, the request's target, exists); the read commits nothing.
 
     Args:
         topic (str):
@@ -138,7 +146,10 @@ def sync(
     `next_from_seq`). Read-only and safe to retry (POST because the operation is
     described by the JSON body). Bumps auto-priority recency. Never
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
-    An absent body reads with every default (same as `{}`).
+    An absent body reads with every default (same as `{}`). With `consumer` (an
+    extension) the read starts after that named consumer's committed cursor
+    instead of `from_seq` (`409 no_such_consumer` if the topic has none of that
+    name: the topic, the request's target, exists); the read commits nothing.
 
     Args:
         topic (str):
@@ -174,7 +185,10 @@ async def asyncio_detailed(
     `next_from_seq`). Read-only and safe to retry (POST because the operation is
     described by the JSON body). Bumps auto-priority recency. Never
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
-    An absent body reads with every default (same as `{}`).
+    An absent body reads with every default (same as `{}`). With `consumer` (an
+    extension) the read starts after that named consumer's committed cursor
+    instead of `from_seq` (`409 no_such_consumer` if the topic has none of that
+    name: the topic, the request's target, exists); the read commits nothing.
 
     Args:
         topic (str):
@@ -213,7 +227,10 @@ async def asyncio(
     `next_from_seq`). Read-only and safe to retry (POST because the operation is
     described by the JSON body). Bumps auto-priority recency. Never
     auto-creates. `limit`/`wait_ms` over their maxima are clamped, not errors.
-    An absent body reads with every default (same as `{}`).
+    An absent body reads with every default (same as `{}`). With `consumer` (an
+    extension) the read starts after that named consumer's committed cursor
+    instead of `from_seq` (`409 no_such_consumer` if the topic has none of that
+    name: the topic, the request's target, exists); the read commits nothing.
 
     Args:
         topic (str):

@@ -90,7 +90,7 @@ def sync_detailed(
 ) -> Response[Error | RouterPutResponse]:
     """Create or configure a router (idempotent upsert)
 
-     A router forwards every record appended to `source` into `dest` (§6),
+     A router forwards every record appended to `source` into `dest`,
     asynchronously: the source's writes are acknowledged without waiting, and a
     background step per router copies records in source order, driven by a
     durable cursor. Each copy gets a fresh `$seq` and `$ts` in `dest` and
@@ -144,7 +144,7 @@ def sync(
 ) -> Error | RouterPutResponse | None:
     """Create or configure a router (idempotent upsert)
 
-     A router forwards every record appended to `source` into `dest` (§6),
+     A router forwards every record appended to `source` into `dest`,
     asynchronously: the source's writes are acknowledged without waiting, and a
     background step per router copies records in source order, driven by a
     durable cursor. Each copy gets a fresh `$seq` and `$ts` in `dest` and
@@ -193,7 +193,7 @@ async def asyncio_detailed(
 ) -> Response[Error | RouterPutResponse]:
     """Create or configure a router (idempotent upsert)
 
-     A router forwards every record appended to `source` into `dest` (§6),
+     A router forwards every record appended to `source` into `dest`,
     asynchronously: the source's writes are acknowledged without waiting, and a
     background step per router copies records in source order, driven by a
     durable cursor. Each copy gets a fresh `$seq` and `$ts` in `dest` and
@@ -245,7 +245,7 @@ async def asyncio(
 ) -> Error | RouterPutResponse | None:
     """Create or configure a router (idempotent upsert)
 
-     A router forwards every record appended to `source` into `dest` (§6),
+     A router forwards every record appended to `source` into `dest`,
     asynchronously: the source's writes are acknowledged without waiting, and a
     background step per router copies records in source order, driven by a
     durable cursor. Each copy gets a fresh `$seq` and `$ts` in `dest` and

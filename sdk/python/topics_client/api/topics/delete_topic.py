@@ -79,7 +79,9 @@ def sync_detailed(
     tag index, and routers referencing it. Idempotent and irreversible. Deleting
     an absent topic returns `200` with `deleted: false` and an empty
     `routers_removed`. A later lazy-create makes a new, empty topic (seq
-    restarts); stale consumers detect this via the `recreated` tombstone.
+    restarts); stale consumers detect this via the `recreated` tombstone. The
+    topic's named consumers (an extension) go with it: a recreated topic starts
+    with none.
 
     Args:
         topic (str):
@@ -117,7 +119,9 @@ def sync(
     tag index, and routers referencing it. Idempotent and irreversible. Deleting
     an absent topic returns `200` with `deleted: false` and an empty
     `routers_removed`. A later lazy-create makes a new, empty topic (seq
-    restarts); stale consumers detect this via the `recreated` tombstone.
+    restarts); stale consumers detect this via the `recreated` tombstone. The
+    topic's named consumers (an extension) go with it: a recreated topic starts
+    with none.
 
     Args:
         topic (str):
@@ -150,7 +154,9 @@ async def asyncio_detailed(
     tag index, and routers referencing it. Idempotent and irreversible. Deleting
     an absent topic returns `200` with `deleted: false` and an empty
     `routers_removed`. A later lazy-create makes a new, empty topic (seq
-    restarts); stale consumers detect this via the `recreated` tombstone.
+    restarts); stale consumers detect this via the `recreated` tombstone. The
+    topic's named consumers (an extension) go with it: a recreated topic starts
+    with none.
 
     Args:
         topic (str):
@@ -186,7 +192,9 @@ async def asyncio(
     tag index, and routers referencing it. Idempotent and irreversible. Deleting
     an absent topic returns `200` with `deleted: false` and an empty
     `routers_removed`. A later lazy-create makes a new, empty topic (seq
-    restarts); stale consumers detect this via the `recreated` tombstone.
+    restarts); stale consumers detect this via the `recreated` tombstone. The
+    topic's named consumers (an extension) go with it: a recreated topic starts
+    with none.
 
     Args:
         topic (str):

@@ -55,6 +55,11 @@ def _parse_response(
 
         return response_404
 
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
     if response.status_code == 413:
         response_413 = Error.from_dict(response.json())
 
@@ -94,7 +99,7 @@ def sync_detailed(
 ) -> Response[Error | WatchSession]:
     """Create a multiplexed watch session
 
-     Create a watch session over many topics (§7.1). The POST carries the whole
+     Create a watch session over many topics. The POST carries the whole
     subscription — per-topic start positions and the stream options — and is
     answered (`400`/`404`/...) before any stream is open, while the client can
     still read the error body. The stream itself is the EventSource-compatible
@@ -126,7 +131,8 @@ def sync_detailed(
     Errors: `400 invalid_request` (malformed body or `topics`, an invalid topic
     name, more than `TOPICS_MAX_WATCH_TOPICS` (default 256) topics, a
     malformed `cursor`); `404 topic_not_found` (an unknown topic, unless
-    `?lenient=true`); `429 throttled` with `error.detail.limit:
+    `?lenient=true`); `409 no_such_consumer` (an entry's `consumer` that the
+    topic does not have); `429 throttled` with `error.detail.limit:
     "max_watch_sessions"` once `TOPICS_MAX_WATCH_SESSIONS` (default 10000)
     sessions exist, or under CPU pressure.
 
@@ -165,7 +171,7 @@ def sync(
 ) -> Error | WatchSession | None:
     """Create a multiplexed watch session
 
-     Create a watch session over many topics (§7.1). The POST carries the whole
+     Create a watch session over many topics. The POST carries the whole
     subscription — per-topic start positions and the stream options — and is
     answered (`400`/`404`/...) before any stream is open, while the client can
     still read the error body. The stream itself is the EventSource-compatible
@@ -197,7 +203,8 @@ def sync(
     Errors: `400 invalid_request` (malformed body or `topics`, an invalid topic
     name, more than `TOPICS_MAX_WATCH_TOPICS` (default 256) topics, a
     malformed `cursor`); `404 topic_not_found` (an unknown topic, unless
-    `?lenient=true`); `429 throttled` with `error.detail.limit:
+    `?lenient=true`); `409 no_such_consumer` (an entry's `consumer` that the
+    topic does not have); `429 throttled` with `error.detail.limit:
     "max_watch_sessions"` once `TOPICS_MAX_WATCH_SESSIONS` (default 10000)
     sessions exist, or under CPU pressure.
 
@@ -231,7 +238,7 @@ async def asyncio_detailed(
 ) -> Response[Error | WatchSession]:
     """Create a multiplexed watch session
 
-     Create a watch session over many topics (§7.1). The POST carries the whole
+     Create a watch session over many topics. The POST carries the whole
     subscription — per-topic start positions and the stream options — and is
     answered (`400`/`404`/...) before any stream is open, while the client can
     still read the error body. The stream itself is the EventSource-compatible
@@ -263,7 +270,8 @@ async def asyncio_detailed(
     Errors: `400 invalid_request` (malformed body or `topics`, an invalid topic
     name, more than `TOPICS_MAX_WATCH_TOPICS` (default 256) topics, a
     malformed `cursor`); `404 topic_not_found` (an unknown topic, unless
-    `?lenient=true`); `429 throttled` with `error.detail.limit:
+    `?lenient=true`); `409 no_such_consumer` (an entry's `consumer` that the
+    topic does not have); `429 throttled` with `error.detail.limit:
     "max_watch_sessions"` once `TOPICS_MAX_WATCH_SESSIONS` (default 10000)
     sessions exist, or under CPU pressure.
 
@@ -300,7 +308,7 @@ async def asyncio(
 ) -> Error | WatchSession | None:
     """Create a multiplexed watch session
 
-     Create a watch session over many topics (§7.1). The POST carries the whole
+     Create a watch session over many topics. The POST carries the whole
     subscription — per-topic start positions and the stream options — and is
     answered (`400`/`404`/...) before any stream is open, while the client can
     still read the error body. The stream itself is the EventSource-compatible
@@ -332,7 +340,8 @@ async def asyncio(
     Errors: `400 invalid_request` (malformed body or `topics`, an invalid topic
     name, more than `TOPICS_MAX_WATCH_TOPICS` (default 256) topics, a
     malformed `cursor`); `404 topic_not_found` (an unknown topic, unless
-    `?lenient=true`); `429 throttled` with `error.detail.limit:
+    `?lenient=true`); `409 no_such_consumer` (an entry's `consumer` that the
+    topic does not have); `429 throttled` with `error.detail.limit:
     "max_watch_sessions"` once `TOPICS_MAX_WATCH_SESSIONS` (default 10000)
     sessions exist, or under CPU pressure.
 
