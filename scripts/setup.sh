@@ -11,6 +11,11 @@ command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # the Spark connector's tests run a local SparkSession (a JVM)
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+# the README's quickstart, and the h2c test with curl --http2-prior-knowledge (Debian's curl has HTTP/2)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
+# `topics completion fish|zsh` is tested by loading the scripts into those shells
+command -v fish >/dev/null 2>&1 || missing+=(fish)
+command -v zsh >/dev/null 2>&1 || missing+=(zsh)
 if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

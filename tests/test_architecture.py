@@ -290,6 +290,31 @@ def test_the_server_imports_only_the_engines_public_modules() -> None:
     assert private == {}
 
 
+PROTOCOL_LIBRARIES = {
+    "httptools": {"topics_server.http", "topics_server.transport"},
+    "h2": {"topics_server.http2"},
+    "hpack": set(),
+    "hyperframe": set(),
+}
+"""Each wire-protocol library -> the only server modules that may import it: HTTP/1.1 parsing in
+the HTTP/1.1 server (and the request target's parser, shared), HTTP/2 in its own module."""
+
+
+def test_each_protocol_stays_in_its_transport_module() -> None:
+    """The protocol libraries stay in their modules; the transports import one way: ``http``
+    (HTTP/1.1, the listener) hands connections to ``http2``, both share ``transport``, and
+    neither ``http2`` nor ``transport`` knows ``http``; ``transport`` knows neither."""
+    for path in (SOURCE / "topics_server").rglob("*.py"):
+        module = _module_name(path)
+        for library in _absolute_imports(path) & set(PROTOCOL_LIBRARIES):
+            assert module in PROTOCOL_LIBRARIES[library], f"{module} imports {library}"
+    graph = _import_graph()
+    assert "topics_server.http2" in graph["topics_server.http"]
+    assert "topics_server.transport" in graph["topics_server.http"] & graph["topics_server.http2"]
+    assert "topics_server.http" not in graph["topics_server.http2"]
+    assert not graph["topics_server.transport"] & {"topics_server.http", "topics_server.http2"}
+
+
 def _absolute_imports(path: Path) -> set[str]:
     """The top-level packages ``path`` imports absolutely (``from x.y import z`` → ``x``)."""
     found: set[str] = set()

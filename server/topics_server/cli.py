@@ -1,5 +1,6 @@
 """The ``topics`` command. ``topics serve`` runs the server: the native HTTP/1.1 server
-(``http``) on uvloop, one process, one event loop.
+(``http``; HTTP/2 over cleartext on the same port, ``http2``) on uvloop, one process, one event
+loop.
 
 Configuration comes only from the environment (see :mod:`topics_server.settings`); bad
 configuration prints how to fix it and exits with status 2 without binding anything. Logging is

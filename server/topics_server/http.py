@@ -1,4 +1,5 @@
-"""The native HTTP/1.1 server ``topics serve`` runs: an asyncio protocol over httptools.
+"""The native HTTP/1.1 server ``topics serve`` runs: an asyncio protocol over httptools, and
+the listener it shares with HTTP/2 over cleartext (``http2``).
 
 Why not an ASGI server: on one core, uvicorn's per-request machinery (a task, ASGI message
 dicts, two writes per response) costs more than the whole append of a small record; measured
@@ -24,6 +25,14 @@ Semantics
     Malformed HTTP is a 400 in the §0.5 envelope and closes the connection. Idle keep-alive
     connections close after :data:`KEEP_ALIVE_S`. Shutdown stops accepting, lets requests in
     flight finish (bounded), then closes everything.
+
+HTTP/2
+    A connection whose first bytes are the HTTP/2 preface (prior knowledge, RFC 9113 §3.3) is
+    handed to :class:`http2.Http2Connection` on the same transport: the first bytes are looked at
+    once per connection, never per request (the data path tests one flag, ``diverted``, which
+    also stands for an upgraded connection). ``Upgrade: h2c`` (RFC 7540 §3.2, deprecated by
+    RFC 9113) is not taken up: such a request is answered over HTTP/1.1 like any other
+    non-WebSocket upgrade.
 """
 
 from __future__ import annotations
@@ -48,10 +57,12 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from .app import Outcome, TopicsApp
+from .http2 import Http2Connection
 from .request import Request
 from .responses import JSON_HEADERS, Response
 from .sse import StreamReply
 from .streams import Frame
+from .transport import H2_PREFACE, STALLED_CLOSE_S, BodyBuffer, Connection, build_request, content_length
 from .websocket import WebSocketReply, WebSocketSession, text_frame_head
 
 log = logging.getLogger("topics.http")
@@ -60,9 +71,6 @@ _WS_LOG.setLevel(logging.WARNING)  # not a line per opened socket
 
 KEEP_ALIVE_S = 75.0
 MAX_HEADER_BYTES = 64 << 10
-STALLED_CLOSE_S = 5.0
-"""A stream that ended on a client that is not reading closes its connection; the unread
-bytes are dropped (abort) if the client still has not taken them after this long."""
 MAX_QUEUED = 32
 """Pipelined requests queued behind one that waits before reading pauses."""
 
@@ -110,10 +118,13 @@ class HttpProtocol(asyncio.Protocol):
         self.url = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.header_bytes = 0
-        self.chunks: list[bytes] = []
-        self.size = 0
-        self.too_large = False
+        self.body = BodyBuffer(server.app.max_body_bytes)
         self.started = 0.0
+        self.diverted = True
+        """The bytes received do not go to the HTTP/1.1 parser: the connection's first bytes
+        (until they show it is not HTTP/2), or the connection was upgraded."""
+        self.first_bytes = b""
+        """The start of an HTTP/2 preface, while it is incomplete."""
         self.upgrade_data: bytearray | None = None
         """Bytes after an upgrade request's head (set once the parser met the upgrade)."""
         self.websocket: _NativeWebSocket | None = None
@@ -132,23 +143,23 @@ class HttpProtocol(asyncio.Protocol):
         self.closed = True
         self.server.connections.discard(self)
         if self.task is not None and not self.task.done():
-            self.task.cancel()
+            # on the next iteration, as http2 does: a task cancelled before it first ran would
+            # skip its ``finally`` blocks (the app's slot release, a stream reply's close)
+            self.loop.call_soon(self.task.cancel)
         if self.drained is not None and not self.drained.done():
             self.drained.set_exception(ConnectionResetError("client went away"))
             self.drained.exception()  # retrieved: nobody may be waiting
 
     def data_received(self, data: bytes) -> None:
         self.last_active = self.loop.time()
-        if self.websocket is not None:
-            self.websocket.receive(data)
-            return
-        if self.upgrade_data is not None:  # the upgrade is not answered yet
-            self.upgrade_data += data
+        if self.diverted:
+            self._divert(data)
             return
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade as upgrade:
             rest = data[upgrade.args[0] :]
+            self.diverted = True
             if self.websocket is not None:  # upgraded while parsing: the rest is WebSocket frames
                 self.upgrade_data = bytearray()
                 if rest:
@@ -160,6 +171,33 @@ class HttpProtocol(asyncio.Protocol):
                 self.pending[-1] = (request, False)
         except httptools.HttpParserError as err:
             self._fail(InvalidRequest(f"malformed HTTP request: {err}"))
+
+    def _divert(self, data: bytes) -> None:
+        """Bytes that are not for the HTTP/1.1 parser, or the connection's first bytes."""
+        if self.websocket is not None:
+            self.websocket.receive(data)
+        elif self.upgrade_data is not None:  # the upgrade is not answered yet
+            self.upgrade_data += data
+        else:  # the first bytes: HTTP/2 with prior knowledge, or HTTP/1.1
+            head = self.first_bytes + data if self.first_bytes else data
+            if len(head) < len(H2_PREFACE) and H2_PREFACE.startswith(head):
+                self.first_bytes = head  # could still be the preface: wait for more
+                return
+            self.diverted = False
+            self.first_bytes = b""
+            if head.startswith(H2_PREFACE):
+                self._to_http2(head)
+            else:
+                self.data_received(head)
+
+    def _to_http2(self, data: bytes) -> None:
+        """Hand the connection to HTTP/2: the same transport, a new protocol."""
+        assert self.transport is not None
+        self.closed = True  # this protocol is done with the connection
+        self.server.connections.discard(self)
+        h2 = Http2Connection(self.server, self.transport)
+        self.transport.set_protocol(h2)
+        h2.data_received(data)
 
     def pause_writing(self) -> None:
         self.write_paused = True
@@ -185,6 +223,13 @@ class HttpProtocol(asyncio.Protocol):
         """Seconds since the connection last received bytes, 0 while a request is in hand."""
         return 0.0 if self.busy or self.pending else now - self.last_active
 
+    def wind_down(self) -> None:
+        """Close once no request is in hand; cancel a stream."""
+        if not self.busy and not self.pending:
+            self.close()
+        elif self.streaming and self.task is not None:
+            self.task.cancel()
+
     # -- parser callbacks (each request: url, headers, body parts, complete) ----------------------
 
     def on_url(self, url: bytes) -> None:
@@ -203,33 +248,16 @@ class HttpProtocol(asyncio.Protocol):
             self.transport.write(_CONTINUE)  # a body over the limit is discarded as it arrives
 
     def on_body(self, body: bytes) -> None:
-        if self.too_large:
-            return
-        self.size += len(body)
-        if self.size > self.app.max_body_bytes:
-            self.too_large = True
-            self.chunks = []
-        else:
-            self.chunks.append(body)
+        self.body.add(body)
 
     def on_message_complete(self) -> None:
-        parsed = httptools.parse_url(self.url)
-        chunks = self.chunks
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        request = Request(
-            self.parser.get_method().decode("latin-1"),
-            parsed.path.decode("latin-1"),
-            parsed.query or b"",
-            self.headers,
-            body,
-            self.too_large,
-            self.started,
+        body, too_large = self.body.take()
+        request = build_request(
+            self.parser.get_method(), self.url, self.headers, body, too_large, self.started
         )
         self.url = b""
         self.headers = []
-        self.header_bytes = self.size = 0
-        self.chunks = []
-        self.too_large = False
+        self.header_bytes = 0
         self.pending.append((request, self.parser.should_keep_alive()))
         if not self.busy:
             self._next()
@@ -281,7 +309,7 @@ class HttpProtocol(asyncio.Protocol):
         if self.closed or self.transport is None:
             return
         body = response.body
-        length = len(body) if isinstance(body, bytes) else response.length
+        length = content_length(response)
         if keep_alive and response.headers is JSON_HEADERS:  # the common case, pre-formatted
             head = b"%s%d\r\n\r\n" % (_JSON_HEADS.get(response.status) or _json_head(response.status), length)
         else:  # no Content-Length on a 204 (RFC 9110 §8.6): a CORS preflight's
@@ -483,7 +511,9 @@ class HttpServer:
     def __init__(self, app: TopicsApp) -> None:
         self.app = app
         self.loop = asyncio.get_running_loop()
-        self.connections: set[HttpProtocol] = set()
+        self.connections: set[Connection] = set()
+        """Open connections: :class:`HttpProtocol`, or :class:`Http2Connection` once one spoke
+        HTTP/2."""
         self._server: asyncio.base_events.Server | None = None
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -513,8 +543,9 @@ class HttpServer:
         return list(self._server.sockets) if self._server is not None else []
 
     async def shutdown(self, timeout_s: float) -> None:
-        """Stop accepting; close idle connections at once and busy ones once their request is
-        answered (streams are cancelled), waiting at most ``timeout_s``."""
+        """Stop accepting; close idle connections at once and busy ones once their requests are
+        answered (streams are cancelled; HTTP/2 connections get a GOAWAY first), waiting at
+        most ``timeout_s``."""
         if self._server is not None:
             self._server.close()
         if self._sweeper is not None:
@@ -522,10 +553,7 @@ class HttpServer:
         deadline = time.monotonic() + timeout_s
         while self.connections and time.monotonic() < deadline:
             for conn in list(self.connections):
-                if not conn.busy and not conn.pending:
-                    conn.close()
-                elif conn.streaming and conn.task is not None:
-                    conn.task.cancel()
+                conn.wind_down()
             if self.connections:
                 await asyncio.sleep(0.01)
         for conn in list(self.connections):

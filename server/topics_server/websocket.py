@@ -112,8 +112,9 @@ def check_upgrade(header: Callable[[str], str | None]) -> None:
     connection = {t.strip(_OWS) for t in (header("connection") or "").lower().split(",")}
     if "websocket" not in upgrade or "upgrade" not in connection:
         raise InvalidRequest(
-            "GET /v0/ws opens a WebSocket: send Upgrade: websocket and Connection: Upgrade "
-            "(with Sec-WebSocket-Key and Sec-WebSocket-Version: 13)",
+            "GET /v0/ws opens a WebSocket over HTTP/1.1: send Upgrade: websocket and Connection: "
+            "Upgrade (with Sec-WebSocket-Key and Sec-WebSocket-Version: 13); WebSocket over HTTP/2 "
+            "(RFC 8441) is not served",
             {"field": "upgrade"},
         )
     if (header("sec-websocket-version") or "").strip(_OWS) != "13":

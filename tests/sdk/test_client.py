@@ -176,15 +176,33 @@ async def test_read_across_a_cap_tombstone_both_ways(sdk: Calls, name: Callable[
     t = name("capped")
     await sdk.call("create_topic", t, cap_records=5)
     await sdk.call("append_many", t, [{"data": i} for i in range(8)])
-    with pytest.raises(topics.DataLoss) as err:
-        await sdk.call("read", t)
-    assert (err.value.topic, err.value.gap_from, err.value.gap_to, err.value.reason) == (t, 1, 3, "cap")
-    assert err.value.missed_estimate == 3
-    reader = sdk.client.read(t, on_gap="skip")
+    with pytest.raises(topics.DataLoss) as err:  # a resumed read: records 2..3 were owed to it
+        await sdk.call("read", t, 1)
+    assert (err.value.topic, err.value.gap_from, err.value.gap_to, err.value.reason) == (t, 2, 3, "cap")
+    assert err.value.missed_estimate == 2
+    reader = sdk.client.read(t, 1, on_gap="skip")
     records = [r async for r in reader] if isinstance(reader, topics.AsyncReadIterator) else list(reader)
     assert [r.seq for r in records] == [4, 5, 6, 7, 8]
-    assert [(g.gap_from, g.gap_to, g.reason) for g in reader.gaps] == [(1, 3, "cap")]
-    assert (reader.missed, reader.position) == (3, 8)
+    assert [(g.gap_from, g.gap_to, g.reason) for g in reader.gaps] == [(2, 3, "cap")]
+    assert (reader.missed, reader.position, reader.trimmed) == (2, 8, None)
+
+
+async def test_read_from_the_start_of_a_capped_topic_is_no_loss(
+    sdk: Calls, name: Callable[[str], str]
+) -> None:
+    t = name("capped_start")
+    await sdk.call("create_topic", t, cap_records=5)
+    await sdk.call("append_many", t, [{"data": i} for i in range(8)])
+    assert [r.seq for r in await sdk.call("read", t)] == [4, 5, 6, 7, 8]  # no DataLoss
+    assert [r.seq for r in await sdk.call("read", t, from_ts=0)] == [4, 5, 6, 7, 8]
+    assert [r.seq for r in await sdk.call("read_raw", t)] == [4, 5, 6, 7, 8]
+    for kwargs in ({}, {"from_ts": 0}):
+        reader = sdk.client.read(t, **kwargs)  # type: ignore[arg-type]
+        records = [r async for r in reader] if isinstance(reader, topics.AsyncReadIterator) else list(reader)
+        assert len(records) == 5
+        assert (reader.gaps, reader.missed) == ([], 0)
+        assert reader.trimmed is not None
+        assert (reader.trimmed.gap_from, reader.trimmed.gap_to, reader.trimmed.reason) == (1, 3, "cap")
 
 
 async def test_read_after_recreate_follows_the_cursor_back(sdk: Calls, name: Callable[[str], str]) -> None:

@@ -195,3 +195,19 @@ async def test_the_async_consume(aclient: topics.AsyncClient, name: Name) -> Non
     assert (await aclient.consumer(t, "a")).cursor == 5
     assert [r.data async for r in aclient.consume(t, "a")] == [5]
     assert (await aclient.consumer(t, "a")).cursor == 6
+
+
+def test_a_consumer_at_cursor_0_is_owed_what_the_cap_evicted(client: topics.Client, name: Name) -> None:
+    """A plain read from 0 starts at the earliest retained record (``trimmed``, no loss); a
+    consumer whose committed cursor is 0 was owed seq 1 on, so it learns of the loss."""
+    t = name("owed")
+    client.create_topic(t, cap_records=5)
+    client.put_consumer(t, "c")  # an empty topic: cursor 0
+    client.append_many(t, [{"data": i} for i in range(8)])  # seqs 1..3 evicted
+    assert [r.seq for r in client.read(t)] == [4, 5, 6, 7, 8]
+    with pytest.raises(topics.DataLoss) as err, client.consume(t, "c") as records:
+        list(records)
+    assert (err.value.gap_from, err.value.gap_to, err.value.reason) == (1, 3, "cap")
+    with client.consume(t, "c", on_gap="skip") as records:
+        assert [r.seq for r in records] == [4, 5, 6, 7, 8]
+        assert [(g.gap_from, g.gap_to) for g in records.gaps] == [(1, 3)]

@@ -14,6 +14,7 @@ import orjson
 import pytest
 import topics
 from topics_spark import DataLossError
+from topics_spark.offsets import Loss, Position, probe_losses
 from topics_spark.options import read_options
 from topics_spark.reader import TopicRange, read_range
 
@@ -193,6 +194,21 @@ def test_a_task_meeting_a_tombstone_names_the_lost_seqs_of_its_range(
     assert [s for b in batches for s in b.column("seq").to_pylist()] == list(range(71, 101))
     message = f'topic "{evicted}": seqs 31..70 were lost (cap) before this read reached them; skipped'
     assert message in caplog.text
+
+
+def test_a_range_planned_from_cursor_0_still_reports_what_was_evicted(
+    server: ServerProcess, evicted: str
+) -> None:
+    """The SDK reads from 0 without DataLoss (its ``trimmed``); a planned range from 0 is owed
+    seq 1 on, so the connector counts it as lost."""
+    strict = read_options({"url": server.url, "topic": evicted})
+    with pytest.raises(DataLossError, match=rf'topic "{evicted}": seqs 1\.\.70 were lost \(cap\)'):
+        list(read_range(strict, TopicRange(evicted, 0, 100)))
+    lenient = read_options({"url": server.url, "topic": evicted, "failOnDataLoss": "false"})
+    batches = list(read_range(lenient, TopicRange(evicted, 0, 100)))
+    assert [s for b in batches for s in b.column("seq").to_pylist()] == list(range(71, 101))
+    now = {evicted: Position(70, 120)}  # earliest retained 71: a cursor 0 is behind it
+    assert probe_losses(lenient.connection, {evicted: 0}, now) == [Loss(evicted, 1, 70, "cap")]
 
 
 @pytest.mark.parametrize(

@@ -285,7 +285,7 @@ def create_watch_route(body: dict[str, Any]) -> Route:
 
 
 def work_stream_path(queue: str) -> str:
-    """``GET /v0/topics/{queue}/work`` (§10.8), the queue name percent-encoded. Written here by
+    """``GET /v0/topics/{queue}/work`` (push), the queue name percent-encoded. Written here by
     hand: streaming operations are not generated.
 
     >>> work_stream_path("render:tenant/42")

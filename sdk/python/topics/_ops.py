@@ -54,7 +54,7 @@ from .models import (
 )
 
 MAX_SEQS_PER_CALL = 1000
-"""``TOPICS_MAX_CLAIM``'s default: the most seqs one ack/nack/extend may carry (§11)."""
+"""``TOPICS_MAX_CLAIM``'s default: the most seqs one ack/nack/extend may carry (a resource cap)."""
 
 CHUNK_RECORDS = 10_000
 """``append_many`` puts at most this many records in one request (``TOPICS_MAX_BATCH_RECORDS``'
@@ -294,11 +294,18 @@ def merge_appends(results: Sequence[AppendResult]) -> AppendResult:
 @dataclass(slots=True)
 class ReadState:
     """Where a ``read`` is: ``position`` is the cursor (the last seq examined — pass it as
-    ``from_seq`` to resume), ``gaps`` the tombstones met (with ``on_gap="skip"``)."""
+    ``from_seq`` to resume), ``gaps`` the tombstones met (with ``on_gap="skip"``),
+    ``trimmed`` the tombstone a read from the start (cursor 0) met on its first page: the
+    records the topic no longer kept when the read began — not a loss to this reader, so never
+    raised nor counted in ``gaps`` (kcat ``-o beginning``, ``XRANGE - +``) — unless
+    ``committed``: the start is a cursor the reader is owed every record after (a named
+    consumer's), so cursor 0 is no different from any other."""
 
     topic: str
     position: int
     gaps: list[Tombstone] = field(default_factory=list)
+    trimmed: Tombstone | None = None
+    committed: bool = False
 
     @property
     def missed(self) -> int:
@@ -380,11 +387,15 @@ def read(
     since the epoch) the first page seeks by time instead, and ``state.position`` becomes the
     cursor the server resolved it to. ``wait_ms`` (a follower): never stops — each caught-up read
     long-polls that long for new records, and ``before_wait`` (if given) may make one call first
-    (a consumer's commit of what it handled: nothing is held uncommitted while it waits)."""
+    (a consumer's commit of what it handled: nothing is held uncommitted while it waits). A
+    tombstone on the first page of a read from cursor 0 (``from_ts`` below the earliest record
+    included) goes to ``state.trimmed``, not ``gaps``: starting at the earliest retained record
+    loses nothing; any later tombstone is a loss."""
     if on_gap not in ("raise", "skip"):
         raise ValueError("on_gap must be 'raise' or 'skip'")
     route_node = list(node) if isinstance(node, list | tuple) else node
     parse = g.raw_diff_page if raw else g.diff_page
+    first_page = True
     caught_up = False
     while to_seq is None or state.position < to_seq:
         if caught_up and before_wait is not None and (call := before_wait()) is not None:
@@ -401,11 +412,15 @@ def read(
         page: g.DiffPage | g.RawDiffPage = yield Call(g.diff_route(state.topic, body), parse, raw=True)
         if from_ts is not None:  # the seek is done: on by seq from where it landed
             state.position, from_ts = page.from_seq, None
+        from_start, first_page = first_page and state.position == 0 and not state.committed, False
         if page.tombstone:
             tomb = g.tombstone(state.topic, page.tombstone)
-            if on_gap == "raise":
+            if from_start and tomb.reason != "recreated":
+                state.trimmed = tomb
+            elif on_gap == "raise":
                 raise DataLoss(state.topic, tomb.gap_from, tomb.gap_to, tomb.reason, _lost(tomb))
-            state.gaps.append(tomb)
+            else:
+                state.gaps.append(tomb)
         recs: Sequence[Record | RawRecord] = page.records
         if to_seq is not None and recs and recs[-1].seq > to_seq:
             recs = [r for r in recs if r.seq <= to_seq]
@@ -677,7 +692,7 @@ DEAD_LETTER_KEYS = (
     "$dead_letter_src_seq",
     "$dead_letter_reason",
 )
-"""What the server stamps into ``meta`` when it dead-letters a job (§10.6)."""
+"""What the server stamps into ``meta`` when it dead-letters a job."""
 
 
 def redrive_body(record: Record) -> dict[str, Any]:

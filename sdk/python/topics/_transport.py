@@ -10,7 +10,7 @@ The dependency runs one way, as in httpx (whose transports never import the clie
 builds its sender, and gives it to what sends on the client's behalf (its watches, a Worker's
 ``/work`` stream); nothing here knows :mod:`topics.client`.
 
-Retry rules (the contract's, §0.5–§0.6, and docs/DECISIONS.md, "WAL failure is fail-stop"):
+Retry rules (the contract's ``429``/``503`` rules, and docs/DECISIONS.md, "WAL failure is fail-stop"):
 
 - ``429 throttled`` and ``503 not_ready``/``shutting_down`` mean the server did nothing, so any
   call is retried — except a ``503`` with ``detail.wal_read_only`` (it clears only on restart).
@@ -77,7 +77,7 @@ class Settings:
 
     def headers(self) -> dict[str, str]:
         """Sent on every request. Compression is off (``Accept-Encoding: identity``): httpx asks
-        for gzip unless told not to, and the contract has clients default it off (§0.3)."""
+        for gzip unless told not to, and the contract has clients default it off."""
         headers = {"accept-encoding": "identity", "user-agent": USER_AGENT}
         if self.api_key:
             headers["authorization"] = f"Bearer {self.api_key}"

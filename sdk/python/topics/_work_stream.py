@@ -1,4 +1,4 @@
-"""The Worker's push connection: ``GET /v0/topics/{queue}/work`` (§10.8), an SSE stream on which
+"""The Worker's push connection: ``GET /v0/topics/{queue}/work`` (push), an SSE stream on which
 the server keeps ``max`` jobs leased to the connection and pushes a replacement per ack.
 
 This module opens one stream and reads it; the worker loop (:mod:`topics._session`) decides what

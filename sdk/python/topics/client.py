@@ -71,6 +71,14 @@ class _ReadProgress:
         """The records lost in ``gaps``."""
         return self._state.missed
 
+    @property
+    def trimmed(self) -> Tombstone | None:
+        """For a read from the start (cursor 0, or ``from_ts`` before the earliest record): the
+        server's tombstone for the records the topic no longer kept (cap, TTL) when the read
+        began — reading from the earliest retained record is no loss, so it is neither raised
+        nor in ``gaps``. ``None`` when nothing was trimmed or the read resumed from a cursor."""
+        return self._state.trimmed
+
 
 class ReadIterator(_ReadProgress, Generic[R]):
     """The records of one ``Client.read`` (or ``read_raw``), in seq order, fetched a page at a
@@ -167,7 +175,7 @@ class _Consuming(Generic[R]):
     def _begin(self, cursor: int) -> ops.Steps:
         """The consumer's committed ``cursor`` is known: the read's steps from there."""
         self.committed = cursor
-        self._state = ops.ReadState(self.topic, cursor)
+        self._state = ops.ReadState(self.topic, cursor, committed=True)  # owed all after it
         return self._reader(self._state, before_wait=self._idle_commit)
 
     def _idle_commit(self) -> Call[ConsumerInfo] | None:
@@ -429,7 +437,7 @@ class Client:
 
     def create_topic(self, name: str, **config: Any) -> TopicInfo:
         """Creates topic ``name``, or updates the fields of ``config`` given (an idempotent PUT:
-        fields left out keep their value). ``config`` takes the §0.10 fields: ``type`` (``"log"``
+        fields left out keep their value). ``config`` takes the ``TopicConfig`` fields: ``type`` (``"log"``
         or ``"queue"``), ``ttl_ms``, ``cap_records``, ``cap_bytes``, ``discard``, ``durability``,
         ``lease_ms``, ``max_deliveries``, ``dead_letter``…
 
@@ -599,7 +607,9 @@ class Client:
         or after that time — up to ``to_seq`` (inclusive) or the current head, a page at a
         time. Records written by ``node`` are skipped. Lost records are never skipped
         silently: a tombstone raises :class:`topics.DataLoss` (``on_gap="raise"``), or is
-        recorded in the iterator's ``gaps`` and reading goes on (``on_gap="skip"``).
+        recorded in the iterator's ``gaps`` and reading goes on (``on_gap="skip"``). A read
+        from the start (``from_seq=0``) of a capped or TTL topic starts at its earliest
+        retained record: what was trimmed before is no loss to it (the iterator's ``trimmed``).
 
         ``model`` (a pydantic model, a dataclass…: :mod:`topics.typed`): records come as
         :class:`topics.TypedRecord` objects whose ``data`` is validated into it as each is handed
@@ -818,7 +828,7 @@ class Client:
 
     def put_router(self, name: str, source: str, dest: str, **options: Any) -> RouterInfo:
         """Creates or updates router ``name`` copying every record of ``source`` to ``dest``
-        (§6 options: ``filter``, ``preserve_node``, ``preserve_tag``, ``create_dest``,
+        (router options: ``filter``, ``preserve_node``, ``preserve_tag``, ``create_dest``,
         ``allow_cycle``, ``guarantee``).
 
         >>> client.put_router("orders->audit", "orders", "audit").created

@@ -1,7 +1,7 @@
 """The exceptions of the topics SDK.
 
 Every non-2xx answer raises a :class:`TopicsError` subclass chosen by the contract's
-``error.code`` (§0.5): branch on the class (``except topics.TopicNotFound``) or on ``err.code``.
+``error.code``: branch on the class (``except topics.TopicNotFound``) or on ``err.code``.
 A code this SDK does not know yet (the server may add codes within ``/v0``) raises the plain
 :class:`TopicsError` with that ``code`` — never a parse error. Transport failures (refused
 connection, reset, timeout) raise :class:`ConnectionError`. A tombstone met by

@@ -18,7 +18,7 @@ import msgspec
 
 @dataclass(slots=True)
 class TopicConfig:
-    """A topic's full, resolved configuration (§0.10) as the server reports it."""
+    """A topic's full, resolved configuration as the server reports it."""
 
     type: str
     ttl_ms: int
@@ -60,7 +60,7 @@ class QueueHolder:
 
 @dataclass(slots=True)
 class QueueCounters:
-    """A queue's counters (§10.7): claimable now, leased now, moved to the dead-letter topic;
+    """A queue's counters: claimable now, leased now, moved to the dead-letter topic;
     and its health: jobs waiting out a nack delay, how long the oldest claimable job has
     waited (ms), and the nodes holding leases (most first, at most 100;
     ``holders_truncated`` when more do)."""
@@ -87,7 +87,7 @@ class Lease:
 
 @dataclass(slots=True)
 class TopicState:
-    """One topic's state (§1.2). ``earliest_seq`` is ``head_seq + 1`` when the topic is empty;
+    """One topic's state. ``earliest_seq`` is ``head_seq + 1`` when the topic is empty;
     ``queue`` is ``None`` on a log."""
 
     topic: str
@@ -197,7 +197,7 @@ class RawRecord(
 
 @dataclass(slots=True)
 class Job:
-    """A leased queue job (§10.2). Pass it back to ``ack``/``nack``/``extend``: its
+    """A leased queue job. Pass it back to ``ack``/``nack``/``extend``: its
     ``lease_id`` fences a stale worker (an ack after the lease moved on is skipped).
     ``delay_ms``: the write delay it was appended with (0: none); it became claimable at
     ``ts + delay_ms``."""
@@ -260,7 +260,7 @@ class ExtendResult:
 
 @dataclass(slots=True)
 class RouterInfo:
-    """A router's definition (§6); ``created`` is set on the answer to ``put_router`` only.
+    """A router's definition; ``created`` is set on the answer to ``put_router`` only.
     ``forwarded_total``/``cursor``/``lag`` are filled by ``router()`` and ``list_routers()``."""
 
     router: str

@@ -1,4 +1,4 @@
-"""``client.watch(...)``: live records of many topics over one SSE stream (§7), as typed events.
+"""``client.watch(...)``: live records of many topics over one SSE stream, as typed events.
 
 A :class:`Watch` creates a watch session (``POST /v0/watch``), opens its stream
 (``GET /v0/watch/{wid}``) and turns frames into :class:`~topics.Records`,

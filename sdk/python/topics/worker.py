@@ -1,4 +1,4 @@
-"""``topics.Worker``: a queue consumer (§10) — claim, run a handler, ack / nack / extend.
+"""``topics.Worker``: a queue consumer — claim, run a handler, ack / nack / extend.
 
 >>> import topics
 >>> _ = client.create_topic("thumbnails", type="queue")
@@ -25,7 +25,7 @@ What a handler's outcome does:
   its delivery count (``job.deliveries``);
 - on its **last delivery** (the queue has ``max_deliveries > 0`` and a ``dead_letter`` topic, and
   ``job.deliveries >= max_deliveries``) a failed job is nacked without delay: the server moves it
-  to the dead-letter topic at its next claim (§10.6), and it counts as ``dead_lettered``.
+  to the dead-letter topic at its next claim, and it counts as ``dead_lettered``.
 
 With ``circuit_breaker=topics.CircuitBreaker(threshold=10, cooldown_s=30)``, after ``threshold``
 handler failures in a row the worker takes no jobs for ``cooldown_s`` (handing back those it
@@ -40,7 +40,7 @@ Leases are extended at half their length while a job is held (running, or waitin
 slot, or waiting for its ack). When the server says a lease is gone (``extend`` skips the seq, or
 a ``/work`` stream that delivered it dropped), the job is *lost*: an async handler's task is
 cancelled, a sync handler (a thread cannot be interrupted) runs on, and either way its result is
-neither acked nor nacked — someone else may already hold the job (at-least-once, §10.1).
+neither acked nor nacked — someone else may already hold the job (delivery is at least once).
 
 Design choices
 --------------
@@ -55,7 +55,7 @@ Design choices
   carried over — pass an ``AsyncClient`` built with it instead.
 - **Handlers**: a coroutine function runs as an asyncio task; anything else runs in a thread pool
   of ``concurrency`` threads.
-- **Push or poll.** ``mode="auto"`` opens ``GET /v0/topics/{queue}/work`` (§10.8), where the
+- **Push or poll.** ``mode="auto"`` opens ``GET /v0/topics/{queue}/work`` (push), where the
   server keeps ``concurrency`` jobs leased to the connection and pushes a replacement per ack; if
   the server has no such route (``404 not_found``, ``405``, ``406``) it falls back to polling
   ``claim`` (``max`` = free slots; 50 ms → 1 s backoff while the queue is empty). ``"push"`` and

@@ -113,7 +113,8 @@ class Loss:
 
 def probe(conn: Connection, cursors: Mapping[str, int]) -> dict[str, topics.DataLoss]:
     """The tombstone a reader at each cursor meets first, if any, as the server reports it: one
-    ``diff`` of one record per cursor. Topics that do not exist are left out."""
+    ``diff`` of one record per cursor — a cursor 0 included (the SDK's ``trimmed``: a stream's
+    committed offset is owed every record after it). Topics that do not exist are left out."""
     out: dict[str, topics.DataLoss] = {}
     if not cursors:
         return out
@@ -122,6 +123,10 @@ def probe(conn: Connection, cursors: Mapping[str, int]) -> dict[str, topics.Data
             try:
                 first = c.read_raw(name, cursors[name], page_size=1, include_meta=False, include_tags=False)
                 next(iter(first), None)
+                if first.trimmed is not None:  # a committed cursor 0 is owed seq 1 on: a loss
+                    t = first.trimmed
+                    missed = t.missed_estimate if t.missed_estimate is not None else t.gap_to - t.gap_from + 1
+                    raise topics.DataLoss(name, t.gap_from, t.gap_to, t.reason, missed)
             except topics.DataLoss as lost:
                 out[name] = lost
             except topics.TopicNotFound:

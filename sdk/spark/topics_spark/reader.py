@@ -112,7 +112,8 @@ def report_losses(opts: ReadOptions, starts: Offsets, now: dict[str, o.Position]
 def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
     """The rows of ``part`` as Arrow record batches of at most :data:`ROWS_PER_BATCH` rows,
     in seq order; the same rows every time the range is read (its bounds are fixed). A tombstone
-    in the range, or the topic gone, is lost data (:func:`lost`); rows outside the range that a
+    in the range, or the topic gone, is lost data (:func:`lost`) — the SDK's ``trimmed`` too: a
+    range starting at cursor 0 was planned with the records it reports in it; rows outside the range that a
     recreated topic's cursor reset would bring back are dropped."""
     with o.client(opts.connection) as c:
         records = c.read_raw(
@@ -125,8 +126,12 @@ def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
             page_size=opts.page_size,
         )
         batch: list[topics.RawRecord] = []
+        trimmed_seen = False
         try:
             for record in records:
+                if records.trimmed is not None and not trimmed_seen:
+                    trimmed_seen = True  # a range from 0 was planned with those records in it
+                    lost(opts, _clipped(part, records.trimmed), "before this read reached them")
                 if record.seq <= part.start:
                     continue
                 batch.append(record)
@@ -144,6 +149,8 @@ def read_range(opts: ReadOptions, part: TopicRange) -> Iterator[pa.RecordBatch]:
             return
         if batch:
             yield _arrow(part.topic, batch)
+        if records.trimmed is not None and not trimmed_seen:
+            lost(opts, _clipped(part, records.trimmed), "before this read reached them")
         for tomb in records.gaps:
             lost(opts, _clipped(part, tomb), "before this read reached them")
 

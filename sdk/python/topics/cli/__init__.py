@@ -10,19 +10,25 @@
     topics delete TOPIC (--before SEQ | --tag P)   # delete records
     topics queue stats|claim|ack|nack QUEUE        # queues by hand
     topics dlq ls|redrive DLQ                      # dead-lettered jobs
+    topics worker MODULE:FUNCTION QUEUE            # consume a queue with a Python handler
     topics relay QUEUE --url URL                   # deliver jobs to an HTTP endpoint (webhooks)
     topics router ls|get|put|rm                    # routers
     topics schedule ls|get|put|rm                  # schedules (timed appends)
     topics consumer ls|show|create|commit|rm TOPIC # named consumers (cursors kept by the server)
     topics read TOPIC --consumer NAME              # read after a consumer's cursor, commit it
+    topics context add|use|ls|rm                   # named server URLs and API keys
+    topics completion bash|zsh|fish                # a shell completion script
 
-Client commands connect to ``--url`` / ``$TOPICS_URL`` with ``--api-key`` / ``$TOPICS_API_KEY``
-(:class:`topics.Client`). They print JSON lines when stdout is not a terminal (or with
-``--json``), tables on a terminal. Exit status: 0 ok; 1 the server answered an error or could
-not be reached (``topics: <code>: <message>`` on stderr); 2 bad usage or bad input; 130
-interrupted — except ``tail`` and a following ``read``, which Ctrl-C ends normally (0), and
-``relay``, which adds its own (3: the endpoint answered 410; 4: ``--drain`` dead-lettered jobs;
-Ctrl-C is its graceful stop, 0 — but 130 when it cut a ``--drain`` short).
+Client commands connect to ``--url`` with ``--api-key``, else a context's (``--context``),
+else ``$TOPICS_URL`` with ``$TOPICS_API_KEY``, else the current context's
+(:mod:`topics.cli.contexts`), through :class:`topics.Client`. They print JSON lines when
+stdout is not a terminal (or with ``--json``), tables on a terminal. Exit status: 0 ok; 1 the
+server answered an error or could not be reached (``topics: <code>: <message>`` on stderr),
+or a command did nothing it was asked to (``rm`` of a name that does not exist; ``queue
+ack``/``nack`` of jobs not held); 2 bad usage or bad input; 130 interrupted — except
+``tail`` and a following ``read``, which Ctrl-C ends normally (0), and ``worker`` and
+``relay``, whose graceful stop Ctrl-C/SIGTERM is (0; 130 when it cut a ``--drain`` short;
+``relay`` adds 3: the endpoint answered 410, and 4: ``--drain`` dead-lettered jobs).
 
 ``serve`` and ``version`` hand over to :mod:`topics_server.cli`, imported only for them, so a
 client command never loads the server.
@@ -39,6 +45,7 @@ import httpx
 
 from ..client import Client
 from ..errors import ConnectionError, TopicsError
+from .contexts import connection
 from .errors import UsageError
 from .output import Output
 from .parser import build_parser
@@ -58,7 +65,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return int(server_main([args.command]))
     out = Output.for_process(force_json=args.json)
-    client = Client(args.url, api_key=args.api_key)
+    try:
+        url, api_key = (None, None) if getattr(args, "offline", False) else connection(args)
+    except UsageError as err:
+        print(f"topics: error: {err}", file=sys.stderr)
+        return 2
+    client = Client(url, api_key=api_key)
     try:
         with client:
             return int(args.run(client, args, out))

@@ -15,8 +15,9 @@ from typing import Any
 import orjson
 
 from ..client import Client
+from ..errors import RouterNotFound, ScheduleNotFound, TopicNotFound
 from .errors import UsageError
-from .output import Output
+from .output import Output, present
 
 TOPIC_COLUMNS = ("topic", "type", "head_seq", "earliest_seq", "count", "bytes", "durability")
 ROUTER_COLUMNS = ("router", "source", "dest", "guarantee", "forwarded_total", "lag")
@@ -97,8 +98,14 @@ def cmd_topic_put(client: Client, args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_topic_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``topic rm TOPIC [--if-empty]``: ``deleted`` is false if there was no such topic."""
-    out.item(client.delete_topic(args.topic, if_empty=args.if_empty))
+    """``topic rm TOPIC [--if-empty]``: a topic that does not exist is an error (exit 1), as
+    ``nats stream rm`` and ``rm`` have it."""
+    deletion = client.delete_topic(args.topic, if_empty=args.if_empty)
+    if not deletion.deleted:
+        raise TopicNotFound(
+            404, "topic_not_found", f"topic {args.topic!r} does not exist", {"topic": args.topic}
+        )
+    out.item(deletion)
     return 0
 
 
@@ -108,13 +115,13 @@ def cmd_topic_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
 def cmd_router_ls(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``router ls [--prefix P] [--source S] [--dest D]``."""
     routers = client.list_routers(args.prefix, source=args.source, dest=args.dest)
-    out.rows(routers, ROUTER_COLUMNS, empty="(no routers)")
+    out.rows(map(present, routers), ROUTER_COLUMNS, empty="(no routers)")
     return 0
 
 
 def cmd_router_get(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``router get NAME``: the definition and its progress (``forwarded_total``, ``lag``)."""
-    out.item(client.router(args.name))
+    out.item(present(client.router(args.name)))
     return 0
 
 
@@ -126,13 +133,17 @@ def cmd_router_put(client: Client, args: argparse.Namespace, out: Output) -> int
     if args.source == args.dest:
         raise UsageError("router put: --source and --dest must differ")
     info = client.put_router(args.name, args.source, args.dest, **options)
-    out.item(info)
+    out.item(present(info))
     return 0
 
 
 def cmd_router_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``router rm NAME``: ``deleted`` is false if there was no such router."""
-    out.item({"router": args.name, "deleted": client.delete_router(args.name)})
+    """``router rm NAME``: a router that does not exist is an error (exit 1)."""
+    if not client.delete_router(args.name):
+        raise RouterNotFound(
+            404, "router_not_found", f"router {args.name!r} does not exist", {"router": args.name}
+        )
+    out.item({"router": args.name, "deleted": True})
     return 0
 
 
@@ -142,13 +153,13 @@ def cmd_router_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
 def cmd_schedule_ls(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``schedule ls [--prefix P] [--topic T]``."""
     schedules = client.list_schedules(args.prefix, topic=args.topic)
-    out.rows(schedules, SCHEDULE_COLUMNS, empty="(no schedules)")
+    out.rows(map(present, schedules), SCHEDULE_COLUMNS, empty="(no schedules)")
     return 0
 
 
 def cmd_schedule_get(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``schedule get NAME``: the schedule as put and its progress."""
-    out.item(client.schedule(args.name))
+    out.item(present(client.schedule(args.name)))
     return 0
 
 
@@ -182,11 +193,15 @@ def cmd_schedule_put(client: Client, args: argparse.Namespace, out: Output) -> i
         node=args.node,
         missed=args.missed,
     )
-    out.item(info)
+    out.item(present(info))
     return 0
 
 
 def cmd_schedule_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``schedule rm NAME``: ``deleted`` is false if there was no such schedule."""
-    out.item({"schedule": args.name, "deleted": client.delete_schedule(args.name)})
+    """``schedule rm NAME``: a schedule that does not exist is an error (exit 1)."""
+    if not client.delete_schedule(args.name):
+        raise ScheduleNotFound(
+            404, "schedule_not_found", f"schedule {args.name!r} does not exist", {"schedule": args.name}
+        )
+    out.item({"schedule": args.name, "deleted": True})
     return 0

@@ -15,6 +15,7 @@ import argparse
 from datetime import datetime
 
 from ..client import Client
+from ..errors import ConsumerNotFound
 from .errors import UsageError
 from .output import Output, gap_message
 
@@ -51,9 +52,16 @@ def cmd_consumer_commit(client: Client, args: argparse.Namespace, out: Output) -
 
 
 def cmd_consumer_rm(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``consumer rm TOPIC NAME``: ``deleted`` is false if there was no such consumer."""
-    deleted = client.delete_consumer(args.topic, args.name)
-    out.item({"consumer": args.name, "topic": args.topic, "deleted": deleted})
+    """``consumer rm TOPIC NAME``: a consumer that does not exist is an error (exit 1), as for
+    every ``rm``."""
+    if not client.delete_consumer(args.topic, args.name):
+        raise ConsumerNotFound(
+            404,
+            "consumer_not_found",
+            f"topic {args.topic!r} has no consumer {args.name!r}",
+            {"topic": args.topic, "consumer": args.name},
+        )
+    out.item({"consumer": args.name, "topic": args.topic, "deleted": True})
     return 0
 
 

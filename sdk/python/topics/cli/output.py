@@ -29,6 +29,16 @@ def plain(obj: Any) -> Any:
     return obj
 
 
+def present(obj: Any) -> Any:
+    """A result dataclass as a dict without its ``None`` fields — for results whose optional
+    fields only some answers fill (a router listed has no ``cursor``; only a ``put`` says
+    ``created``): printing them as ``null`` would claim a value the server never sent."""
+    value = plain(obj)
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if v is not None}
+    return value
+
+
 def record_dict(record: Record | Job, topic: str | None = None) -> dict[str, Any]:
     """A record for ``--records`` output: ``seq``, ``ts``, then ``delay_ms`` (a delayed queue
     job's) and ``tag``/``node``/``meta`` when present, then ``data`` (``topic`` first when

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TypeAlias
 
-from . import admin, consumers, queues, records, relay
+from . import admin, completion, consumers, contexts, queues, records, relay, worker
 from .durations import duration_ms, point_in_time, time_ago
 
 Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
@@ -16,9 +16,14 @@ DESCRIPTION = """\
 topics — a persistent event engine, and a client for it.
 
 Output is JSON lines when stdout is not a terminal (or with --json), tables on a terminal.
-Exit status: 0 ok, 1 the server answered an error (or could not be reached), 2 bad usage or
-bad input, 130 interrupted (Ctrl-C ends `tail` and a following `read` with 0; `relay` has
-its own, see `topics relay --help`).
+Exit status: 0 ok, 1 the server answered an error (or could not be reached), or a command
+did nothing it was asked to (rm of a name that does not exist, ack/nack of jobs not held), 2
+bad usage or bad input, 130 interrupted (Ctrl-C ends `tail` and a following `read` with 0;
+`worker` and `relay` have their own, see their --help).
+
+Where client commands connect: --url/--api-key, else --context NAME's, else $TOPICS_URL and
+$TOPICS_API_KEY, else the current context's (`topics context --help`), else
+http://127.0.0.1:4000.
 """
 
 RELAY_DESCRIPTION = """\
@@ -61,7 +66,10 @@ the records *after* that seq, as the API's cursors. --since 10m and --from-time 
 local time without an offset) start at the first record written at or after that time.
 Without -e, read follows the topic after printing what it has (over an SSE watch, like tail)
 until Ctrl-C, --to, or the topic's deletion.
-Lost records (cap/TTL) print a GAP line on stderr and reading goes on.
+Lost records (cap/TTL) print a GAP line on stderr and reading goes on; reading from the start
+of a capped or TTL topic begins at its earliest retained record, which is no loss (no GAP).
+With -e into a pipe or a file, stderr shows the progress (on a terminal) and a summary at the
+end (-q: none).
 
 With --consumer NAME, read prints the records after that named consumer's committed cursor and
 commits what it printed (every --commit-every records and when it ends), so the next run goes
@@ -111,10 +119,17 @@ def _connection_options(parser: argparse._ActionsContainer, *, suppress: bool) -
     """``--url``, ``--api-key`` and ``--json``; ``suppress``: no defaults (a copy after the
     subcommand must not reset a value given before it)."""
     unset, off = (argparse.SUPPRESS, argparse.SUPPRESS) if suppress else (None, False)
-    url_help = "server URL (default: $TOPICS_URL, else http://127.0.0.1:4000)"
-    key_help = "API key (default: $TOPICS_API_KEY, which is better: arguments show in ps)"
+    url_help = "server URL (default: --context, $TOPICS_URL, the current context, http://127.0.0.1:4000)"
+    key_help = "API key (default: the context's, or $TOPICS_API_KEY — better: arguments show in ps)"
     parser.add_argument("--url", default=unset, help=url_help)
     parser.add_argument("--api-key", default=unset, help=key_help)
+    parser.add_argument(
+        "--context",
+        default=unset,
+        type=contexts.context_name,
+        metavar="NAME",
+        help="connect with this context's URL and key (default: $TOPICS_CONTEXT, else the current one)",
+    )
     parser.add_argument("--json", action="store_true", default=off, help="JSON lines even on a terminal")
 
 
@@ -140,11 +155,49 @@ def build_parser() -> argparse.ArgumentParser:
     _topic(sub, common)
     _records(sub, common)
     _queues(sub, common)
+    _worker(sub, common)
     _relay(sub)
     _routers(sub, common)
     _schedules(sub, common)
     _consumers(sub, common)
+    _contexts(sub)
+    _completion(sub, parser)
     return parser
+
+
+def _contexts(sub: Sub) -> None:
+    context = _group(sub, "context", "named server URLs and API keys in a config file (nats context style)")
+    context_parser = sub.choices["context"]
+    context_parser.description = contexts.__doc__
+    context_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    p = context.add_parser("add", help="add or replace a context (the first one added becomes current)")
+    p.add_argument("name", type=contexts.context_name)
+    p.add_argument("--url", dest="server", required=True, help="the server URL")
+    p.add_argument("--api-key", dest="key", metavar="KEY", help="its API key; - reads it from stdin")
+    p.add_argument("--use", action="store_true", help="make it the current context")
+    p.set_defaults(run=contexts.cmd_context_add, offline=True)
+
+    p = context.add_parser("use", help="make a context the current one")
+    p.add_argument("name", type=contexts.context_name)
+    p.set_defaults(run=contexts.cmd_context_use, offline=True)
+
+    p = context.add_parser("ls", help="list contexts (keys are never shown)")
+    p.set_defaults(run=contexts.cmd_context_ls, offline=True)
+
+    p = context.add_parser("rm", help="delete a context")
+    p.add_argument("name", type=contexts.context_name)
+    p.set_defaults(run=contexts.cmd_context_rm, offline=True)
+
+
+def _completion(sub: Sub, root: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh or fish)",
+        description=completion.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("shell", choices=completion.SHELLS)
+    p.set_defaults(run=completion.cmd_completion, root=root, offline=True)
 
 
 def _group(sub: Sub, name: str, help: str) -> Sub:
@@ -233,6 +286,7 @@ def _records(sub: Sub, common: Parser) -> None:
     p.add_argument("--to", type=records.seq_arg, metavar="SEQ", help="stop after this seq (inclusive)")
     p.add_argument("-e", "--exit", action="store_true", help="exit at the head instead of following")
     p.add_argument("--records", action="store_true", help="whole records: seq, ts, tag, node, meta, data")
+    p.add_argument("-q", "--quiet", action="store_true", help="-e into a pipe or file: no summary on stderr")
     p.add_argument(
         "--consumer",
         metavar="NAME",
@@ -345,6 +399,106 @@ def _queues(sub: Sub, common: Parser) -> None:
     p.set_defaults(run=queues.cmd_dlq_redrive)
 
 
+WORKER_DESCRIPTION = """\
+Consume QUEUE with a function of yours: a topics.Worker running HANDLER, named MODULE:FUNCTION
+as celery -A, rq worker and arq name theirs (MODULE imported from the current directory, or
+--path; FUNCTION may be dotted). It claims jobs (pushed over /work, or polled), runs the
+handler — a coroutine function as asyncio tasks, anything else in a thread pool — and acks
+the job when it returns. An exception nacks it with backoff; raising topics.Retry(delay_ms=…)
+retries it after that delay; topics.Permanent (or a --permanent exception) moves it to the
+queue's dead-letter topic at once; the queue's max_deliveries dead-letters the rest.
+
+A start banner (queue, concurrency, mode, node) and the Worker's warnings go to stderr.
+SIGTERM or Ctrl-C stops gracefully: no more claims, running handlers get --grace seconds to
+finish, the rest are released for redelivery at once; a second signal releases them all.
+"""
+
+WORKER_EPILOG = (
+    """\
+  # tasks.py:  def send_email(job): smtp.send(**job.data)
+  topics worker tasks:send_email emails --concurrency 8
+  topics worker app.jobs:handle thumbnails --path src --rate-limit 20 --permanent app.errors:BadInput
+  topics worker tasks:send_email emails --drain        # until the queue is empty
+
+"""
+    + worker.EXIT_CODES
+)
+
+
+def _worker(sub: Sub, common: Parser) -> None:
+    p = sub.add_parser(
+        "worker",
+        parents=[common],
+        help="consume a queue with a Python function (MODULE:FUNCTION), like celery/rq/arq workers",
+        description=WORKER_DESCRIPTION,
+        epilog=WORKER_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("handler", metavar="MODULE:FUNCTION", help="the handler, called with each topics.Job")
+    p.add_argument("queue", metavar="QUEUE")
+    p.add_argument("--path", action="append", metavar="DIR", help="import from DIR too (repeatable)")
+    p.add_argument(
+        "--concurrency", type=_positive, default=1, metavar="N", help="jobs run at once (default 1)"
+    )
+    p.add_argument("--node", help="the worker's name holding the leases (default <host>-<pid>-<hex>)")
+    p.add_argument(
+        "--mode", choices=("auto", "push", "poll"), default="auto", help="push over /work, or poll claim"
+    )
+    p.add_argument("--lease-ms", type=_positive, metavar="MS", help="lease per job (default: the queue's)")
+    p.add_argument(
+        "--no-auto-extend",
+        dest="auto_extend",
+        action="store_false",
+        help="do not extend leases while a job is held",
+    )
+    p.add_argument(
+        "--backoff",
+        choices=("exponential", "linear", "fixed"),
+        default="exponential",
+        help="delay policy for failed jobs (default exponential)",
+    )
+    p.add_argument(
+        "--backoff-ms",
+        type=_positive,
+        metavar="MS",
+        help="the first delay (exponential), step (linear) or every delay (fixed); default 1000",
+    )
+    p.add_argument("--backoff-max-ms", type=_positive, metavar="MS", help="the longest delay (default 60000)")
+    p.add_argument(
+        "--permanent",
+        action="append",
+        metavar="MODULE:EXCEPTION",
+        help="an exception class that dead-letters its job at once (repeatable)",
+    )
+    p.add_argument("--rate-limit", type=_positive_float, metavar="R", help="at most R jobs started a second")
+    p.add_argument(
+        "--breaker-threshold",
+        type=_non_negative,
+        default=0,
+        metavar="N",
+        help="handler failures in a row that open a circuit breaker (default 0: none)",
+    )
+    p.add_argument(
+        "--breaker-cooldown",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="seconds the open breaker waits before a probe (default 30)",
+    )
+    p.add_argument(
+        "--grace",
+        type=_non_negative_float,
+        default=30.0,
+        metavar="S",
+        help="seconds running jobs get to finish after a stop (default 30)",
+    )
+    p.add_argument(
+        "--drain", action="store_true", help="exit when the queue is empty (default: run until SIGTERM)"
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log retries and breaker changes too")
+    p.set_defaults(run=worker.cmd_worker)
+
+
 def _relay(sub: Sub) -> None:
     p = sub.add_parser(
         "relay",
@@ -414,6 +568,9 @@ def _relay(sub: Sub) -> None:
     )
     connection.add_argument("--api-key", default=argparse.SUPPRESS, help="API key (default: $TOPICS_API_KEY)")
     connection.add_argument(
+        "--context", default=argparse.SUPPRESS, type=contexts.context_name, metavar="NAME", help="a context"
+    )
+    connection.add_argument(
         "--json", action="store_true", default=argparse.SUPPRESS, help="JSON lines even on a terminal"
     )
     p.set_defaults(run=relay.cmd_relay)
@@ -435,7 +592,7 @@ def _routers(sub: Sub, common: Parser) -> None:
     p.add_argument("name", help='conventionally "<source>-><dest>"')
     p.add_argument("--source", required=True, help="the topic whose records are forwarded")
     p.add_argument("--dest", required=True, help="the topic they are appended to")
-    p.add_argument("--filter", type=admin.json_arg, help='a §5 match tuple, e.g. \'["tag","Glob","eu:*"]\'')
+    p.add_argument("--filter", type=admin.json_arg, help='a match tuple, e.g. \'["tag","Glob","eu:*"]\'')
     p.add_argument("--guarantee", help="at_least_once (default) or exactly_once")
     p.add_argument("--preserve-node", action=argparse.BooleanOptionalAction, help="keep $node (default yes)")
     p.add_argument("--preserve-tag", action=argparse.BooleanOptionalAction, help="keep $tag (default yes)")
@@ -462,6 +619,16 @@ def _non_negative(value: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}") from None
     if number < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {number}")
+    return number
+
+
+def _non_negative_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value!r}") from None
+    if not 0 <= number < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
     return number
 
 

@@ -106,15 +106,31 @@ def _jobs(args: argparse.Namespace) -> list[Job | int]:
 
 def cmd_queue_ack(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``queue ack QUEUE --node N [SEQ…]``: ``topic``, ``acked``, ``skipped``, ``ready``,
-    ``in_flight``."""
-    out.item(client.ack(args.queue, args.node, _jobs(args)))
-    return 0
+    ``in_flight``; exit 1 when a job was not held (``skipped``), with a message on stderr."""
+    result = client.ack(args.queue, args.node, _jobs(args))
+    out.item(result)
+    return _not_held(out, "acked", args, result.skipped)
 
 
 def cmd_queue_nack(client: Client, args: argparse.Namespace, out: Output) -> int:
     """``queue nack QUEUE --node N [--delay-ms MS] [SEQ…]``: as ``ack``, with ``nacked``."""
-    out.item(client.nack(args.queue, args.node, _jobs(args), delay_ms=args.delay_ms))
-    return 0
+    result = client.nack(args.queue, args.node, _jobs(args), delay_ms=args.delay_ms)
+    out.item(result)
+    return _not_held(out, "nacked", args, result.skipped)
+
+
+def _not_held(out: Output, verb: str, args: argparse.Namespace, skipped: list[int]) -> int:
+    """Exit 1 naming the jobs the server skipped: not held by ``--node`` (never claimed, its
+    lease expired or moved on — a fenced line's ``lease_id`` no longer matches —, or done)."""
+    if not skipped:
+        return 0
+    shown = ", ".join(map(str, skipped[:20])) + (", …" if len(skipped) > 20 else "")
+    noun = "job" if len(skipped) == 1 else "jobs"
+    out.alarm(
+        f"topics: not_held: {len(skipped)} {noun} not {verb} ({shown}): not held by node "
+        f"{args.node!r} in {args.queue} (never claimed, lease expired or taken over, or done)"
+    )
+    return 1
 
 
 def cmd_dlq_ls(client: Client, args: argparse.Namespace, out: Output) -> int:

@@ -8,15 +8,21 @@ records.
   (earlier batches are; the summary says how many records).
 - ``read TOPIC`` prints the records after ``--from`` (one ``data`` per line; ``--records``: whole
   records) and then follows the topic; ``-e`` stops at the head instead.
-- ``tail TOPIC…`` follows topics from their head (or ``--from``) over one SSE watch.
+- ``tail TOPIC…`` follows topics from their head (or ``--from``) over one SSE watch; a topic
+  that does not exist yet is waited for (``waiting for topic X`` on stderr) and
+  then printed from its first record, as ``nats sub`` and ``kcat -C`` wait for a producer.
 
 Lost records (a topic's cap or TTL overtook the reader) are never skipped quietly: a ``GAP``
-line goes to stderr and reading goes on.
+line goes to stderr and reading goes on. Reading from the start (``--from earliest``, or a time
+before the earliest record) begins at the earliest retained record: what cap or TTL removed
+before the read began is no loss to it, so the server's tombstone for it is not a ``GAP`` (kcat
+``-o beginning``, Redis ``XRANGE - +``).
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from collections.abc import Mapping
@@ -28,7 +34,7 @@ import orjson
 
 from .._ops import record_body
 from ..client import Client
-from ..errors import TopicsError
+from ..errors import TopicNotFound, TopicsError
 from ..models import AppendResult, CaughtUp, Records, Tombstone, TopicDeleted
 from .consumers import read_as_consumer
 from .errors import BadInput, UsageError
@@ -37,6 +43,9 @@ from .output import Output, deleted_message, gap_message
 
 LINGER_S = 0.2
 """A partial batch of stdin lines is sent this long after its first line arrived."""
+
+WAIT_FIRST_S, WAIT_MAX_S = 0.25, 5.0
+"""``tail`` polls for a topic that does not exist yet from every 0.25 s up to every 5 s."""
 
 
 # -- cursors -------------------------------------------------------------------------------------
@@ -175,7 +184,8 @@ class Tally:
 
 
 def _progress(out: Output, total: int | None) -> AbstractContextManager[Any]:
-    """A rich progress bar on a terminal's stderr (input bytes when the size is known)."""
+    """A rich progress bar on a terminal's stderr (input bytes when the size is known; a
+    spinner and the count otherwise)."""
     if not out.err_tty:
         return nullcontext(None)
     from rich.console import Console
@@ -290,13 +300,58 @@ def cmd_read(client: Client, args: argparse.Namespace, out: Output) -> int:
         include_tags=args.records or out.tty,
         on_gap="skip",
     )
+    tally = ReadTally(args.topic)
     reported = 0  # gaps grow as pages are read: each is reported before the records after it
-    for record in reader:
-        if len(reader.gaps) > reported:
-            reported = _report_gaps(out, reader.gaps, reported)
-        out.record(record, full=args.records)
-    _report_gaps(out, reader.gaps, reported)
+    try:
+        # on a terminal the records printed are the progress: a bar would fight them for it
+        with nullcontext(None) if out.tty else _progress(out, None) as progress:
+            task = progress.add_task(f"{args.topic}: 0 records", total=None) if progress else None
+            for record in reader:
+                if len(reader.gaps) > reported:
+                    reported = _report_gaps(out, reader.gaps, reported)
+                out.record(record, full=args.records)
+                tally.add(record.seq)
+                if progress is not None and tally.count % 100 == 0:
+                    progress.update(task, description=f"{args.topic}: {tally.count} records")
+            _report_gaps(out, reader.gaps, reported)
+    except KeyboardInterrupt:
+        if not out.tty:
+            out.notice(tally.summary("interrupted: read"))
+        return 130
+    if not out.tty and not args.quiet:
+        out.notice(tally.summary())
     return 0
+
+
+class ReadTally:
+    """What ``read -e`` has printed, for its summary on stderr when stdout is not a terminal."""
+
+    def __init__(self, topic: str) -> None:
+        self.topic = topic
+        self.count = 0
+        self.first: int | None = None
+        self.last: int | None = None
+        self.started = time.monotonic()
+
+    def add(self, seq: int) -> None:
+        self.count += 1
+        if self.first is None:
+            self.first = seq
+        self.last = seq
+
+    def summary(self, verb: str = "read") -> str:
+        elapsed = time.monotonic() - self.started
+        noun = "record" if self.count == 1 else "records"
+        seqs = ""
+        if self.count:
+            seqs = f" (seq {self.first})" if self.first == self.last else f" (seqs {self.first}..{self.last})"
+        return f"{verb} {self.count} {noun} from {self.topic}{seqs} in {elapsed:.2f} s"
+
+
+def trimmed_at_start(tomb: Tombstone) -> bool:
+    """A tombstone a reader starting at cursor 0 meets first: records before the earliest
+    retained one, gone before the read began."""
+    return tomb.gap_from == 1 and tomb.reason != "recreated"
 
 
 def _report_gaps(out: Output, gaps: list[Tombstone], reported: int) -> int:
@@ -307,9 +362,38 @@ def _report_gaps(out: Output, gaps: list[Tombstone], reported: int) -> int:
 
 
 def cmd_tail(client: Client, args: argparse.Namespace, out: Output) -> int:
-    """``tail TOPIC… [--from …] [--records]``."""
+    """``tail TOPIC… [--from …] [--records]``: topics that do not exist yet are waited for and
+    then read from their first record."""
     start = {topic: _watch_start(args.from_) for topic in args.topics}
+    try:
+        for topic in wait_for_topics(client, list(start), out):
+            start[topic] = 0
+    except KeyboardInterrupt:
+        return 0
     return follow(client, start, out, full=args.records, show_topic=len(start) > 1 or args.records)
+
+
+def wait_for_topics(client: Client, topics: list[str], out: Output) -> list[str]:
+    """Waits until every topic in ``topics`` exists (polling with a growing, jittered delay);
+    returns the ones that did not exist at first. Says so on stderr (as ``nats sub`` does)."""
+    missing = [t for t in topics if not _exists(client, t)]
+    waited = list(missing)
+    delay = WAIT_FIRST_S
+    if missing:
+        out.notice(f"topics: waiting for topic {', '.join(missing)} (Ctrl-C stops)")
+    while missing:
+        time.sleep(delay * random.uniform(0.8, 1.2))
+        delay = min(delay * 2, WAIT_MAX_S)
+        missing = [t for t in missing if not _exists(client, t)]
+    return waited
+
+
+def _exists(client: Client, topic: str) -> bool:
+    try:
+        client.topic(topic, touch=False)
+    except TopicNotFound:
+        return False
+    return True
 
 
 def follow(
@@ -322,10 +406,17 @@ def follow(
     show_topic: bool = False,
 ) -> int:
     """Prints a watch's records as they come until Ctrl-C (exit 0), every topic is deleted, or
-    (``to_seq``) the single topic's cursor reaches ``to_seq``."""
+    (``to_seq``) the single topic's cursor reaches ``to_seq``. A topic's first event being a
+    tombstone from seq 1 (a start at cursor 0 meeting records trimmed before it) is no loss and
+    prints no ``GAP``."""
+    fresh = set(start)  # topics no event has come for yet
     try:
         with client.watch(start, include_meta=full) as watch:
             for event in watch:
+                first = event.topic in fresh
+                fresh.discard(event.topic)
+                if isinstance(event, Tombstone) and first and trimmed_at_start(event):
+                    continue
                 if isinstance(event, Records):
                     for record in event.records:
                         if to_seq is not None and record.seq > to_seq:

@@ -1,0 +1,138 @@
+"""What the native server's two protocols share: HTTP/1.1 (``http``) and HTTP/2 over cleartext
+(``http2``), served on one listener.
+
+- :data:`H2_PREFACE`, the bytes a prior-knowledge HTTP/2 client opens with (RFC 9113 §3.4): the
+  HTTP/1.1 protocol looks at a connection's first bytes once and hands a connection that starts
+  with them to the HTTP/2 one.
+- :class:`BodyBuffer`, a request body under ``TOPICS_MAX_BODY_BYTES``: past the limit its bytes
+  are discarded as they arrive (never buffered) and the request is marked ``body_too_large`` —
+  the app answers 413 where the handler asks for its body.
+- :func:`build_request`, the app's :class:`Request` from a method, a request target
+  (path and query, as sent) and the rest (the one use of httptools' URL parser).
+- :func:`content_length`, the ``Content-Length`` of a response; a ``HEAD`` request gets it with
+  the head alone (RFC 9110 §9.3.2): the transport owns that rule, whatever the app put in the
+  body.
+- :class:`Connection` and :class:`Listener`, what the server's idle sweep and graceful shutdown
+  (``http.HttpServer``) see of a connection, and what a connection sees of its server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Protocol
+
+import httptools
+
+from .request import Request
+from .responses import Response
+
+if TYPE_CHECKING:
+    from .app import TopicsApp
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+"""The HTTP/2 connection preface's fixed part (its SETTINGS frame follows)."""
+
+STALLED_CLOSE_S = 5.0
+"""A stream that ended on a client that is not reading is given this long to take the unread
+bytes; then they are dropped (HTTP/1.1: the connection is aborted; HTTP/2: the stream is reset)."""
+
+
+class BodyBuffer:
+    """One request body as it arrives, kept up to ``limit`` bytes; past it, the body is dropped
+    and every further byte discarded (``too_large``)."""
+
+    __slots__ = ("chunks", "limit", "size", "too_large")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[bytes] = []
+        self.size = 0
+        """Bytes received (kept or not)."""
+        self.too_large = False
+
+    def add(self, data: bytes) -> int:
+        """Take ``data``; returns the change in bytes kept (negative when the body just went
+        over the limit and what was kept is dropped)."""
+        if self.too_large:
+            return 0
+        n = len(data)
+        self.size += n
+        if self.size > self.limit:
+            self.too_large = True
+            self.chunks = []
+            return n - self.size
+        self.chunks.append(data)
+        return n
+
+    @property
+    def kept(self) -> int:
+        """Bytes held."""
+        return 0 if self.too_large else self.size
+
+    def take(self) -> tuple[bytes, bool]:
+        """The body (empty when too large) and whether it was too large; the buffer starts over."""
+        chunks, too_large = self.chunks, self.too_large
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        self.chunks = []
+        self.size = 0
+        self.too_large = False
+        return body, too_large
+
+
+class BadTarget(ValueError):
+    """A request target that is not one (``build_request``)."""
+
+
+def build_request(
+    method: bytes,
+    target: bytes,
+    headers: list[tuple[bytes, bytes]],
+    body: bytes,
+    too_large: bool,
+    started: float,
+) -> Request:
+    """The app's request; ``target`` is the request target as sent (``httptools.parse_url``
+    splits it; :class:`BadTarget` if it is not one)."""
+    try:
+        parsed = httptools.parse_url(target)
+    except httptools.HttpParserInvalidURLError as err:
+        raise BadTarget(f"malformed request target: {err}") from None
+    return Request(
+        method.decode("latin-1"),
+        parsed.path.decode("latin-1"),
+        parsed.query or b"",
+        headers,
+        body,
+        too_large,
+        started,
+    )
+
+
+def content_length(response: Response) -> int:
+    """The length of ``response``'s body: what ``Content-Length`` says, a ``HEAD`` answer's
+    included."""
+    body = response.body
+    return len(body) if isinstance(body, bytes) else response.length
+
+
+class Connection(Protocol):
+    """A client connection as the server's idle sweep and graceful shutdown handle it."""
+
+    def idle_for(self, now: float) -> float:
+        """Seconds since the connection last received bytes (``now``: loop time), 0 while a
+        request is in hand."""
+
+    def close(self) -> None:
+        """Close now (what was written still goes out)."""
+
+    def wind_down(self) -> None:
+        """One step of a graceful shutdown (called until the connection is gone): take no new
+        requests, cancel streams, close once no request is in hand."""
+
+
+class Listener(Protocol):
+    """What a connection needs of its server."""
+
+    app: TopicsApp
+    loop: asyncio.AbstractEventLoop
+    connections: set[Connection]
