@@ -15,14 +15,15 @@ never create a task.
 Every request is counted once it is over, under its operation (``accounting``: a plain request
 when its response is ready, a stream when it ends), and written to the access log when that is
 on (``accesslog``); a response to an allowed browser origin gets its CORS headers (``cors``).
-Both transports pass here, so neither counts anything itself.
+Every transport passes here (HTTP/1.1, h2c, ASGI), so none counts anything itself.
 
 Beside the operations, matched by exact path before them: a CORS preflight, when CORS is on,
 and the served contract and its interactive docs page (``apidocs``: public, not operations of
 the document).
 
-Transports: ``http`` (the native HTTP/1.1 server ``topics serve`` runs) and ``asgi`` (an ASGI
-app, for in-process tests and ASGI servers: ``asgi.create_app``).
+Transports: ``http`` (the native HTTP/1.1 server ``topics serve`` runs, with ``http2`` for h2c
+on its port) and ``asgi`` (an ASGI app, for in-process tests and ASGI servers:
+``asgi.create_app``).
 """
 
 from __future__ import annotations
