@@ -616,3 +616,35 @@ def test_the_client_rules_find_a_type_import_cycle_and_each_kind_of_private_use(
         "topics.b:7 uses topics.a._hidden",
         "topics.b:7 uses topics.a._hidden",
     ]
+
+
+def _calls_or_assignments(path: Path) -> set[str]:
+    """The attribute names ``path`` calls or assigns (``logging.basicConfig(...)`` →
+    ``basicConfig``; ``sys.excepthook = f`` → ``excepthook``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            found.add(node.func.attr)
+        elif isinstance(node, ast.Assign):
+            found.update(t.attr for t in node.targets if isinstance(t, ast.Attribute))
+    return found
+
+
+def test_logging_is_set_up_and_metrics_rendered_in_one_module_each() -> None:
+    """Every line the server writes goes through the one handler ``topics_server/logs.py``
+    installs (so ``TOPICS_LOG_FORMAT=json`` covers them all): no other module adds a handler,
+    sets a formatter or replaces an exception hook or a standard stream. prometheus_client is
+    ``topics_server/metrics.py``'s alone."""
+    set_up = {"basicConfig", "addHandler", "setFormatter", "excepthook", "unraisablehook", "stdout", "stderr"}
+    offenders = {
+        str(path.relative_to(SOURCE)): sorted(names)
+        for path in SOURCE.rglob("*.py")
+        if path != SOURCE / "topics_server" / "logs.py" and (names := _calls_or_assignments(path) & set_up)
+    }
+    assert offenders == {}
+    metrics = {
+        str(path.relative_to(SOURCE))
+        for path in SOURCE.rglob("*.py")
+        if "prometheus_client" in _absolute_imports(path)
+    }
+    assert metrics == {"topics_server/metrics.py"}

@@ -97,6 +97,10 @@ class Engine:
         """Strong-watch state by topic id (see :class:`StrongWatch`)."""
         self.next_topic_id = 1
         self._quota_swept_ms = -QUOTA_SWEEP_MS
+        self.records_appended = 0
+        """Records accepted by appends since the process started — writes, schedule runs,
+        dead-letter moves and router copies; not a deduplicated retry, not WAL replay
+        (``topics_records_appended_total``)."""
 
     # -- registry -----------------------------------------------------------------------------
 
@@ -437,6 +441,7 @@ class Engine:
         apply = self._applier(topic, planned, now)
         wait = self.persistence.append(topic, planned, idempotency_key, apply)
         self._track_durable(topic, last)
+        self.records_appended += planned.count
         if wait is not None and idempotency_key is not None:
             topic.pending.keys[idempotency_key] = wait
             wait.add_done_callback(_release_key(topic, idempotency_key))
@@ -475,6 +480,7 @@ class Engine:
             topic, planned.last_seq, describe(planned.first_seq, planned.ts_runs[0][1]), apply
         )
         self._track_durable(topic, planned.last_seq)
+        self.records_appended += planned.count
         return planned.first_seq
 
     def _track_durable(self, topic: Topic, last: int) -> None:

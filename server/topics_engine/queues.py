@@ -151,6 +151,19 @@ class _Waiting:
     future: asyncio.Future[float] | None = None
 
 
+@dataclass(slots=True)
+class JobStats:
+    """What happened to jobs since the process started, over every queue (the metrics'
+    ``topics_jobs_*_total``): one add per operation, not per job."""
+
+    claimed: int = 0
+    """Leased by a claim or a ``/work`` refill (a re-delivery counts again)."""
+    acked: int = 0
+    nacked: int = 0
+    dead_lettered: int = 0
+    """Moved to a dead-letter topic: past ``max_deliveries``, or explicitly."""
+
+
 class Queues:
     """Queue operations, composed over an :class:`Engine` (the engine knows nothing of them)."""
 
@@ -163,6 +176,7 @@ class Queues:
         """(topic id, seq) -> backoff ms of a held-back job's next dead-letter move attempt."""
         self._lease_prefix = f"lease_{secrets.token_hex(4)}"
         self._lease_counter = 1
+        self.stats = JobStats()
 
     def _lease_ids(self, n: int) -> list[str]:
         """``n`` new ``lease_<hex>`` ids: a random per-process prefix and a counter — unique
@@ -370,6 +384,7 @@ class Queues:
         if cap:
             wanted = min(wanted, max(0, cap - len(q.leases)))
         picked = self._pick(topic, q, wanted, now)
+        self.stats.claimed += len(picked)
         if len(claimers) == 1:
             dealt = [picked]
         else:
@@ -530,6 +545,7 @@ class Queues:
         was_full = bool(cap) and len(_q(topic).leases) >= cap
         done = [seq for seq, _ in held]
         deleted = self._complete(topic, held)
+        self.stats.acked += len(done)
         if was_full:
             self._freed(topic)  # room under the cap
         return LeaseChange(name, done, skipped, wait=deleted.wait)
@@ -551,6 +567,7 @@ class Queues:
         """``n`` more jobs were moved to the dead-letter topic: the queue's ``dead_lettered``
         total, journaled always (the event carries the new total: replay-safe)."""
         q = _q(topic)
+        self.stats.dead_lettered += n
         event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, last_seq, "", deliveries=q.dead_lettered + n)
         q.apply(event)
         self.engine.persistence.lease_events(topic, [event], always=True)
@@ -623,6 +640,7 @@ class Queues:
         for e in events:
             _q(topic).apply(e)
         wait = self.engine.persistence.lease_events(topic, events) if events else None
+        self.stats.nacked += len(events)
         if events:  # jobs claimable now or at a new due time (streams re-arm their timers), room
             self._freed(topic)
         return LeaseChange(name, [seq for seq, _ in held], skipped, wait=wait)

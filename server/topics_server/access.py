@@ -126,21 +126,29 @@ class Gate:
             )
         return principal
 
-    def admit(
-        self, request: Request, operation_id: str, requirement: Requirement, path: dict[str, str]
-    ) -> Principal | None:
-        """The request's key once it may call this operation on these path names (``None``
-        with auth disabled, or on a public operation)."""
+    def identify(self, request: Request, requirement: Requirement) -> Principal | None:
+        """The request's key (401 without a known one); ``None`` with auth disabled, or on a
+        public operation. Then :meth:`authorize` it."""
         if not self.keys.enabled or (requirement.public and not self.probe_auth):
             return None
-        principal = self.authenticate(request, requirement.token_query)
+        return self.authenticate(request, requirement.token_query)
+
+    def authorize(
+        self,
+        principal: Principal | None,
+        operation_id: str,
+        requirement: Requirement,
+        path: dict[str, str],
+    ) -> None:
+        """403 unless the key may call this operation on these path names."""
+        if principal is None:
+            return
         if requirement.scopes:
             forbid_scopes(principal, requirement.scopes, operation_id)
         for param in NAME_PARAMS:
             name = path.get(param)
             if name is not None:
                 forbid_name(principal, name, param)
-        return principal
 
 
 BodyNames = Callable[[Any], list[tuple[str, str]]]

@@ -27,7 +27,7 @@ from .context import ServerContext
 from .request import Request
 from .responses import Response
 from .settings import Settings
-from .sse import SSE_HEADERS, StreamReply
+from .sse import StreamReply
 from .streams import Frame
 from .websocket import WebSocketReply
 
@@ -80,7 +80,7 @@ class AsgiApp:
             {
                 "type": "http.response.start",
                 "status": outcome.status,
-                "headers": [*outcome.headers, (b"content-length", str(outcome.length).encode())],
+                "headers": [*outcome.headers, *_content_length(outcome)],
             }
         )
         body = b"" if request.method == "HEAD" else outcome.joined()
@@ -147,6 +147,11 @@ class AsgiApp:
             if not message.get("more_body", False):
                 break
         request.body = b"".join(chunks) if not request.body_too_large else b""
+
+
+def _content_length(response: Response) -> list[tuple[bytes, bytes]]:
+    """The body's length (none on a 204: RFC 9110 §8.6)."""
+    return [] if response.status == 204 else [(b"content-length", str(response.length).encode())]
 
 
 async def _refuse(scope: Scope, send: Send, response: Response) -> None:
@@ -220,7 +225,7 @@ class _AsgiMessages(_AsgiQueue):
 
 async def _run_stream(reply: StreamReply, receive: Receive, send: Send) -> None:
     try:
-        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        await send({"type": "http.response.start", "status": 200, "headers": reply.headers})
     except BaseException:  # the client is gone already: the reply still closes (its slot)
         reply.close()
         raise

@@ -3,7 +3,9 @@
 loop.
 
 Configuration comes only from the environment (see :mod:`topics_server.settings`); bad
-configuration prints how to fix it and exits with status 2 without binding anything.
+configuration prints how to fix it and exits with status 2 without binding anything. Logging is
+set up first (``logs``: ``TOPICS_LOG_FORMAT``, then ``TOPICS_LOG_LEVEL``), before the server's
+modules are imported, so even a library's import-time warning is a line in the chosen format.
 SIGINT/SIGTERM: readiness turns ``shutting_down``, the server stops accepting connections, lets
 requests in flight finish (at most :data:`DRAIN_S`), checkpoints and exits 0. A data directory
 recovery refuses (a file of a newer format version: ``UnsupportedFormat``) or fails on stops the
@@ -18,20 +20,27 @@ import logging
 import os
 import signal
 import sys
+from importlib import metadata
+from typing import TYPE_CHECKING
 
-import uvloop
-from topics_engine.datadir import DataDirLocked, UnsupportedFormat
+from . import logs
+from .settings import ConfigError, Settings, load_settings, log_format
 
-from .app import build
-from .context import VERSION, ServerContext
-from .http import HttpServer
-from .settings import ConfigError, Settings, load_settings
+if TYPE_CHECKING:
+    from .context import ServerContext
 
 log = logging.getLogger("topics.server")
 DRAIN_S = 10.0
 
 
 async def run(settings: Settings) -> int:
+    # the server's modules are imported only now, once logging is set up (module docs)
+    from topics_engine.datadir import DataDirLocked
+
+    from .app import build
+    from .context import VERSION
+    from .http import HttpServer
+
     app, ctx = build(settings)
     try:
         await ctx.start()  # locks the data directory; recovery runs in the background
@@ -80,6 +89,8 @@ async def run(settings: Settings) -> int:
 
 async def _recovered_unless_stopped(ctx: ServerContext, stopping: asyncio.Event) -> bool:
     """Wait until recovery finished or a stop signal came; ``False`` if recovery failed (logged)."""
+    from topics_engine.datadir import UnsupportedFormat
+
     recovery = asyncio.ensure_future(ctx.wait_ready())
     stop = asyncio.ensure_future(stopping.wait())
     await asyncio.wait({recovery, stop}, return_when=asyncio.FIRST_COMPLETED)
@@ -95,7 +106,9 @@ async def _recovered_unless_stopped(ctx: ServerContext, stopping: asyncio.Event)
 
 
 def serve(settings: Settings) -> int:
-    logging.getLogger().setLevel(settings.log_level.upper())
+    import uvloop
+
+    logs.set_levels(settings.log_level, settings.log_levels, settings.access_log)
     return uvloop.run(run(settings))
 
 
@@ -106,13 +119,18 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("version", help="print the version")
     args = parser.parse_args(argv)
     if args.command == "version":
-        print(VERSION)
+        print(metadata.version("topics"))
         return 0
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        fmt = log_format(os.environ)
+    except ConfigError as err:
+        print(f"topics: configuration error: {err}", file=sys.stderr)
+        return 2
+    logs.install(fmt)
     try:
         settings = load_settings()
     except ConfigError as err:
-        print(f"topics: configuration error: {err}", file=sys.stderr)
+        log.error("configuration error: %s", err)
         return 2
     finally:
         # the keys live on only as digests: none in os.environ (the kernel's copy of the

@@ -19,6 +19,7 @@ from topics_engine.routers import Routers
 from topics_engine.schedules import Schedules
 from topics_engine.watch import Watches
 
+from .accounting import RequestStats
 from .admission import Admission
 from .bodies import decode_records
 from .settings import Caps
@@ -65,6 +66,8 @@ class ServerContext:
     frames: FrameCache = field(init=False)
     admission: Admission = field(init=False)
     throttle: Throttle = field(init=False)
+    requests: RequestStats = field(default_factory=RequestStats)
+    """What the server counted about the requests it served (``accounting``)."""
     started: float = field(default_factory=time.monotonic)
     ready: bool = False
     replay_progress: float = 0.0

@@ -60,7 +60,7 @@ from .app import Outcome, TopicsApp
 from .http2 import Http2Connection
 from .request import Request
 from .responses import JSON_HEADERS, Response
-from .sse import SSE_HEADERS, StreamReply
+from .sse import StreamReply
 from .streams import Frame
 from .transport import H2_PREFACE, STALLED_CLOSE_S, BodyBuffer, Connection, build_request, content_length
 from .websocket import WebSocketReply, WebSocketSession, text_frame_head
@@ -312,8 +312,8 @@ class HttpProtocol(asyncio.Protocol):
         length = content_length(response)
         if keep_alive and response.headers is JSON_HEADERS:  # the common case, pre-formatted
             head = b"%s%d\r\n\r\n" % (_JSON_HEADS.get(response.status) or _json_head(response.status), length)
-        else:
-            extra = b"content-length: %d\r\n" % length
+        else:  # no Content-Length on a 204 (RFC 9110 §8.6): a CORS preflight's
+            extra = b"content-length: %d\r\n" % length if response.status != 204 else b""
             if not keep_alive:
                 extra += b"connection: close\r\n"
             head = _head(response.status, response.headers, extra)
@@ -333,7 +333,7 @@ class HttpProtocol(asyncio.Protocol):
         if transport is None or self.closed:  # the client left before the stream started
             reply.close()
             return False
-        transport.write(_head(200, SSE_HEADERS, b"transfer-encoding: chunked\r\n"))
+        transport.write(_head(200, reply.headers, b"transfer-encoding: chunked\r\n"))
         self.streaming = True
         ended = False
         try:

@@ -422,8 +422,9 @@ class Http2Connection(asyncio.Protocol):
         headers = [
             (b":status", _STATUS.get(response.status) or b"%d" % response.status),
             *_h2_headers(response.headers),
-            (b"content-length", b"%d" % length),
         ]
+        if response.status != 204:  # none on a 204 (RFC 9110 §8.6): a CORS preflight's
+            headers.append((b"content-length", b"%d" % length))
         head_only = stream.request.method == "HEAD" or not length
         try:
             self.h2.send_headers(stream.id, headers, end_stream=head_only)
@@ -459,8 +460,13 @@ class Http2Connection(asyncio.Protocol):
         if stream.over or self.closed:
             reply.close()
             return
+        head = (
+            _SSE_H2_HEADERS
+            if reply.headers is SSE_HEADERS
+            else [(b":status", b"200"), *_h2_headers(reply.headers)]  # the app added some (CORS)
+        )
         try:
-            self.h2.send_headers(stream.id, _SSE_H2_HEADERS)
+            self.h2.send_headers(stream.id, head)
         except ProtocolError:  # reset meanwhile
             self._forget(stream)
             reply.close()

@@ -1,8 +1,11 @@
-"""§8.3 — the metric families of ``GET /v0/metrics``, read from the :class:`ServerContext`.
+"""§8.3 — the metric families of ``GET /v0/metrics``, read from the :class:`ServerContext`
+(every family, its labels and its unit: docs/METRICS.md).
 
-One prometheus_client collector (:class:`TopicsCollector`) yields every family; each render
-registers it in a private :class:`CollectorRegistry` (never the process-global default one, so
-nothing else ever shows up here and nothing of ours elsewhere) and renders either
+One prometheus_client collector (:class:`TopicsCollector`) yields every family of ours; each
+render registers it, with prometheus_client's process, GC and platform collectors
+(``process_*``, ``python_*``: made once per process), in a private :class:`CollectorRegistry`
+(never the process-global default one, so nothing else ever shows up here and nothing of ours
+elsewhere) and renders either
 
 * the Prometheus text exposition 0.0.4 (:func:`metrics_text`, content type
   :data:`TEXT_CONTENT_TYPE`), or
@@ -17,20 +20,30 @@ nothing else ever shows up here and nothing of ours elsewhere) and renders eithe
   its sample). A histogram has ``_bucket`` samples (label ``le``, cumulative, ``+Inf`` last),
   ``_sum`` and ``_count``.
 
-Families: process aggregates (over every topic, whatever the caller may see), a per-topic block
-for at most :data:`MAX_TOPIC_METRICS` topics in name order — only those ``allowed`` admits (an API
-key's prefix allowlist), with ``topics_topic_metrics_truncated`` 1 when more were eligible; the
-named consumers' lag of those topics (``topics_topic_consumer_lag{topic,consumer}``, at most
+Families: process aggregates (over every topic, whatever the caller may see); what was done
+since the process started — requests by operation and status with their durations
+(``accounting``), records appended, jobs claimed/acked/nacked/dead-lettered, records pushed down
+streams, WebSocket commands — and the elastic throttle's state; a per-topic block for at most
+:data:`MAX_TOPIC_METRICS` topics in name order — only those ``allowed`` admits (an API key's
+prefix allowlist), with ``topics_topic_metrics_truncated`` 1 when more were eligible; the named
+consumers' lag of those topics (``topics_topic_consumer_lag{topic,consumer}``, at most
 :data:`MAX_CONSUMER_METRICS` samples, ``topics_topic_consumer_metrics_truncated`` 1 when more
 consumers were eligible) — and the WAL's counters, gauges and fsync latency histogram. Without a
 data directory (in-memory engine), or before the WAL is open, the WAL families are present with
 zeros.
 
+Names: the contract's (§8.3) are kept as they are; where one is not in Prometheus' base units
+(``topics_wal_fsync_latency_us``, ``topics_topic_queue_oldest_ready_age_ms``,
+``topics_uptime_ms``) the conventional twin is exposed beside it
+(``topics_wal_fsync_duration_seconds``, ``topics_topic_queue_oldest_ready_age_seconds``,
+``process_start_time_seconds``).
+
 Cost: a scrape runs on the event loop — writes wait while it runs — so it reads what the engine
 keeps up to date (topic count, ``engine.usage``, the class counts and the queue topics) and
 walks only the queue topics (lazy lease expiry), the sorted names (for a prefix-limited key) and
 the bounded per-topic block (``bench/metrics_scrape.py``: 43 ms text, 21 ms JSON at 100 000
-topics).
+topics); the request families are one series per operation seen; the process collector reads
+three ``/proc`` files and lists the open descriptors.
 
 While the WAL replays (on a worker thread that is mutating the engine) a scrape reads only the
 topic and router counts: the per-topic block is empty and the other engine aggregates are 0
@@ -41,26 +54,33 @@ with ``GET /v0/topics/:topic``.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client.exposition import generate_latest
+from prometheus_client.gc_collector import GCCollector
 from prometheus_client.metrics_core import (
     CounterMetricFamily,
     GaugeMetricFamily,
     HistogramMetricFamily,
     Metric,
 )
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.samples import Sample
 from topics_engine import Engine
 from topics_engine.config import Durability
 from topics_engine.datadir import CacheView, WalView
 from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
 
-from .context import ServerContext
+from .accounting import Histogram, RequestStats
+from .context import VERSION, ServerContext
+from .throttle import Throttle
 
 MAX_TOPIC_METRICS = 1000
 """Most topics the per-topic block lists (the first eligible ones in name order)."""
@@ -71,6 +91,15 @@ TEXT_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 
 TopicFilter = Callable[[str], bool]
 """Which topic names the caller may see (``None``: all)."""
+
+STANDARD_COLLECTORS: list[Collector] = [
+    ProcessCollector(registry=None),
+    GCCollector(registry=CollectorRegistry()),
+    PlatformCollector(registry=None),
+]
+"""prometheus_client's ``process_*`` (Linux ``/proc``: CPU seconds, resident and virtual memory,
+open and max descriptors, start time), ``python_gc_*`` and ``python_info`` collectors, made once
+(the process collector reads the boot time, the platform one its constants, when made)."""
 
 
 # -- reading the context -----------------------------------------------------------------------
@@ -174,7 +203,7 @@ def _row(engine: Engine, topic: Topic, now: int, room: list[int]) -> TopicRow:
 # -- the families ------------------------------------------------------------------------------
 
 
-def _queue(value: Callable[[QueueCounters], int]) -> Callable[[TopicRow], int | None]:
+def _queue(value: Callable[[QueueCounters], float]) -> Callable[[TopicRow], float | None]:
     """A per-topic value of queue topics only."""
     return lambda row: None if row.queue is None else value(row.queue)
 
@@ -200,6 +229,9 @@ class TopicsCollector(Collector):
         ctx = self.ctx
         rows, truncated, consumers_truncated = topic_rows(ctx.engine, ctx.ready, self.allowed)
         yield from self._process(aggregates(ctx, ctx.ready))
+        yield from self._work()
+        yield from _requests(ctx.requests)
+        yield from _throttle(ctx.throttle)
         yield from self._per_topic(rows, truncated)
         yield from self._consumers(rows, consumers_truncated)
         yield from self._wal(ctx.wal_view())
@@ -249,9 +281,39 @@ class TopicsCollector(Collector):
             1.0 if ctx.ready else ctx.replay_progress,
         )
         yield _gauge("topics_uptime_ms", "Milliseconds since the server started.", ctx.uptime_ms)
+        info = GaugeMetricFamily("topics_build_info", "The server's version (value 1).", labels=["version"])
+        info.add_metric([VERSION], 1)
+        yield info
+
+    def _work(self) -> Iterator[Metric]:
+        """What was done since the process started: records in, jobs, records pushed out."""
+        ctx = self.ctx
+        yield _counter(
+            "topics_records_appended_total",
+            "Records appended (writes over HTTP and WebSocket, schedule runs, dead-letter moves, "
+            "router copies; not deduplicated retries).",
+            ctx.engine.records_appended,
+        )
+        jobs = ctx.queues.stats
+        yield _counter("topics_jobs_claimed_total", "Jobs leased by claims and /work streams.", jobs.claimed)
+        yield _counter("topics_jobs_acked_total", "Jobs acknowledged (completed).", jobs.acked)
+        yield _counter("topics_jobs_nacked_total", "Jobs released for a retry by a nack.", jobs.nacked)
+        yield _counter(
+            "topics_jobs_dead_lettered_total",
+            "Jobs moved to a dead-letter topic (past max_deliveries, or explicitly).",
+            jobs.dead_lettered,
+        )
+        pushed = CounterMetricFamily(
+            "topics_records_pushed_total",
+            "Deliveries pushed: records written to watch streams and WebSockets, jobs to /work streams.",
+            labels=["stream"],
+        )
+        for stream, n in ctx.requests.pushed.items():
+            pushed.add_metric([stream], n)
+        yield pushed
 
     def _per_topic(self, rows: list[TopicRow], truncated: bool) -> Iterator[Metric]:
-        def family(name: str, help_: str, value: Callable[[TopicRow], int | None]) -> GaugeMetricFamily:
+        def family(name: str, help_: str, value: Callable[[TopicRow], float | None]) -> GaugeMetricFamily:
             out = GaugeMetricFamily(name, help_, labels=["topic"])
             for row in rows:
                 v = value(row)
@@ -282,6 +344,11 @@ class TopicsCollector(Collector):
             "topics_topic_queue_oldest_ready_age_ms",
             "Age of the oldest claimable job per queue topic (now - its $ts; 0 when none).",
             _queue(lambda q: q.oldest_ready_age_ms),
+        )
+        yield family(
+            "topics_topic_queue_oldest_ready_age_seconds",
+            "Age in seconds of the oldest claimable job per queue topic (0 when none).",
+            _queue(lambda q: q.oldest_ready_age_ms / 1000),
         )
         yield family(
             "topics_topic_queue_holders",
@@ -339,6 +406,7 @@ class TopicsCollector(Collector):
             "topics_wal_read_only", "1 once the WAL turned read-only after an I/O error.", int(wal.read_only)
         )
         yield _fsync_histogram(wal)
+        yield _fsync_seconds(wal)
 
     def _cache(self, cache: CacheView) -> Iterator[Metric]:
         yield _gauge(
@@ -384,6 +452,96 @@ def _fsync_histogram(wal: WalView) -> HistogramMetricFamily:
     )
 
 
+def _fsync_seconds(wal: WalView) -> HistogramMetricFamily:
+    """``topics_wal_fsync_latency_us`` in seconds (the same counts): the conventional name."""
+    h = wal.histogram
+    bounds = [repr(b / 1_000_000) for b in wal.bucket_bounds_us] + ["+Inf"]
+    return HistogramMetricFamily(
+        "topics_wal_fsync_duration_seconds",
+        "WAL fsync latency in seconds.",
+        buckets=list(zip(bounds, itertools.accumulate(h.counts), strict=True)),
+        sum_value=h.sum_us / 1_000_000,
+    )
+
+
+def _requests(requests: RequestStats) -> Iterator[Metric]:
+    """Requests by operation and status, their durations, stream lifetimes, WebSocket commands
+    (``accounting``; an operation appears once it was called)."""
+    operations = requests.every_operation()
+    counts = CounterMetricFamily(
+        "topics_http_requests_total",
+        "HTTP requests served, by operationId and status (a stream counts when it ends).",
+        labels=["operation", "status"],
+    )
+    for op in operations:
+        for status, n in sorted(op.statuses.items()):
+            counts.add_metric([op.operation_id, str(status)], n)
+    yield counts
+    durations = HistogramMetricFamily(
+        "topics_http_request_duration_seconds",
+        "Time from a request's first byte to its response being ready, by operationId (streams excluded).",
+        labels=["operation"],
+    )
+    lifetimes = HistogramMetricFamily(
+        "topics_http_stream_duration_seconds",
+        "Lifetime of SSE streams and WebSockets, by operationId, observed when they end.",
+        labels=["operation"],
+    )
+    for op in operations:
+        _observed(durations, op.operation_id, op.durations)
+        _observed(lifetimes, op.operation_id, op.lifetimes)
+    yield durations
+    yield lifetimes
+    commands = CounterMetricFamily(
+        "topics_websocket_commands_total",
+        "WebSocket commands, by op and the HTTP status their answer stands for (200, or the error's).",
+        labels=["command", "status"],
+    )
+    for (command, status), n in sorted(requests.commands.items()):
+        commands.add_metric([command, str(status)], n)
+    yield commands
+
+
+def _observed(family: HistogramMetricFamily, operation: str, h: Histogram) -> None:
+    """``h``'s samples for ``operation`` (none before its first observation), appended as
+    ``HistogramMetricFamily.add_metric`` would, at a third of its cost."""
+    if not h.count:
+        return
+    name, samples = family.name, family.samples
+    bucket = name + "_bucket"
+    total = 0
+    for le, n in zip(_le(h.bounds), h.counts, strict=True):
+        total += n
+        samples.append(Sample(bucket, {"operation": operation, "le": le}, total))
+    samples.append(Sample(name + "_count", {"operation": operation}, total))
+    samples.append(Sample(name + "_sum", {"operation": operation}, h.sum))
+
+
+@functools.cache
+def _le(bounds: tuple[float, ...]) -> tuple[str, ...]:
+    """The ``le`` labels of these bucket bounds, ``+Inf`` last."""
+    return (*map(repr, bounds), "+Inf")
+
+
+def _throttle(throttle: Throttle) -> Iterator[Metric]:
+    """The elastic throttle (§0.6): an extension — the contract lists no throttle metric."""
+    yield _gauge(
+        "topics_throttle_active",
+        "1 while the elastic throttle's priority cutoff is on (low-priority work waits or gets 429).",
+        int(throttle.active),
+    )
+    yield _gauge("topics_throttle_cutoff", "The priority cutoff (0 when off).", throttle.cutoff or 0)
+    yield _gauge(
+        "topics_throttle_pressure",
+        "Smoothed pressure: event-loop lag over its 10 ms budget, or WAL depth over 200 000 (1.0 = at it).",
+        round(throttle.pressure, 4),
+    )
+    yield _gauge("topics_throttle_parked", "Requests waiting for admission now.", throttle.parked)
+    yield _counter(
+        "topics_throttle_refused_total", "Requests the throttle refused with 429.", throttle.refused
+    )
+
+
 # -- rendering ---------------------------------------------------------------------------------
 
 
@@ -391,6 +549,8 @@ def registry(ctx: ServerContext, allowed: TopicFilter | None = None) -> Collecto
     """A private registry holding one :class:`TopicsCollector` over ``ctx``."""
     reg = CollectorRegistry(auto_describe=False)
     reg.register(TopicsCollector(ctx, allowed))
+    for collector in STANDARD_COLLECTORS:
+        reg.register(collector)
     return reg
 
 

@@ -4,7 +4,8 @@ connexion walks the spec (``AbstractRoutingAPI``): every path and method becomes
 its ``operationId`` resolved to a handler (start-up fails if one has none), its parameters and
 body schema resolved, its ``security`` read as the scopes it needs (start-up fails if it
 declares none). :class:`RouteTable` compiles each operation into a :class:`Route` — its
-``dispatch.Operation`` (handler and traits), its validator (compiled once) and its requirement —
+``dispatch.Operation`` (handler and traits), its validator (compiled once), its requirement and
+its request counters (``accounting``) —
 and indexes the path templates in a segment trie, so matching a request costs one dict lookup
 per path segment — no per-route regular expressions, no middleware stack.
 """
@@ -22,6 +23,7 @@ from connexion.spec import Specification
 from topics_engine.errors import NotFound
 
 from .access import Requirement
+from .accounting import OperationStats, RequestStats
 from .bodies import BodyCompiler
 from .dispatch import Operation
 from .errors import MethodNotAllowed
@@ -39,6 +41,8 @@ class Route:
     validator: OperationValidator
     requirement: Requirement
     """Who may call it: the scopes of its ``security`` in the spec (``access``)."""
+    stats: OperationStats
+    """Its request counters, which know its path template (``accounting``)."""
 
 
 @dataclass
@@ -60,8 +64,14 @@ class RouteTable(AbstractRoutingAPI[Route]):
     an entry in ``operations`` (start-up fails otherwise)."""
 
     def __init__(
-        self, specification: Specification, *, operations: Mapping[str, Operation], max_body_bytes: int
+        self,
+        specification: Specification,
+        *,
+        operations: Mapping[str, Operation],
+        max_body_bytes: int,
+        requests: RequestStats,
     ) -> None:
+        self._requests = requests
         self._root = _Node()
         self._cache: dict[tuple[str, str], Match] = {}
         self._operations = operations
@@ -77,6 +87,7 @@ class RouteTable(AbstractRoutingAPI[Route]):
             self._operations[operation.operation_id],
             OperationValidator(operation, self._compiler, self._max_body_bytes),
             Requirement.from_security(operation.operation_id, operation.security),
+            self._requests.operation(operation.operation_id, operation.path),
         )
 
     @staticmethod

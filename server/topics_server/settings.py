@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,17 @@ class Settings:
     max_body_bytes: int = 64 * MIB
     limits: Limits = Limits()
     log_level: str = "info"
+    """The level of topics' own loggers (``topics.*``)."""
+    log_levels: tuple[tuple[str, str], ...] = ()
+    """Other loggers named in ``TOPICS_LOG_LEVEL`` (``debug,connexion=debug``), with their level;
+    every logger not named stays at ``warning`` (``logs``)."""
+    log_format: str = "plain"
+    """``TOPICS_LOG_FORMAT``: ``plain`` lines, or ``json`` (one object per line)."""
+    access_log: bool = False
+    """``TOPICS_ACCESS_LOG``: one ``topics.access`` line per request (``accesslog``)."""
+    cors_origins: tuple[str, ...] = ()
+    """``TOPICS_CORS_ORIGINS``: the browser origins allowed to call the API (``("*",)``: any);
+    empty: no CORS headers at all (``cors``)."""
     segment_max_events: int = 100_000
     segment_max_bytes: int = 16 * MIB
     segment_max_age_ms: int = 600_000
@@ -87,6 +99,10 @@ _LIMIT_CEILINGS = {"max_tag_bytes": 4096, "max_node_bytes": 4096}
 """A record's tag and node sit in its head, whose offsets the record store keeps as 16-bit
 columns: even escaped six-fold they must fit 64 KiB."""
 _LOG_LEVELS = ("critical", "error", "warning", "info", "debug")
+LOG_FORMATS = ("plain", "json")
+_LOGGER_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_ORIGIN = re.compile(r"(https?)://([a-z0-9]([a-z0-9.-]*[a-z0-9])?|\[[0-9a-f:.]+\])(:[0-9]{1,5})?")
+"""A serialized origin (RFC 6454 §6.1) as browsers send it: scheme, host, optional port."""
 
 
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
@@ -136,6 +152,58 @@ def _flag(env: Mapping[str, str], name: str, default: bool = False) -> bool:
     raise ConfigError(f"{name}={raw!r} is not a boolean; set it to true or false (or 1 or 0)")
 
 
+def log_format(env: Mapping[str, str]) -> str:
+    """``TOPICS_LOG_FORMAT`` (read on its own first: a configuration error is then reported
+    in the format asked for)."""
+    raw = env.get("TOPICS_LOG_FORMAT", "").strip().lower() or "plain"
+    if raw not in LOG_FORMATS:
+        raise ConfigError(f"TOPICS_LOG_FORMAT={raw!r} is unknown; use plain (the default) or json")
+    return raw
+
+
+def _log_levels(env: Mapping[str, str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``TOPICS_LOG_LEVEL``: ``level[,logger=level...]`` — topics' level, then other loggers'."""
+    raw = env.get("TOPICS_LOG_LEVEL", "").strip() or "info"
+    first, *rest = (part.strip() for part in raw.split(","))
+    first = first.lower()
+    if first not in _LOG_LEVELS:
+        raise ConfigError(
+            f"TOPICS_LOG_LEVEL={raw!r}: the level {first!r} is unknown; use one of {', '.join(_LOG_LEVELS)}, "
+            "optionally followed by logger=level pairs (e.g. debug,connexion=debug)"
+        )
+    named: list[tuple[str, str]] = []
+    for part in rest:
+        name, eq, level = (p.strip() for p in part.partition("="))
+        level = level.lower()
+        if not eq or not _LOGGER_NAME.fullmatch(name) or level not in _LOG_LEVELS:
+            raise ConfigError(
+                f"TOPICS_LOG_LEVEL={raw!r}: {part!r} is not logger=level; name a logger "
+                f"(e.g. connexion, asyncio, websockets) and one of {', '.join(_LOG_LEVELS)}"
+            )
+        named.append((name, level))
+    return first, tuple(named)
+
+
+def _cors_origins(env: Mapping[str, str]) -> tuple[str, ...]:
+    """``TOPICS_CORS_ORIGINS``: comma-separated exact origins, or ``*`` alone."""
+    raw = env.get("TOPICS_CORS_ORIGINS", "").strip()
+    if not raw:
+        return ()
+    origins = [o.strip() for o in raw.split(",")]
+    if "*" in origins:
+        if len(origins) > 1:
+            raise ConfigError("TOPICS_CORS_ORIGINS: '*' allows every origin; give it alone or list origins")
+        return ("*",)
+    for origin in origins:
+        if not _ORIGIN.fullmatch(origin):
+            raise ConfigError(
+                f"TOPICS_CORS_ORIGINS: {origin!r} is not an origin; list origins exactly as browsers send "
+                "them, scheme://host[:port] in lower case with no path or trailing slash "
+                "(e.g. https://app.example.com,http://localhost:5173), or '*' for any"
+            )
+    return tuple(dict.fromkeys(origins))
+
+
 def _api_keys(env: Mapping[str, str]) -> KeyStore:
     try:
         return KeyStore.parse(env.get("TOPICS_API_KEYS", ""))
@@ -183,9 +251,7 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     host = _host(env)
     keys = _api_keys(env)
     _check_exposure(env, host, keys)
-    log_level = env.get("TOPICS_LOG_LEVEL", "info").strip().lower() or "info"
-    if log_level not in _LOG_LEVELS:
-        raise ConfigError(f"TOPICS_LOG_LEVEL={log_level!r} is unknown; use one of {', '.join(_LOG_LEVELS)}")
+    log_level, log_levels = _log_levels(env)
     return Settings(
         segment_max_events=_int(env, "TOPICS_SEGMENT_MAX_EVENTS", 100_000, 1, 2**40),
         segment_max_bytes=_int(env, "TOPICS_SEGMENT_MAX_BYTES", 16 * MIB, 1 * KIB, 2**40),
@@ -201,6 +267,10 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         max_body_bytes=max_body,
         limits=limits,
         log_level=log_level,
+        log_levels=log_levels,
+        log_format=log_format(env),
+        access_log=_flag(env, "TOPICS_ACCESS_LOG"),
+        cors_origins=_cors_origins(env),
         api_keys=keys,
         probe_auth=_flag(env, "TOPICS_PROBE_AUTH"),
         caps=caps,

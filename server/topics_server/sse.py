@@ -1,15 +1,16 @@
 """Server-sent events: frame encoding and the streaming reply handlers return.
 
-A handler that streams returns a :class:`StreamReply`. The transport sends :data:`SSE_HEADERS`,
-then runs ``produce(sink)`` (a :class:`streams.Sink` of SSE frames) until it returns (the
-stream ends) or the client goes away (``produce`` is cancelled); ``close`` always runs last,
-exactly once. Streams are never compressed.
+A handler that streams returns a :class:`StreamReply`. The transport sends its ``headers``
+(:data:`SSE_HEADERS`, plus any the app adds: CORS), then runs ``produce(sink)`` (a
+:class:`streams.Sink` of SSE frames) until it returns (the stream ends) or the client goes away
+(``produce`` is cancelled); ``close`` always runs last, exactly once. Streams are never
+compressed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import orjson
 
@@ -67,3 +68,6 @@ def heartbeat(now_ms: int) -> bytes:
 class StreamReply:
     produce: Callable[[Sink], Awaitable[None]]
     close: Callable[[], None]
+    headers: list[tuple[bytes, bytes]] = field(default_factory=lambda: SSE_HEADERS)
+    """The response's headers (shared :data:`SSE_HEADERS` unless the app added some: never
+    mutated in place)."""

@@ -1,6 +1,6 @@
 """Decoded subscription requests (a ``POST /v0/watch`` body, a WebSocket ``subscribe``) as the
 watch engine's options and start positions: one reading of the fields for both — and the one
-lagging hook both streams give their :class:`StreamLoop`."""
+lagging hook both streams give their :class:`StreamLoop`, and how many records a read delivers."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 from topics_engine.errors import InvalidRequest
-from topics_engine.watch import Subscription, TopicStart, WatchOptions
+from topics_engine.watch import RecordsEvent, Step, Subscription, TopicStart, WatchOptions
 
 from .bodies import opt
 
@@ -65,3 +65,12 @@ def lagged(subs: Iterable[Subscription]) -> None:
     for sub in subs:
         for position in sub.positions.values():
             position.fresh = True
+
+
+def records_in(step: Step) -> int:
+    """The records a read delivers (``topics_records_pushed_total``)."""
+    n = 0
+    for ev in step.events:
+        if isinstance(ev, RecordsEvent):
+            n += ev.count
+    return n

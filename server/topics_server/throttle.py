@@ -109,6 +109,8 @@ class Throttle:
         self.allowance = MIN_ALLOWANCE
         self.parked = 0
         """Requests waiting now (the heap may also hold entries already refused)."""
+        self.refused = 0
+        """Requests refused (429) since the process started (``topics_throttle_refused_total``)."""
         self._heap: list[_Parked] = []
         self._arrivals = itertools.count()
 
@@ -183,6 +185,7 @@ class Throttle:
     def refusal(self) -> Throttled:
         """The 429 of a request the throttle turns away."""
         retry = _clamp_retry(self.retry_after_ms() * random.uniform(0.8, 1.2))
+        self.refused += 1
         return Throttled(
             f"the server is under CPU pressure and this topic's priority is below the current "
             f"cutoff ({self.cutoff or 1}); retry after {retry} ms, raise the topic's priority, or "

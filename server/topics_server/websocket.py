@@ -38,6 +38,7 @@ from topics_engine.watch import Subscription
 
 from . import wire
 from .access import forbid_name, forbid_scopes
+from .accounting import MeteredSink, StreamEnded
 from .admission import Slot
 from .auth import Principal
 from .bodies import BodyCompiler, BodyDecoder, check_utf8, fields_set
@@ -45,7 +46,7 @@ from .handlers.records import append
 from .responses import await_ack
 from .spec import load_document, routing_document
 from .streams import Sink, SlowConsumer, StreamLoop
-from .subscriptions import lagged, positions_body, topic_starts, watch_options
+from .subscriptions import lagged, positions_body, records_in, topic_starts, watch_options
 from .throttle import priority_of
 from .watchframes import ws_frame
 
@@ -79,9 +80,24 @@ class WebSocketReply:
     """The key that opened the socket: each command is authorized against it."""
     slot: Slot | None = None
     """The socket's §11 stream slot, released when the session closes."""
+    ended: StreamEnded | None = None
+    """The request accounting's hook: called once when the session closes, with the bytes of
+    the frames sent when ``metered`` (else 0)."""
+    metered: bool = False
+    """Count the bytes sent (the access log is on)."""
 
     def open(self, sink: MessageSink) -> WebSocketSession:
-        return WebSocketSession(self.ctx, sink, self.principal, self.slot)
+        ended = self.ended
+        if ended is None:
+            return WebSocketSession(self.ctx, sink, self.principal, self.slot)
+        meter = MeteredSink(sink) if self.metered else None
+        return WebSocketSession(
+            self.ctx,
+            sink if meter is None else meter,
+            self.principal,
+            self.slot,
+            lambda: ended(0 if meter is None else meter.bytes),
+        )
 
 
 _OWS = " \t"
@@ -208,11 +224,16 @@ def _authorize(principal: Principal, op: str, body: Any) -> None:
         forbid_name(principal, name, where)
 
 
+UNKNOWN_COMMAND = "unknown"
+"""How the accounting names a message that is no command (not JSON, no or an unknown ``op``)."""
+
+
 class CommandError(Exception):
-    def __init__(self, request_id: str | None, err: BaseException) -> None:
+    def __init__(self, request_id: str | None, err: BaseException, command: str = UNKNOWN_COMMAND) -> None:
         super().__init__(str(err))
         self.request_id = request_id
         self.err = err
+        self.command = command
 
 
 def error_frame(request_id: str | None, err: BaseException) -> bytes:
@@ -238,11 +259,14 @@ class WebSocketSession:
         sink: MessageSink,
         principal: Principal | None = None,
         slot: Slot | None = None,
+        ended: Callable[[], None] | None = None,
     ) -> None:
         self.ctx = ctx
         self.sink = sink
         self.principal = principal
         self.slot = slot
+        self.ended = ended
+        """Run once by :meth:`close` (the request accounting)."""
         self.subs: list[Subscription] = []
         self.loop = StreamLoop(
             sink, ctx.engine.clock, PING_INTERVAL_MS, self._heartbeat, on_lagging=lambda: lagged(self.subs)
@@ -262,14 +286,20 @@ class WebSocketSession:
         a publish's ``ack`` may follow later frames when it waits for its fsync)."""
         if self.closed:
             return
+        requests = self.ctx.requests
         try:
             if not text:
                 raise CommandError(None, InvalidRequest("binary messages are not supported; send JSON text"))
-            self._command(message)
+            command = self._command(message)
         except CommandError as exc:
-            self._send(error_frame(exc.request_id, exc.err))
+            err = wire.to_topics_error(exc.err)
+            requests.command(exc.command, wire.status_of(err))
+            self._send(error_frame(exc.request_id, err))
+            return
+        requests.command(command, 200)
 
-    def _command(self, message: bytes) -> None:
+    def _command(self, message: bytes) -> str:
+        """Run one command; returns its ``op`` (:class:`CommandError` if it fails)."""
         try:
             head = _COMMAND.decode(message)
         except UnicodeDecodeError:
@@ -299,7 +329,8 @@ class WebSocketSession:
                 _authorize(self.principal, head.op, body)
             getattr(self, f"_{head.op}")(body, request_id)
         except Exception as err:  # noqa: BLE001 — every failure becomes an error frame
-            raise CommandError(request_id, err) from None
+            raise CommandError(request_id, err, head.op) from None
+        return head.op
 
     def _heartbeat(self, now_ms: int) -> None:
         self.sink.ping(b"%d" % now_ms)
@@ -436,6 +467,7 @@ class WebSocketSession:
             for ev in step.events:
                 loop.write(ws_frame(ev, frames))
             sub.commit(step)
+            self.ctx.requests.pushed["websocket"] += records_in(step)
             if step.ended and self.by_topic.get(step.position.name) is sub:
                 self._drop(step.position.name)
         return False
@@ -468,3 +500,6 @@ class WebSocketSession:
         self.subs.clear()
         self.by_topic.clear()
         self.loop.close()
+        ended, self.ended = self.ended, None
+        if ended is not None:
+            ended()

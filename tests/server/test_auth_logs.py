@@ -1,7 +1,7 @@
 """No log line ever contains a configured secret (§0.2, §12): a real ``topics serve`` with API
 keys, every kind of request — good keys, unknown keys, scope and prefix refusals, ``?token=``
-on the SSE GET, a WebSocket upgrade, a configuration refusal — at debug level, then every line
-the process wrote is searched for each secret."""
+on the SSE GET, a WebSocket upgrade, a configuration refusal — at debug level with the access log
+on, then every line the process wrote is searched for each secret."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ def test_no_log_line_contains_a_configured_secret(tmp_path: Path) -> None:
         "TOPICS_DATA_DIR": str(tmp_path / "data"),
         "TOPICS_API_KEYS": KEYS,
         "TOPICS_LOG_LEVEL": "debug",
+        "TOPICS_ACCESS_LOG": "true",
         **NO_THROTTLE,  # a loaded machine's throttle would refuse the writes _exercise expects
     }
     proc = subprocess.Popen([str(TOPICS), "serve"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -80,6 +81,7 @@ def test_no_log_line_contains_a_configured_secret(tmp_path: Path) -> None:
     assert proc.stdout is not None
     log = proc.stdout.read().decode("utf-8", "replace")
     assert "authentication on: 3 API keys" in log  # the run did log, at debug level
+    assert " topics.access GET /v0/watch/{wid} 401 " in log  # ... and a line per request
     for secret in SECRETS:
         leaked = [line for line in log.splitlines() if secret in line]
         assert not leaked, f"a log line contains a configured secret: {leaked[:3]}"

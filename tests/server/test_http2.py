@@ -681,6 +681,28 @@ async def test_idle_h2c_connections_are_closed_with_a_goaway(srv: Srv) -> None:
     client.close()
 
 
+async def test_cors_over_h2c() -> None:
+    """A preflight (a 204 without ``content-length``), an actual response and an SSE stream of
+    an allowed origin carry the CORS headers over HTTP/2 as over HTTP/1.1."""
+    origin = "https://app.example.com"
+    async with serving({"TOPICS_CORS_ORIGINS": origin}) as srv, srv.h2() as http:
+        r = await http.options(
+            "/v0/topics/t", headers={"Origin": origin, "Access-Control-Request-Method": "PUT"}
+        )
+        assert r.http_version == "HTTP/2" and r.status_code == 204
+        assert r.headers["access-control-allow-origin"] == origin and "content-length" not in r.headers
+        r = await http.put("/v0/topics/t", json={}, headers={"Origin": origin})
+        assert r.status_code == 201 and r.headers["access-control-allow-origin"] == origin
+        wid = (await http.post("/v0/watch", json={"topics": {"t": {}}})).json()["wid"]
+        async with http.stream("GET", f"/v0/watch/{wid}", headers={"Origin": origin}) as stream:
+            assert stream.status_code == 200 and stream.http_version == "HTTP/2"
+            assert stream.headers["access-control-allow-origin"] == origin
+            assert "connection" not in stream.headers
+            await _next_event(_frames(stream), "caught-up")
+    statuses = srv.ctx.requests.operations["watch_stream"].statuses
+    assert statuses == {200: 1}  # the stream counted once it ended, as over HTTP/1.1
+
+
 # -- bounds found by review (issue 25) ------------------------------------------------------------
 
 

@@ -47,6 +47,18 @@ def test_limits_come_from_the_environment() -> None:
         ({"TOPICS_MAX_SSE_CONNECTIONS_PER_KEY": "lots"}, "TOPICS_MAX_SSE_CONNECTIONS_PER_KEY"),
         ({"TOPICS_MAX_META_BYTES": "4096", "TOPICS_MAX_RECORD_BYTES": "1024"}, "TOPICS_MAX_META_BYTES"),
         ({"TOPICS_LOG_LEVEL": "loud"}, "TOPICS_LOG_LEVEL"),
+        ({"TOPICS_LOG_LEVEL": "debug,connexion"}, "TOPICS_LOG_LEVEL"),
+        ({"TOPICS_LOG_LEVEL": "debug,connexion=chatty"}, "TOPICS_LOG_LEVEL"),
+        ({"TOPICS_LOG_LEVEL": "debug,=info"}, "TOPICS_LOG_LEVEL"),
+        ({"TOPICS_LOG_FORMAT": "xml"}, "TOPICS_LOG_FORMAT"),
+        ({"TOPICS_ACCESS_LOG": "sometimes"}, "TOPICS_ACCESS_LOG"),
+        ({"TOPICS_CORS_ORIGINS": "app.example.com"}, "TOPICS_CORS_ORIGINS"),
+        ({"TOPICS_CORS_ORIGINS": "https://app.example.com/"}, "TOPICS_CORS_ORIGINS"),
+        ({"TOPICS_CORS_ORIGINS": "https://App.example.com"}, "TOPICS_CORS_ORIGINS"),
+        ({"TOPICS_CORS_ORIGINS": "https://a.example.com/path"}, "TOPICS_CORS_ORIGINS"),
+        ({"TOPICS_CORS_ORIGINS": "null"}, "TOPICS_CORS_ORIGINS"),
+        ({"TOPICS_CORS_ORIGINS": "*,https://a.example.com"}, "TOPICS_CORS_ORIGINS"),
+        ({"TOPICS_CORS_ORIGINS": "https://a.example.com,,https://b.example.com"}, "TOPICS_CORS_ORIGINS"),
         ({"TOPICS_WAL_SYNC_MS": "0"}, "TOPICS_WAL_SYNC_MS"),
         ({"TOPICS_MAX_TAG_BYTES": "5000"}, "TOPICS_MAX_TAG_BYTES"),
         ({"TOPICS_MAX_NODE_BYTES": "5000"}, "TOPICS_MAX_NODE_BYTES"),
@@ -84,3 +96,27 @@ def test_caps_come_from_the_environment_and_default_to_the_contracts() -> None:
     s = load_settings({"TOPICS_MAX_TOPICS": "0", "TOPICS_MAX_ROUTERS": "3", "TOPICS_MAX_TOTAL_BYTES": "1000"})
     assert (s.limits.max_topics, s.caps.max_routers, s.limits.max_total_bytes) == (0, 3, 1000)
     assert load_settings({"TOPICS_PROBE_AUTH": "true"}).probe_auth
+
+
+def test_logging_and_cors_settings() -> None:
+    s = load_settings({})
+    assert (s.log_level, s.log_levels, s.log_format, s.access_log, s.cors_origins) == (
+        "info",
+        (),
+        "plain",
+        False,
+        (),
+    )
+    s = load_settings(
+        {
+            "TOPICS_LOG_LEVEL": "DEBUG, connexion=info ,asyncio=debug",
+            "TOPICS_LOG_FORMAT": "JSON",
+            "TOPICS_ACCESS_LOG": "true",
+            "TOPICS_CORS_ORIGINS": "https://app.example.com, http://localhost:5173,https://app.example.com",
+        }
+    )
+    assert s.log_level == "debug" and s.log_levels == (("connexion", "info"), ("asyncio", "debug"))
+    assert s.log_format == "json" and s.access_log is True
+    assert s.cors_origins == ("https://app.example.com", "http://localhost:5173")
+    assert load_settings({"TOPICS_CORS_ORIGINS": " * "}).cors_origins == ("*",)
+    assert load_settings({"TOPICS_CORS_ORIGINS": "http://[::1]:8080"}).cors_origins == ("http://[::1]:8080",)

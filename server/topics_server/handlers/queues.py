@@ -176,6 +176,7 @@ class _WorkStream:
                 for job in jobs:
                     loop.write(event("job", job.encode(self.topic.name), job.seq))
                 if jobs:
+                    self.ctx.requests.pushed["work"] += len(jobs)
                     await loop.flush()
                     continue
                 await loop.idle(self._until_next_change_ms())

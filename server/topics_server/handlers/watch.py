@@ -23,7 +23,7 @@ from ..errors import NotAcceptable, Unauthorized
 from ..responses import Reply
 from ..sse import RETRY, StreamReply, accepts_event_stream, error_event, heartbeat
 from ..streams import Sink, SlowConsumer, StreamLoop
-from ..subscriptions import lagged, positions_body, topic_starts, watch_options
+from ..subscriptions import lagged, positions_body, records_in, topic_starts, watch_options
 from ..throttle import StreamPacer, priorities_of
 from ..validation import ValidatedRequest
 from ..watchframes import sse_frame
@@ -160,6 +160,7 @@ class WatchStream:
             for ev in step.events:
                 loop.write(sse_frame(ev, session.event_id((name, ev.cursor)), cache))
             sub.commit(step)
+            self.ctx.requests.pushed["watch"] += records_in(step)
         return False
 
     def _rewind(self) -> None:

@@ -58,10 +58,17 @@ def sync_detailed(
     when the block was capped), the WAL (`topics_wal_frames_total`,
     `_batches_total`, `_fsyncs_total`, `_bytes_written_total`, `_rotations_total`,
     `_queue_depth`, `_queue_depth_peak`, `_submit_full_total`, `_read_only`) and
-    the histogram `topics_wal_fsync_latency_us`. `200` always, even while the WAL
-    is replaying (the metrics describe the recovering process). Needs the `read`
-    scope when keys are configured; the per-topic block lists only the topics in
-    the key's prefix allowlist.
+    the histogram `topics_wal_fsync_latency_us`. Beside them (extensions, with
+    the conventional twins of the names not in base units, e.g.
+    `topics_wal_fsync_duration_seconds`): requests by operation and status
+    (`topics_http_requests_total{operation,status}`) and their durations
+    (`topics_http_request_duration_seconds{operation}`), stream lifetimes,
+    WebSocket commands, records appended, jobs claimed/acked/nacked/dead-lettered,
+    deliveries pushed, the elastic throttle (`topics_throttle_active`, ...), and
+    the standard `process_*` and `python_*` families; docs/METRICS.md lists them
+    all. `200` always, even while the WAL is replaying (the metrics describe the
+    recovering process). Needs the `read` scope when keys are configured; the
+    per-topic block lists only the topics in the key's prefix allowlist.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -99,10 +106,17 @@ def sync(
     when the block was capped), the WAL (`topics_wal_frames_total`,
     `_batches_total`, `_fsyncs_total`, `_bytes_written_total`, `_rotations_total`,
     `_queue_depth`, `_queue_depth_peak`, `_submit_full_total`, `_read_only`) and
-    the histogram `topics_wal_fsync_latency_us`. `200` always, even while the WAL
-    is replaying (the metrics describe the recovering process). Needs the `read`
-    scope when keys are configured; the per-topic block lists only the topics in
-    the key's prefix allowlist.
+    the histogram `topics_wal_fsync_latency_us`. Beside them (extensions, with
+    the conventional twins of the names not in base units, e.g.
+    `topics_wal_fsync_duration_seconds`): requests by operation and status
+    (`topics_http_requests_total{operation,status}`) and their durations
+    (`topics_http_request_duration_seconds{operation}`), stream lifetimes,
+    WebSocket commands, records appended, jobs claimed/acked/nacked/dead-lettered,
+    deliveries pushed, the elastic throttle (`topics_throttle_active`, ...), and
+    the standard `process_*` and `python_*` families; docs/METRICS.md lists them
+    all. `200` always, even while the WAL is replaying (the metrics describe the
+    recovering process). Needs the `read` scope when keys are configured; the
+    per-topic block lists only the topics in the key's prefix allowlist.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -136,10 +150,17 @@ async def asyncio_detailed(
     when the block was capped), the WAL (`topics_wal_frames_total`,
     `_batches_total`, `_fsyncs_total`, `_bytes_written_total`, `_rotations_total`,
     `_queue_depth`, `_queue_depth_peak`, `_submit_full_total`, `_read_only`) and
-    the histogram `topics_wal_fsync_latency_us`. `200` always, even while the WAL
-    is replaying (the metrics describe the recovering process). Needs the `read`
-    scope when keys are configured; the per-topic block lists only the topics in
-    the key's prefix allowlist.
+    the histogram `topics_wal_fsync_latency_us`. Beside them (extensions, with
+    the conventional twins of the names not in base units, e.g.
+    `topics_wal_fsync_duration_seconds`): requests by operation and status
+    (`topics_http_requests_total{operation,status}`) and their durations
+    (`topics_http_request_duration_seconds{operation}`), stream lifetimes,
+    WebSocket commands, records appended, jobs claimed/acked/nacked/dead-lettered,
+    deliveries pushed, the elastic throttle (`topics_throttle_active`, ...), and
+    the standard `process_*` and `python_*` families; docs/METRICS.md lists them
+    all. `200` always, even while the WAL is replaying (the metrics describe the
+    recovering process). Needs the `read` scope when keys are configured; the
+    per-topic block lists only the topics in the key's prefix allowlist.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -175,10 +196,17 @@ async def asyncio(
     when the block was capped), the WAL (`topics_wal_frames_total`,
     `_batches_total`, `_fsyncs_total`, `_bytes_written_total`, `_rotations_total`,
     `_queue_depth`, `_queue_depth_peak`, `_submit_full_total`, `_read_only`) and
-    the histogram `topics_wal_fsync_latency_us`. `200` always, even while the WAL
-    is replaying (the metrics describe the recovering process). Needs the `read`
-    scope when keys are configured; the per-topic block lists only the topics in
-    the key's prefix allowlist.
+    the histogram `topics_wal_fsync_latency_us`. Beside them (extensions, with
+    the conventional twins of the names not in base units, e.g.
+    `topics_wal_fsync_duration_seconds`): requests by operation and status
+    (`topics_http_requests_total{operation,status}`) and their durations
+    (`topics_http_request_duration_seconds{operation}`), stream lifetimes,
+    WebSocket commands, records appended, jobs claimed/acked/nacked/dead-lettered,
+    deliveries pushed, the elastic throttle (`topics_throttle_active`, ...), and
+    the standard `process_*` and `python_*` families; docs/METRICS.md lists them
+    all. `200` always, even while the WAL is replaying (the metrics describe the
+    recovering process). Needs the `read` scope when keys are configured; the
+    per-topic block lists only the topics in the key's prefix allowlist.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
