@@ -122,6 +122,80 @@ def test_claim_with_a_model_hands_back_the_jobs_when_one_does_not_validate(
     assert client.ack(q, "w", err.claimed).acked == 2  # every claimed job was still held
 
 
+def _watch_until_caught_up(watch: topics.Watch[TypedRecord[Order]], t: str) -> list[object]:
+    """What a typed watch hands out up to its ``CaughtUp``: each record's seq and data, and for
+    each record that does not validate ``("invalid", seq, the cursor right after the raise)``."""
+    out: list[object] = []
+    while True:
+        try:
+            for event in watch:
+                if isinstance(event, topics.CaughtUp):
+                    return out
+                if isinstance(event, topics.Records):
+                    out += [(r.seq, r.data) for r in event.records]
+        except InvalidRecord as err:
+            assert err.topic == t and err.record is not None and err.record.seq == err.seq
+            out.append(("invalid", err.seq, watch.cursors[t]))
+
+
+def test_watch_with_a_model_raises_at_a_bad_record_and_goes_on_after_it(
+    client: topics.Client, name: Callable[[str], str]
+) -> None:
+    t = name("wtyped")
+    bad = [{"data": {"id": 0, "total": 1}}, {"data": {"total": 2}}]
+    client.append_many(t, [{"data": Order(id=1, total=1)}, {"data": {"id": 2, "total": 2}}, bad[0]])
+    client.append_many(t, [{"data": {"id": 4, "total": 4}}, bad[1], {"data": {"id": 6, "total": 6}}])
+    with client.watch({t: 0}, model=Order) as watch:
+        handed = _watch_until_caught_up(watch, t)
+        assert handed == [
+            (1, Order(id=1, total=1.0)),
+            (2, Order(id=2, total=2.0)),
+            ("invalid", 3, 3),  # the records before it came first; the cursor is just past it
+            (4, Order(id=4, total=4.0)),
+            ("invalid", 5, 5),
+            (6, Order(id=6, total=6.0)),
+        ]
+        assert watch.cursors == {t: 6}
+        client.append(t, Order(id=7, total=7))
+        event = next(iter(watch))
+        assert isinstance(event, topics.Records)
+        assert [(r.seq, r.data) for r in event.records] == [(7, Order(id=7, total=7.0))]
+
+
+def test_a_watch_stopped_at_a_bad_record_resumes_just_past_it(
+    client: topics.Client, name: Callable[[str], str]
+) -> None:
+    t = name("wstop")
+    client.append_many(
+        t, [{"data": {"id": 0, "total": 0}}, *({"data": {"id": i, "total": i}} for i in (2, 3))]
+    )
+    with client.watch({t: 0}, model=Order) as watch, pytest.raises(InvalidRecord) as caught:
+        next(iter(watch))
+    assert caught.value.seq == 1 and watch.cursors == {t: 1}
+    with client.watch(watch.cursors, model=Order) as again:
+        event = next(iter(again))
+    assert isinstance(event, topics.Records) and [r.seq for r in event.records] == [2, 3]
+
+
+async def test_async_watch_with_a_model(aclient: topics.AsyncClient, name: Callable[[str], str]) -> None:
+    t = name("awtyped")
+    await aclient.append_many(
+        t, [{"data": {"id": 1, "total": 1}}, {"data": {"id": "x"}}, {"data": Order(id=3, total=3)}]
+    )
+    handed: list[object] = []
+    async with aclient.watch({t: 0}, model=Order) as watch:
+        while len(handed) < 3:
+            try:
+                async for event in watch:
+                    if isinstance(event, topics.Records):
+                        handed += [r.data for r in event.records]
+                    if len(handed) == 3:
+                        break
+            except InvalidRecord as err:
+                handed.append(("invalid", err.seq))
+    assert handed == [Order(id=1, total=1.0), ("invalid", 2), Order(id=3, total=3.0)]
+
+
 # -- the Worker --------------------------------------------------------------------------------
 
 

@@ -672,6 +672,7 @@ class Client:
         """
         return self._call(ops.delete_records(topic, before_seq, tag))
 
+    @overload
     def watch(
         self,
         topics: Mapping[str, int | str | datetime] | Iterable[str],
@@ -682,13 +683,44 @@ class Client:
         heartbeat_ms: int = 15_000,
         consistency: str = "eventual",
         limit: int | None = None,
-    ) -> Watch:
+        model: None = None,
+    ) -> Watch[Record]: ...
+
+    @overload
+    def watch(
+        self,
+        topics: Mapping[str, int | str | datetime] | Iterable[str],
+        *,
+        node: str | None = None,
+        include_meta: bool = False,
+        include_tags: bool = True,
+        heartbeat_ms: int = 15_000,
+        consistency: str = "eventual",
+        limit: int | None = None,
+        model: type[M],
+    ) -> Watch[TypedRecord[M]]: ...
+
+    def watch(
+        self,
+        topics: Mapping[str, int | str | datetime] | Iterable[str],
+        *,
+        node: str | None = None,
+        include_meta: bool = False,
+        include_tags: bool = True,
+        heartbeat_ms: int = 15_000,
+        consistency: str = "eventual",
+        limit: int | None = None,
+        model: Any = None,
+    ) -> Watch[Any]:
         """Follows ``topics`` live: a map of topic → cursor (the seq after which to start,
         ``"tail"`` for only new records, or a datetime to start at the first record written at
         or after it; a plain list of names means ``"tail"``). Iterate the
         returned :class:`topics.Watch` for :class:`topics.Records`, :class:`topics.Tombstone`,
         :class:`topics.CaughtUp` and :class:`topics.TopicDeleted` events; it reconnects by
         itself and resumes exactly where it was. Close it (or use ``with``) to stop.
+        With ``model`` the records are :class:`topics.TypedRecord` objects, ``data`` validated
+        into it; one that does not validate raises :class:`topics.InvalidRecord` (``record``
+        set) after the records before it, and iterating again goes on after it.
 
         >>> _ = client.append_many("feed", [{"data": i} for i in range(4)])
         >>> with client.watch({"feed": 2}) as watch:
@@ -696,7 +728,9 @@ class Client:
         >>> (first.topic, [r.seq for r in first.records])
         ('feed', [3, 4])
         """
-        options = WatchOptions.of(topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
+        options = WatchOptions.of(
+            topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit, model
+        )
         return Watch(self.sender, options)
 
     # -- queues ----------------------------------------------------------------------------
@@ -1271,6 +1305,7 @@ class AsyncClient:
         """:meth:`Client.delete_records`, awaited."""
         return await self._call(ops.delete_records(topic, before_seq, tag))
 
+    @overload
     def watch(
         self,
         topics: Mapping[str, int | str | datetime] | Iterable[str],
@@ -1281,9 +1316,39 @@ class AsyncClient:
         heartbeat_ms: int = 15_000,
         consistency: str = "eventual",
         limit: int | None = None,
-    ) -> AsyncWatch:
+        model: None = None,
+    ) -> AsyncWatch[Record]: ...
+
+    @overload
+    def watch(
+        self,
+        topics: Mapping[str, int | str | datetime] | Iterable[str],
+        *,
+        node: str | None = None,
+        include_meta: bool = False,
+        include_tags: bool = True,
+        heartbeat_ms: int = 15_000,
+        consistency: str = "eventual",
+        limit: int | None = None,
+        model: type[M],
+    ) -> AsyncWatch[TypedRecord[M]]: ...
+
+    def watch(
+        self,
+        topics: Mapping[str, int | str | datetime] | Iterable[str],
+        *,
+        node: str | None = None,
+        include_meta: bool = False,
+        include_tags: bool = True,
+        heartbeat_ms: int = 15_000,
+        consistency: str = "eventual",
+        limit: int | None = None,
+        model: Any = None,
+    ) -> AsyncWatch[Any]:
         """:meth:`Client.watch` with ``async with`` / ``async for``."""
-        options = WatchOptions.of(topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
+        options = WatchOptions.of(
+            topics, node, include_meta, include_tags, heartbeat_ms, consistency, limit, model
+        )
         return AsyncWatch(self.sender, options)
 
     @overload

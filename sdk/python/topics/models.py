@@ -11,9 +11,10 @@ so a value a newer server adds is carried through, never a parse error.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic
 
 import msgspec
+from typing_extensions import TypeVar
 
 
 @dataclass(slots=True)
@@ -344,13 +345,19 @@ class Readiness:
 # -- watch events ------------------------------------------------------------------------------
 
 
+RecordT = TypeVar("RecordT", default=Record)
+"""What a :class:`Records` event holds: :class:`Record`, or :class:`topics.TypedRecord` for a
+watch with ``model=``."""
+
+
 @dataclass(slots=True)
-class Records:
+class Records(Generic[RecordT]):
     """New records of one topic, in seq order (a watch event). ``head_seq`` is the topic's head
-    when they were sent (lag = ``head_seq - records[-1].seq``)."""
+    when they were sent (lag = ``head_seq - records[-1].seq``). A watch with ``model=M`` hands
+    out ``Records[TypedRecord[M]]``."""
 
     topic: str
-    records: list[Record]
+    records: list[RecordT]
     head_seq: int
 
 

@@ -1,5 +1,5 @@
-"""Typed payloads: the SDK's pydantic edge. ``read``, ``read`` (async), ``claim`` and the
-``Worker`` take ``model=`` — a pydantic model, a dataclass, a ``TypedDict``, anything
+"""Typed payloads: the SDK's pydantic edge. ``read``, ``watch``, ``claim`` (sync and async) and
+the ``Worker`` take ``model=`` — a pydantic model, a dataclass, a ``TypedDict``, anything
 ``pydantic.TypeAdapter`` accepts — and hand out :class:`TypedRecord` / :class:`TypedJob` objects
 whose ``data`` is validated into it, one record at a time as it is handed out. A record whose
 ``data`` does not validate raises :class:`InvalidRecord` (naming its topic and seq) when
@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import msgspec
 
 from ._worker_types import Permanent, is_async_handler
-from .models import Job, RawRecord
+from .models import Job, RawRecord, Record
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -53,7 +53,8 @@ class InvalidRecord(ValueError):
     given. ``topic`` and ``seq`` name it; ``errors`` are pydantic's (``ValidationError.errors()``:
     dicts with ``loc``, ``msg``, ``type``…); ``job`` is the claimed :class:`topics.Job` when a
     claim met it (ack, nack or dead-letter it), else ``None``; ``claimed`` every job that claim
-    leased (all still held).
+    leased (all still held); ``record`` the :class:`topics.Record` when a watch met it, else
+    ``None``.
 
     >>> str(InvalidRecord("orders", 8, [{"loc": ("id",), "msg": "Field required"}]))
     'orders #8: data does not validate: id: Field required'
@@ -74,6 +75,7 @@ class InvalidRecord(ValueError):
         self.errors = errors
         self.job = job
         self.claimed: list[Job] = claimed or []
+        self.record: Record | None = None
 
 
 def describe(errors: list[dict[str, Any]]) -> str:
@@ -146,6 +148,26 @@ def typed_record(raw: RawRecord, validate: Callable[[int, bytes], M]) -> TypedRe
         node=raw.node,
         meta=msgspec.json.decode(meta) if meta else None,
         delay_ms=raw.delay_ms,
+    )
+
+
+def typed_watched(record: Record, validate: Callable[[int, bytes], M]) -> TypedRecord[M]:
+    """A watched ``record`` with its ``data`` validated (a watch frame's data arrives decoded: it
+    is re-encoded for ``validate_json``, as a claim's is); an :class:`InvalidRecord` carries
+    ``record``."""
+    try:
+        data = validate(record.seq, msgspec.json.encode(record.data))
+    except InvalidRecord as err:
+        err.record = record
+        raise
+    return TypedRecord(
+        seq=record.seq,
+        ts=record.ts,
+        data=data,
+        tag=record.tag,
+        node=record.node,
+        meta=record.meta,
+        delay_ms=record.delay_ms,
     )
 
 

@@ -14,6 +14,12 @@ or stays silent past ``2 × heartbeat_ms`` + 5 s, reconnects by itself:
 - a record at or below its cursor is never handed out again, and a gap is never crossed without
   a :class:`~topics.Tombstone` (the server sends one; the cursor then moves to ``gap_to``).
 
+With ``model=`` each record's ``data`` is validated as its frame is handed out
+(:mod:`topics.typed`): the records of a frame before one that does not validate come as a
+:class:`~topics.Records` event, then iterating raises :class:`~topics.InvalidRecord` for it
+(``record`` set) with the cursor just past it; iterating again goes on after it. A bad record
+never stops the watch, and never hides the records around it.
+
 The sync and async classes share :class:`WatchState` and the SSE grammar of :mod:`topics._sse`
 (no I/O in either): the state builds the requests, reads the lines and decides on failures; the
 classes only send (with the :class:`~topics._transport.Sender` their client gives them), stream
@@ -25,11 +31,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Generic, Self
 
 import httpx
 import msgspec
@@ -40,7 +46,8 @@ from ._sse import RETRY_DEFAULT_MS, WATCHDOG_SLACK_S, SSEEvent, SSEParser, recon
 from ._times import epoch_ms
 from ._transport import AsyncSender, Call, Sender, Settings, error_of, retryable
 from .errors import ConnectionError, TopicsError
-from .models import CaughtUp, Records, TopicDeleted, WatchEvent
+from .models import CaughtUp, Record, Records, RecordT, Tombstone, TopicDeleted, WatchEvent
+from .typed import InvalidRecord, typed_watched, validator
 
 log = logging.getLogger("topics.watch")
 
@@ -48,6 +55,9 @@ MAX_FAILURES = 20
 """Consecutive failed reconnects (no stream opened) before the watch gives up and raises."""
 
 _NO_EVENTS: tuple[WatchEvent, ...] = ()
+
+Event = Records[RecordT] | Tombstone | CaughtUp | TopicDeleted
+"""What iterating a watch yields: :data:`topics.WatchEvent`, its records typed by ``model=``."""
 
 
 @dataclass(slots=True)
@@ -61,6 +71,8 @@ class WatchOptions:
     heartbeat_ms: int
     consistency: str
     limit: int | None
+    model: Any = None
+    """Validate each record's ``data`` into it (:mod:`topics.typed`); ``None``: plain records."""
 
     @classmethod
     def of(
@@ -72,6 +84,7 @@ class WatchOptions:
         heartbeat_ms: int,
         consistency: str,
         limit: int | None,
+        model: Any = None,
     ) -> WatchOptions:
         start: dict[str, int | str | datetime] = (
             dict(topics) if isinstance(topics, Mapping) else dict.fromkeys(topics, "tail")
@@ -85,7 +98,7 @@ class WatchOptions:
                 raise ValueError(
                     f"watch: the start of {topic!r} must be a seq >= 0, 'tail' or a datetime, got {pos!r}"
                 )
-        return cls(start, node, include_meta, include_tags, heartbeat_ms, consistency, limit)
+        return cls(start, node, include_meta, include_tags, heartbeat_ms, consistency, limit, model)
 
 
 def _start_entry(cursor: int | str | datetime) -> dict[str, Any]:
@@ -110,6 +123,7 @@ class WatchState:
         self.last_event_id: str | None = None
         self.retry_ms = RETRY_DEFAULT_MS
         self.failures = 0
+        self._validators: dict[str, Callable[[int, bytes], Any]] = {}
 
     @property
     def active(self) -> bool:
@@ -180,21 +194,21 @@ class WatchState:
             raise ConnectionError(f"watch: gave up after {MAX_FAILURES} failed reconnects") from exc
         return self.reconnect_delay_s()
 
-    def line(self, parser: SSEParser, line: str) -> Sequence[WatchEvent]:
+    def line(self, parser: SSEParser, line: str) -> Sequence[WatchEvent | _Step]:
         """The events one line of the stream completes (most complete none)."""
         event = parser.feed(line)
         if parser.retry_ms is not None:
             self.retry_ms = parser.retry_ms
         return _NO_EVENTS if event is None else self.handle(event)
 
-    def handle(self, event: SSEEvent) -> Sequence[WatchEvent]:
+    def handle(self, event: SSEEvent) -> Sequence[WatchEvent | _Step]:
         """The events one frame yields (advancing the cursors); empty for none."""
         out = self._records(event.data) if event.event == "record" else self._control(event)
         if event.id is not None:
             self.last_event_id = event.id
         return out
 
-    def _records(self, data: str) -> Sequence[WatchEvent]:
+    def _records(self, data: str) -> Sequence[WatchEvent | _Step]:
         try:
             frame = g.record_frame(data)  # one decode (in C): the topic and the records
         except msgspec.DecodeError as exc:
@@ -210,9 +224,42 @@ class WatchState:
         last = recs[-1].seq if recs else None
         known = (frame.to_seq, last, cursor if isinstance(cursor, int) else None)
         new_cursor = max(x for x in known if x is not None)
-        self.cursors[topic] = new_cursor
         head = frame.head_seq if frame.head_seq is not None else new_cursor
+        if self.options.model is not None and recs:
+            return self._typed(topic, recs, head, new_cursor)
+        self.cursors[topic] = new_cursor
         return [Records(topic, recs, head)] if recs else _NO_EVENTS
+
+    def _typed(self, topic: str, recs: list[Record], head: int, end: int) -> list[_Step]:
+        """A frame's records validated, as steps to hand out in order: runs of valid records as
+        :class:`Records` events, each record that does not validate as its
+        :class:`InvalidRecord`; each step carries the cursor once it is handed out (the last one
+        the frame's end, ``end``)."""
+        validate = self._validators.get(topic)
+        if validate is None:
+            validate = self._validators[topic] = validator(self.options.model, topic)
+        steps: list[_Step] = []
+        run: list[Any] = []
+        for rec in recs:
+            try:
+                run.append(typed_watched(rec, validate))
+            except InvalidRecord as err:
+                if run:
+                    steps.append(_Step(topic, run[-1].seq, Records(topic, run, head)))
+                    run = []
+                steps.append(_Step(topic, rec.seq, err))
+        if run:
+            steps.append(_Step(topic, run[-1].seq, Records(topic, run, head)))
+        steps[-1].cursor = end
+        return steps
+
+    def hand_out(self, item: WatchEvent | _Step) -> Any:
+        """What iterating hands out for ``item`` (a step moves its topic's cursor first): an
+        event, or the :class:`InvalidRecord` to raise."""
+        if isinstance(item, _Step):
+            self.cursors[item.topic] = item.cursor
+            return item.out
+        return item
 
     def _control(self, event: SSEEvent) -> Sequence[WatchEvent]:
         """Every frame but ``record``: tombstone, caught-up, topic-deleted, error."""
@@ -252,6 +299,17 @@ class WatchState:
         raise _Reconnect()
 
 
+@dataclass(slots=True)
+class _Step:
+    """One hand-out of a typed frame: a :class:`Records` event or an :class:`InvalidRecord`, and
+    ``topic``'s cursor once it is handed out (so a watch stopped at a bad record resumes just past
+    it, never past records it did not hand out)."""
+
+    topic: str
+    cursor: int
+    out: Records[Any] | InvalidRecord
+
+
 class _Reconnect(Exception):
     """The stream said to go away (a terminal ``event: error``), ended, or could not open yet."""
 
@@ -271,19 +329,20 @@ def _check_stream(state: WatchState, response: httpx.Response) -> bool:
     raise error_of(response)
 
 
-class Watch:
+class Watch(Generic[RecordT]):
     """A running watch (see :meth:`topics.Client.watch`): iterate it for events; close it (or
     leave its ``with`` block) to stop. Iterating ends only when every watched topic was deleted.
     The session is created when ``watch()`` returns (so ``"tail"`` is the head at that moment).
 
     ``cursors`` maps each topic to the last seq handed out: keep it to start a later watch
-    where this one stopped.
+    where this one stopped. With ``model=`` a record that does not validate raises
+    :class:`topics.InvalidRecord` from the iteration, which goes on after it when iterated again.
     """
 
     def __init__(self, sender: Sender, options: WatchOptions) -> None:
         self._sender = sender
         self._state = WatchState(options)
-        self._events: Iterator[WatchEvent] | None = None
+        self._events: Iterator[Any] | None = None
         # the session now, so "tail" means the head when watch() returned
         self._state.opened(sender.send(self._state.session_call()))
 
@@ -305,15 +364,22 @@ class Watch:
             self._events.close()  # type: ignore[attr-defined]
             self._events = None
 
-    def __iter__(self) -> Iterator[WatchEvent]:
+    def __iter__(self) -> Iterator[Event[RecordT]]:
         if self._events is None:
             self._events = self._run()
-        return self._events
+        if self._state.options.model is not None:
+            return self  # __next__ raises a record that does not validate; the generator goes on
+        return self._events  # ``for`` runs the generator itself: no method call per event
 
-    def __next__(self) -> WatchEvent:
-        return next(iter(self))
+    def __next__(self) -> Event[RecordT]:
+        if self._events is None:
+            self._events = self._run()
+        out = next(self._events)
+        if isinstance(out, InvalidRecord):
+            raise out
+        return out  # type: ignore[no-any-return]
 
-    def _run(self) -> Iterator[WatchEvent]:
+    def _run(self) -> Iterator[Any]:
         state, sender = self._state, self._sender
         while state.active:
             try:
@@ -323,7 +389,7 @@ class Watch:
             except _FAILURES as exc:
                 time.sleep(state.failed(exc))
 
-    def _stream(self) -> Iterator[WatchEvent]:
+    def _stream(self) -> Iterator[Any]:
         state = self._state
         with self._sender.http.stream(**state.stream_request(self._sender.settings)) as rsp:
             if rsp.status_code != 200:
@@ -333,20 +399,21 @@ class Watch:
             state.failures = 0
             parser = SSEParser()
             for line in rsp.iter_lines():
-                yield from state.line(parser, line)
+                for item in state.line(parser, line):
+                    yield state.hand_out(item)
                 if not state.active:
                     return
         raise _Reconnect()  # the server ended the stream
 
 
-class AsyncWatch:
+class AsyncWatch(Generic[RecordT]):
     """:class:`Watch` for asyncio: ``async with`` and ``async for`` (without ``async with``,
     the session is created, and ``"tail"`` resolved, at the first iteration)."""
 
     def __init__(self, sender: AsyncSender, options: WatchOptions) -> None:
         self._sender = sender
         self._state = WatchState(options)
-        self._events: AsyncIterator[WatchEvent] | None = None
+        self._events: AsyncIterator[Any] | None = None
 
     @property
     def cursors(self) -> dict[str, int | str | datetime]:
@@ -369,15 +436,22 @@ class AsyncWatch:
             await self._events.aclose()  # type: ignore[attr-defined]
             self._events = None
 
-    def __aiter__(self) -> AsyncIterator[WatchEvent]:
+    def __aiter__(self) -> AsyncIterator[Event[RecordT]]:
         if self._events is None:
             self._events = self._run()
+        if self._state.options.model is not None:
+            return self  # __anext__ raises a record that does not validate; the generator goes on
         return self._events
 
-    async def __anext__(self) -> WatchEvent:
-        return await anext(self.__aiter__())
+    async def __anext__(self) -> Event[RecordT]:
+        if self._events is None:
+            self._events = self._run()
+        out = await anext(self._events)
+        if isinstance(out, InvalidRecord):
+            raise out
+        return out  # type: ignore[no-any-return]
 
-    async def _run(self) -> AsyncIterator[WatchEvent]:
+    async def _run(self) -> AsyncIterator[Any]:
         state, sender = self._state, self._sender
         while state.active:
             try:
@@ -388,7 +462,7 @@ class AsyncWatch:
             except _FAILURES as exc:
                 await asyncio.sleep(state.failed(exc))
 
-    async def _stream(self) -> AsyncIterator[WatchEvent]:
+    async def _stream(self) -> AsyncIterator[Any]:
         state = self._state
         async with self._sender.http.stream(**state.stream_request(self._sender.settings)) as rsp:
             if rsp.status_code != 200:
@@ -398,8 +472,8 @@ class AsyncWatch:
             state.failures = 0
             parser = SSEParser()
             async for line in rsp.aiter_lines():
-                for event in state.line(parser, line):
-                    yield event
+                for item in state.line(parser, line):
+                    yield state.hand_out(item)
                 if not state.active:
                     return
         raise _Reconnect()  # the server ended the stream
