@@ -28,7 +28,7 @@ from .access import (
     watched_names,
 )
 from .context import ServerContext
-from .handlers import consumers, probes, queues, records, routers, schedules, topics, watch
+from .handlers import auth, consumers, probes, queues, records, routers, schedules, topics, watch
 from .validation import ValidatedRequest
 
 Handler = Callable[[ValidatedRequest, ServerContext], Any]
@@ -113,6 +113,7 @@ OPERATIONS: dict[str, Operation] = _table(
     Operation("healthz", probes.healthz, Kind.PROBE),
     Operation("readyz", probes.readyz, Kind.PROBE),
     Operation("metrics", probes.metrics, Kind.PROBE),
+    Operation("whoami", auth.whoami, Kind.PROBE),
     Operation("claim_jobs", queues.claim_jobs, throttled=True),
     Operation("ack_jobs", queues.ack_jobs),
     Operation("nack_jobs", queues.nack_jobs),

@@ -1025,6 +1025,7 @@ ROUTE_SCOPES = {
     "get_consumer": ["read"],
     "list_consumers": ["read"],
     "open_websocket": [],  # a key, no scope: each command is authorized on its own
+    "whoami": [],  # an extension: any known key may ask what it may do
 }
 
 

@@ -196,6 +196,7 @@ EXAMPLES: dict[str, Call] = {
     "healthz": Call("GET", "/healthz", 200),
     "readyz": Call("GET", "/readyz", 200),
     "metrics": Call("GET", "/v0/metrics", 200),
+    "whoami": Call("GET", "/v0/whoami", 200),
 }
 
 
@@ -370,6 +371,7 @@ def test_the_spec_gives_every_protected_route_its_scopes() -> None:
         "put_consumer": {ADMIN},
         "delete_consumer": {ADMIN},
         "open_websocket": set(),  # checked per command
+        "whoami": set(),  # any known key may ask who it is
         "health": set(),
         "ready": set(),
         "healthz": set(),
@@ -446,6 +448,38 @@ async def test_metrics_need_read(make_client: MakeClient) -> None:
             r = await client.get("/v0/metrics", headers=bearer(key))
             assert r.status_code == 200, r.text
             assert r.headers["content-type"].startswith("text/plain")
+
+
+async def test_whoami_names_the_key_its_scopes_and_prefixes(make_client: MakeClient) -> None:
+    env = {"TOPICS_API_KEYS": "s3cret-1,s3cret-2:read+write,s3cret-3:r:tenant42.|shared:x,s3cret-4:a"}
+    expected = {
+        "s3cret-1": (1, ["admin", "delete", "read", "write"], []),
+        "s3cret-2": (2, ["read", "write"], []),
+        "s3cret-3": (3, ["read"], ["tenant42.", "shared:x"]),
+        "s3cret-4": (4, ["admin"], []),
+    }
+    async with make_client(env) as client:
+        for secret, (key_id, scopes, prefixes) in expected.items():
+            r = await client.get("/v0/whoami", headers=bearer(secret))
+            assert r.status_code == 200, r.text
+            body = r.json()
+            body.pop("performance")
+            assert body == {
+                "auth": "keys",
+                "key_id": key_id,
+                "key": f"key #{key_id}",
+                "scopes": scopes,
+                "prefixes": prefixes,
+            }
+            assert "s3cret" not in r.text  # never a secret
+
+
+async def test_whoami_without_a_known_key_is_401(make_client: MakeClient) -> None:
+    async with make_client(MATRIX_ENV) as client:
+        for headers in BAD_CREDENTIALS:
+            assert_unauthorized(await client.get("/v0/whoami", headers=headers))
+    async with make_client({**MATRIX_ENV, "TOPICS_PROBE_AUTH": "true"}) as client:
+        assert_unauthorized(await client.get("/v0/whoami"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1247,6 +1281,22 @@ async def test_dev_mode_ignores_any_authorization_header(
         ]:
             r = await call.send(client, headers)
             assert r.status_code == call.status, (call, r.text)
+
+
+@pytest.mark.parametrize("headers", [{}, bearer("garbage")])
+async def test_dev_mode_whoami_grants_everything(make_client: MakeClient, headers: dict[str, str]) -> None:
+    async with make_client() as client:
+        r = await client.get("/v0/whoami", headers=headers)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body.pop("performance")["server_total_ms"] >= 0
+        assert body == {
+            "auth": "dev",
+            "key_id": None,
+            "key": None,
+            "scopes": ["admin", "delete", "read", "write"],
+            "prefixes": [],
+        }
 
 
 async def test_dev_mode_probe_auth_has_no_key_to_ask_for(make_client: MakeClient) -> None:

@@ -85,6 +85,7 @@ from .watch_session import WatchSession
 from .watch_session_topics import WatchSessionTopics
 from .watch_topic_options import WatchTopicOptions
 from .watch_topic_position import WatchTopicPosition
+from .whoami import Whoami
 
 __all__ = (
     "AckRequest",
@@ -172,4 +173,5 @@ __all__ = (
     "WatchSessionTopics",
     "WatchTopicOptions",
     "WatchTopicPosition",
+    "Whoami",
 )
