@@ -699,7 +699,7 @@ function configPanel(name, topic) {
     errors[f.name] = h("small", { class: "field-error", id: `err-${f.name}`, role: "alert" });
     control.setAttribute("aria-describedby", `err-${f.name}`);
     form.append(
-      h("div", { class: "field" }, h("label", { for: `cfg-${f.name}` }, f.name), Object.assign(control, { id: `cfg-${f.name}` }), h("small", { class: "hint" }, f.description.split(". ")[0] + "."), errors[f.name]),
+      h("div", { class: "field" }, h("label", { for: `cfg-${f.name}` }, f.name), Object.assign(control, { id: `cfg-${f.name}` }), h("small", { class: "hint" }, f.description.replace(/^Queue only\.\s*/, "").split(". ")[0].replace(/\.$/, "") + "."), errors[f.name]),
     );
   }
   const save = async (ev) => {
@@ -815,6 +815,8 @@ function routerGraph(routers) {
   const height = 20 + Math.max(...rows.values()) * 50;
   const svg = document.createElementNS(NS, "svg");
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("width", String(width));
+  svg.setAttribute("height", String(height));
   svg.setAttribute("role", "img");
   svg.setAttribute("aria-label", routers.map((r) => `${r.source} to ${r.dest}`).join("; "));
   const el = (tag, attrs, text) => {
