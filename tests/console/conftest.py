@@ -23,7 +23,6 @@ from playwright.sync_api import Page as BrowserPage
 
 from tests.server.processes import ServerProcess
 
-
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("TOPICS_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "console"
 SIZES = {"desktop": (1400, 900), "phone": (390, 844)}

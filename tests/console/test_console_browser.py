@@ -30,7 +30,9 @@ def _stat(page: object, key: str) -> object:
     return page.locator(f'#queue-counters [data-stat="{key}"]')  # type: ignore[attr-defined]
 
 
-def test_the_topic_list_shows_seeded_topics_and_marks_queues(page: Page, api: httpx.Client, name: Names) -> None:
+def test_the_topic_list_shows_seeded_topics_and_marks_queues(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
     log, queue = name("list.orders"), name("list.jobs")
     _append(api, log, {"n": 1}, {"n": 2})
     _put(api, queue, {"type": "queue"})
@@ -62,7 +64,9 @@ def test_the_prefix_search_pages_through_many_topics(page: Page, api: httpx.Clie
     expect(p.locator("tbody tr")).to_have_count(25)
 
 
-def test_a_record_appended_over_http_appears_in_the_live_tail(page: Page, api: httpx.Client, name: Names) -> None:
+def test_a_record_appended_over_http_appears_in_the_live_tail(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
     topic = name("tail")
     _append(api, topic, "before")
     p = page.open(f"/topic/{topic}")
@@ -82,7 +86,9 @@ def test_a_record_appended_over_http_appears_in_the_live_tail(page: Page, api: h
 
 def test_the_record_browser_reads_by_seq_tag_and_text(page: Page, api: httpx.Client, name: Names) -> None:
     topic = name("browse")
-    records = [{"data": {"n": i, "msg": "timeout" if i % 3 == 0 else "ok"}, "tag": f"t{i % 2}"} for i in range(1, 11)]
+    records = [
+        {"data": {"n": i, "msg": "timeout" if i % 3 == 0 else "ok"}, "tag": f"t{i % 2}"} for i in range(1, 11)
+    ]
     assert api.post(f"/v0/topics/{topic}", json={"records": records}).status_code == 201
     p = page.open(f"/topic/{topic}")
     panel = p.locator("section", has=p.get_by_role("heading", name="Browse records"))
@@ -100,7 +106,9 @@ def test_the_record_browser_reads_by_seq_tag_and_text(page: Page, api: httpx.Cli
     expect(panel.locator("tbody tr")).to_have_count(3)
 
 
-def test_delete_by_seq_states_what_it_deletes_and_deletes_it(page: Page, api: httpx.Client, name: Names) -> None:
+def test_delete_by_seq_states_what_it_deletes_and_deletes_it(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
     topic = name("delete")
     _append(api, topic, 1, 2, 3, 4)
     p = page.open(f"/topic/{topic}")
@@ -120,14 +128,20 @@ def test_queue_counters_follow_claims_and_acks(page: Page, api: httpx.Client, na
     _append(api, queue, {"job": 1}, {"job": 2}, {"job": 3})
     p = page.open(f"/topic/{queue}")
     expect(_stat(p, "ready")).to_have_text("3")
-    expect(p.get_by_role("alert").filter(has_text="No consumer holds leases and 3 jobs are waiting")).to_be_visible()
+    expect(
+        p.get_by_role("alert").filter(has_text="No consumer holds leases and 3 jobs are waiting")
+    ).to_be_visible()
     claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "worker-a", "max": 2}).json()["claimed"]
     expect(_stat(p, "ready")).to_have_text("1")
     expect(_stat(p, "in_flight")).to_have_text("2")
     expect(p.locator("td", has_text="worker-a")).to_be_visible()
     expect(p.get_by_text("No consumer holds leases")).to_have_count(0)
     page.shoot("queue")
-    body = {"node": "worker-a", "seqs": [c["$seq"] for c in claimed], "lease_ids": [c["lease_id"] for c in claimed]}
+    body = {
+        "node": "worker-a",
+        "seqs": [c["$seq"] for c in claimed],
+        "lease_ids": [c["lease_id"] for c in claimed],
+    }
     r = api.post(f"/v0/topics/{queue}/ack", json=body)
     assert r.status_code == 200, r.text
     expect(_stat(p, "in_flight")).to_have_text("0")
@@ -141,7 +155,8 @@ def test_redrive_moves_a_dead_lettered_job_back(page: Page, api: httpx.Client, n
     _append(api, queue, {"job": "poison"}, {"job": "fine"})
     claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
     r = api.post(
-        f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]], "reason": "bad input"}
+        f"/v0/topics/{queue}/dead_letter",
+        json={"node": "w", "seqs": [claimed[0]["$seq"]], "reason": "bad input"},
     )
     assert r.json()["moved"] == [claimed[0]["$seq"]], r.text
     p = page.open(f"/topic/{queue}")
@@ -184,7 +199,10 @@ def test_a_config_edit_round_trips_and_errors_show_inline(page: Page, api: httpx
 def test_routers_and_server_pages(page: Page, api: httpx.Client, name: Names) -> None:
     source, dest = name("route.src"), name("route.dst")
     _put(api, source, {})
-    assert api.put(f"/v0/routers/{name('r')}", json={"source": source, "dest": dest}).status_code in (200, 201)
+    assert api.put(f"/v0/routers/{name('r')}", json={"source": source, "dest": dest}).status_code in (
+        200,
+        201,
+    )
     _append(api, source, 1, 2)  # a router forwards what is written after it
     p = page.open("/routers")
     row = p.locator("tr", has=p.get_by_role("link", name=source, exact=True))
@@ -197,7 +215,9 @@ def test_routers_and_server_pages(page: Page, api: httpx.Client, name: Names) ->
     expect(p.locator('[data-stat="Ready"]')).to_have_text("ready")
     _append(api, source, 3)
     # two polls of /v0/metrics give the rates: the charts then show numbers
-    expect(p.get_by_role("figure").filter(has_text="Bytes retained").locator("strong")).to_have_text(re.compile(r"\d"))
+    expect(p.get_by_role("figure").filter(has_text="Bytes retained").locator("strong")).to_have_text(
+        re.compile(r"\d")
+    )
     expect(p.get_by_role("figure").filter(has_text="Appends / s").locator("strong")).to_have_text(
         re.compile(r"\d"), timeout=15_000
     )

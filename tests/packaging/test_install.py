@@ -23,7 +23,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from topics_server.console import FILES as CONSOLE_FILES
 from topics_server.console import INDEX as CONSOLE_INDEX
 
