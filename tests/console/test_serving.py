@@ -5,16 +5,17 @@ to hashed names, only the allowlisted files, public even with keys and ``TOPICS_
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import subprocess
+import time
+from pathlib import Path
 
 import httpx
 import pytest
-from topics_engine import Engine, ManualClock
 from topics_server import console
-from topics_server.asgi import create_app
-from topics_server.settings import load_settings
 
-from tests.server.processes import ServerProcess
+from tests.server.processes import NO_THROTTLE, TOPICS, ServerProcess, free_port
 
 
 def _assets(page: str) -> list[str]:
@@ -92,16 +93,42 @@ def test_only_get_and_head(server: ServerProcess) -> None:
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"
 
 
-async def test_the_files_are_public_with_keys_and_probe_auth() -> None:
-    settings = load_settings({"TOPICS_API_KEYS": "k:read", "TOPICS_PROBE_AUTH": "true"})
-    app, _ = create_app(settings, Engine(ManualClock(), settings.limits))
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://topics.test") as c:
-        page = await c.get("/console")
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(url, headers={"Authorization": "Bearer k"}, timeout=0.5).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def test_the_files_are_public_with_keys_and_probe_auth(tmp_path: Path) -> None:
+    """A real server whose probes need a key too: the console's files still need none (the
+    page asks for the key before it reads anything), the data and the probes do."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOPICS_")}
+    env.update(
+        TOPICS_PORT=str(port),
+        TOPICS_DATA_DIR=str(tmp_path / "data"),
+        TOPICS_API_KEYS="k:read",
+        TOPICS_PROBE_AUTH="true",
+        **NO_THROTTLE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    with (tmp_path / "serve.log").open("wb") as log:
+        proc = subprocess.Popen([str(TOPICS), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while not _ready(f"{base}/readyz"):
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "serve.log").read_text()
+            time.sleep(0.05)
+        page = httpx.get(f"{base}/console")
         assert page.status_code == 200
         for asset in _assets(page.text):
-            assert (await c.get(asset)).status_code == 200
-        assert (await c.get("/v0/topics")).status_code == 401  # the data needs the key
-        assert (await c.get("/v0/health")).status_code == 401  # and so do the probes
+            assert httpx.get(f"{base}{asset}").status_code == 200
+        assert httpx.get(f"{base}/v0/topics").status_code == 401  # the data needs the key
+        assert httpx.get(f"{base}/v0/health").status_code == 401  # and so do the probes
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def test_hashed_names_follow_the_bytes() -> None:

@@ -77,10 +77,29 @@ async function identify() {
     state.whoami = await call("GET", "/v0/whoami");
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return signedOut(storedKey() ? "That key was refused." : null);
+    if (err instanceof ApiError && err.status === 503) return recovering(err);
     throw err;
   }
   renderIdentity();
+  // while the log replays, data operations answer 503: show the progress until ready
+  const ready = await call("GET", "/v0/ready").catch((err) => err);
+  if (ready instanceof ApiError && ready.status === 503) return recovering(ready);
   route();
+}
+
+/** The server is still replaying its log (or shutting down): say how far it is, and try again. */
+function recovering(err) {
+  const progress = err.detail.replay_progress;
+  fill(
+    main(),
+    h("h1", {}, "The server is starting"),
+    h(
+      "p",
+      { class: "status warn", role: "status" },
+      progress !== undefined ? `Recovering: ${Math.round(progress * 100)}% of the log replayed.` : `${err.code}: ${err.message}`,
+    ),
+  );
+  setTimeout(() => identify().catch(() => recovering(err)), 1000);
 }
 
 function signedOut(message = null) {
