@@ -117,6 +117,7 @@ def test_delete_by_seq_states_what_it_deletes_and_deletes_it(
     panel.get_by_role("button", name="Delete…").click()
     dialog = p.get_by_role("dialog")
     expect(dialog).to_contain_text(f"Permanently delete from {topic} every record with seq below 3.")
+    expect(dialog).to_contain_text("That is seq 1–2: at most 2 of the 4 records.")
     dialog.get_by_role("button", name="Delete").click()
     expect(panel.get_by_text("Deleted 2 records; the earliest seq is now 3.")).to_be_visible()
     assert api.get(f"/v0/topics/{topic}").json()["earliest_seq"] == 3
@@ -256,3 +257,35 @@ def test_a_read_only_key_sees_no_write_controls_and_no_forbidden_prefix(
     p.get_by_role("button", name="Sign out").click()
     expect(p.get_by_role("heading", name="Sign in")).to_be_visible()
     assert p.evaluate("sessionStorage.getItem('topics.console.key')") is None
+
+
+UNLABELLED = """() => [...document.querySelectorAll("input, select, textarea, button, a")]
+  .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute("aria-label")
+    && !el.textContent.trim() && !el.getAttribute("title"))
+  .map((el) => el.outerHTML.slice(0, 120))"""
+
+
+def test_every_control_is_labelled_and_the_keyboard_reaches_a_topic(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    queue = name("kbd.jobs")
+    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": f"{queue}.dlq"})
+    _append(api, queue, {"job": 1})
+    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
+    api.post(f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]]})
+    p = page.open(f"/topics?prefix={queue}")
+    link = p.get_by_role("link", name=queue, exact=True)
+    expect(link).to_be_visible()
+    for _ in range(40):  # Tab through the page until the topic's link has the focus
+        if p.evaluate("document.activeElement && document.activeElement.textContent") == queue:
+            break
+        p.keyboard.press("Tab")
+    expect(link).to_be_focused()
+    p.keyboard.press("Enter")
+    expect(p.get_by_role("heading", level=1)).to_contain_text(queue)
+    expect(p.get_by_role("checkbox", name="select dead letter 1")).to_be_visible()
+    expect(p.locator("#cfg-ttl_ms")).to_be_visible()
+    assert p.evaluate(UNLABELLED) == []
+    p.get_by_role("checkbox", name="select dead letter 1").focus()
+    p.keyboard.press("Space")
+    expect(p.get_by_role("checkbox", name="select dead letter 1")).to_be_checked()

@@ -26,7 +26,7 @@ import {
   tailApply,
   textMatches,
 } from "./lib.js";
-import { confirmDialog, field, fill, h, json, section, setStatus, stat, status, table } from "./views.js";
+import { confirmDialog, field, fill, h, json, refill, section, setStatus, stat, status, table } from "./views.js";
 
 const PAGE_SIZE = 25;
 const SEARCH_WINDOW = 1000;
@@ -191,6 +191,7 @@ function topicsPage(query) {
   const body = h("div", { class: "list-body" });
   const note = status();
   const pager = h("div", { class: "pager" });
+  const known = new Map();
   let page = 0;
 
   const load = async () => {
@@ -205,9 +206,10 @@ function topicsPage(query) {
     }
     setStatus(note, "");
     cursors[page + 1] = answer.next_cursor || null;
-    const rows = answer.topics.map((t) => ({ ...t, lag: null, last_write_ts: undefined }));
+    // the last known details (kept between refreshes, so a refresh does not blink)
+    const rows = answer.topics.map((t) => ({ lag: null, last_write_ts: undefined, ...known.get(t.topic), ...t }));
     const render = () =>
-      fill(
+      refill(
         body,
         table(
           "Topics",
@@ -227,7 +229,7 @@ function topicsPage(query) {
         ),
       );
     render();
-    fill(
+    refill(
       pager,
       h("button", { type: "button", class: "secondary", disabled: page === 0, onclick: () => turn(-1) }, "← Previous"),
       h("span", {}, `page ${page + 1}`),
@@ -241,7 +243,8 @@ function topicsPage(query) {
           call("GET", `/v0/topics/${enc(t.topic)}/consumers`).catch(() => null),
         ]);
         if (detail) t.last_write_ts = detail.last_write_ts;
-        if (consumers && consumers.consumers.length) t.lag = Math.max(...consumers.consumers.map((c) => c.lag));
+        t.lag = consumers && consumers.consumers.length ? Math.max(...consumers.consumers.map((c) => c.lag)) : null;
+        known.set(t.topic, { last_write_ts: t.last_write_ts, lag: t.lag });
       }),
     );
     render();
@@ -298,7 +301,7 @@ function topicPage(name) {
       else if (topic.type === "log") root.append(deadLetterPanel(name, null));
       root.append(tailPanel(name), browsePanel(name), consumersPanel(name), configPanel(name, topic));
       if (can("delete_records", name)) root.append(deletePanel(name));
-      every(3000, async () => fill(stats, ...topicStats(await call("GET", `/v0/topics/${enc(name)}`))));
+      every(3000, async () => refill(stats, ...topicStats(await call("GET", `/v0/topics/${enc(name)}`))));
     })
     .catch((err) => setStatus(note, errorText(err), "error"));
   return root;
@@ -325,7 +328,7 @@ function queuePanel(name, topic) {
   const note = status();
   const show = (t) => {
     const q = t.queue;
-    fill(
+    refill(
       counters,
       stat("Ready", formatCount(q.ready), "ready"),
       stat("In flight", formatCount(q.in_flight), "in_flight"),
@@ -333,7 +336,7 @@ function queuePanel(name, topic) {
       stat("Dead-lettered", formatCount(q.dead_lettered), "dead_lettered"),
       stat("Oldest ready", q.ready ? formatDuration(q.oldest_ready_age_ms) : "–", "oldest_ready"),
     );
-    fill(
+    refill(
       warning,
       q.ready > 0 && q.in_flight === 0 && q.holders.length === 0
         ? h(
@@ -356,7 +359,7 @@ function queuePanel(name, topic) {
       if (!byNode.has(lease.node)) byNode.set(lease.node, []);
       byNode.get(lease.node).push(lease);
     }
-    fill(
+    refill(
       leases,
       table(
         "Consumers holding leases",
@@ -441,7 +444,7 @@ function deadLetterPanel(dlq, queue) {
         checked: selected.has(r.$seq),
         onchange: (ev) => (ev.target.checked ? selected.add(r.$seq) : selected.delete(r.$seq)),
       });
-    fill(
+    refill(
       body,
       table(
         "Dead-lettered jobs",
@@ -675,7 +678,7 @@ function consumersPanel(name) {
   const body = h("div");
   every(5000, async () => {
     const answer = await call("GET", `/v0/topics/${enc(name)}/consumers`);
-    fill(
+    refill(
       body,
       table(
         "Named consumers",
@@ -764,7 +767,16 @@ function deletePanel(name) {
     if (before.value && !/^\d+$/.test(before.value.trim())) return setStatus(note, "before seq must be a whole number.", "error");
     const body = deleteBody(before.value.trim(), tag.value.trim());
     if (body === null) return setStatus(note, "Give a seq bound, a tag, or both.", "error");
-    if (!(await confirmDialog(`Delete records from ${name}?`, `${describeDelete(name, body)} This cannot be undone.`, "Delete"))) return;
+    let scope = "";
+    if (body.before_seq !== undefined) {
+      const t = await call("GET", `/v0/topics/${enc(name)}`).catch(() => null);
+      const last = t ? Math.min(body.before_seq - 1, t.head_seq) : 0;
+      if (t && t.count > 0 && last >= t.earliest_seq) {
+        scope = ` That is seq ${t.earliest_seq}–${last}: at most ${formatCount(last - t.earliest_seq + 1)} of the ${formatCount(t.count)} records${body.match ? " (those with the tag)" : ""}.`;
+      } else if (t) scope = " No retained record is below that seq.";
+    }
+    const message = `${describeDelete(name, body)}${scope} This cannot be undone.`;
+    if (!(await confirmDialog(`Delete records from ${name}?`, message, "Delete"))) return;
     try {
       const r = await call("POST", `/v0/topics/${enc(name)}/delete`, { body });
       setStatus(note, `Deleted ${formatCount(r.deleted)} records; the earliest seq is now ${r.earliest_seq}.`, "ok");
@@ -794,7 +806,7 @@ function routersPage() {
   every(3000, async () => {
     const list = await call("GET", "/v0/routers");
     const routers = await Promise.all(list.routers.map((r) => call("GET", `/v0/routers/${enc(r.router)}`).catch(() => r)));
-    fill(
+    refill(
       body,
       table(
         "Routers",

@@ -30,6 +30,24 @@ export function fill(el, ...children) {
   return el;
 }
 
+/** Replaces an element's children as {@link fill} does, for a panel that refreshes itself:
+ * the control that had the keyboard focus inside it (found again by its tag and its accessible
+ * name) gets it back, so polling never throws a keyboard user out of a table. */
+export function refill(el, ...children) {
+  const active = document.activeElement;
+  const had = active && active !== el && el.contains(active) ? focusKey(active) : null;
+  fill(el, ...children);
+  if (had !== null) {
+    const again = [...el.querySelectorAll(had.tag)].find((c) => focusKey(c).name === had.name);
+    if (again) again.focus();
+  }
+  return el;
+}
+
+function focusKey(el) {
+  return { tag: el.tagName.toLowerCase(), name: el.getAttribute("aria-label") || el.getAttribute("href") || el.textContent };
+}
+
 /** A table: `columns` are `[header, (row) => cell]`; an empty `rows` shows `empty`. */
 export function table(label, columns, rows, empty = "Nothing here.") {
   if (rows.length === 0) return h("p", { class: "empty" }, empty);
