@@ -6,9 +6,9 @@ Layers, lowest first (imports only go downward; ``tests/test_architecture.py`` e
    and writer, payload formats, segments, snapshots. Knows nothing above it.
 2. the model — clock, config, errors, limits, records, topic, leases (a queue's lease
    projection), results, and the :mod:`persistence` seam.
-3. :class:`Engine` — the registry of topics and the operations of §1–§5.
-4. features composed over the engine — :class:`queues.Queues` (§10), ``routers`` (§6),
-   ``schedules`` (an extension: timed appends) and ``watch`` (§7) — and ``datadir``, the
+3. :class:`Engine` — the registry of topics and the operations on topics, writes, reads and deletes.
+4. features composed over the engine — :class:`queues.Queues`, ``routers``,
+   ``schedules`` (an extension: timed appends) and ``watch`` — and ``datadir``, the
    durable side (WAL persistence, sealing, checkpoints, recovery, the data-directory
    lifecycle).
 """

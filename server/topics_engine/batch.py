@@ -17,7 +17,7 @@ from .records import NewRecords
 
 
 class RecordInput(TypedDict, total=False):
-    """One record of a write as JSON values (§2): ``data`` is required (it may be null)."""
+    """One record of a write as JSON values: ``data`` is required (it may be null)."""
 
     data: Required[JsonValue]
     tag: str | None

@@ -1,4 +1,4 @@
-"""The Topic config object (§0.10): defaults, validation, clamps and durability resolution.
+"""The topic config object: defaults, validation, clamps and durability resolution.
 
 A :class:`TopicConfig` is always fully resolved: every field has a value and ``durability`` is
 one of the four classes. ``durable`` is not stored; on the wire it is derived as
@@ -89,7 +89,7 @@ class TopicConfig:
         return self.durability is Durability.FSYNC
 
     def to_wire(self) -> dict[str, Any]:
-        """The full config object as the contract echoes it (key order as in §0.10)."""
+        """The full config object as the contract echoes it (in the contract's key order)."""
         return {
             "type": self.type.value,
             "ttl_ms": self.ttl_ms,

@@ -1,4 +1,4 @@
-"""The engine: the registry of topics and every topic operation of §1–§5.
+"""The engine: the registry of topics and every topic operation: topics, writes, reads, deletes.
 
 Concurrency: one asyncio event loop owns all state; every operation here is synchronous and
 never blocks (long-polls await the :class:`fanout.Hub` outside any mutation). Time comes only from
@@ -157,7 +157,7 @@ class Engine:
         self.hub.notify(topic.name)
 
     def check_topic_room(self, new: int = 1) -> None:
-        """429 ``throttled`` if ``new`` more topics would exceed ``max_topics`` (§11)."""
+        """429 ``throttled`` if ``new`` more topics would exceed ``max_topics`` (a resource cap)."""
         cap = self.limits.max_topics
         if cap and new and len(self._topics) + new > cap:
             raise cap_reached(
@@ -167,10 +167,10 @@ class Engine:
     def _check_bytes_room(self, topic: Topic, planned: RecordBatch) -> None:
         """429 ``throttled`` (the plan cancelled) if the write ``planned`` on ``topic`` would
         take the live bytes (writes awaiting their fsync included) over ``max_total_bytes``
-        (§11), counted after the write's own evictions (docs/DECISIONS.md, "Caps"). Before refusing, records
-        past their TTL anywhere are expired (expiry is otherwise lazy, per topic) — at most once
-        per :data:`QUOTA_SWEEP_MS`, so refused writes cannot each walk every topic. Checked
-        only when the quota is set."""
+        (the total-bytes quota), counted after the write's own evictions (docs/DECISIONS.md,
+        "Caps"). Before refusing, records past their TTL anywhere are expired (expiry is
+        otherwise lazy, per topic) — at most once per :data:`QUOTA_SWEEP_MS`, so refused writes
+        cannot each walk every topic. Checked only when the quota is set."""
         cap = self.limits.max_total_bytes
         if not cap:
             return
@@ -220,7 +220,7 @@ class Engine:
         """``topic`` is still the live incarnation of its name (not deleted or recreated)."""
         return self._by_id.get(topic.id) is topic
 
-    # -- §1 topics ----------------------------------------------------------------------------
+    # -- topics -------------------------------------------------------------------------------
 
     def put_topic(self, name: str, fields: dict[str, Any]) -> TopicPut:
         """Create or update a topic; fields merge over the current config."""
@@ -283,7 +283,7 @@ class Engine:
         return len(q.leases)
 
     def queue_counters(self, topic: Topic) -> QueueCounters | None:
-        """A queue's §10.7 counters (lazy lease expiry applied first); ``None`` for a log."""
+        """A queue's counters (lazy lease expiry applied first); ``None`` for a log."""
         q = topic.queue
         if q is None:
             return None
@@ -358,7 +358,7 @@ class Engine:
         self.unregister(topic)
         return TopicDeleted(name, True, wait=self.persistence.topic_delete(topic))
 
-    # -- §2 writes ----------------------------------------------------------------------------
+    # -- writes -------------------------------------------------------------------------------
 
     def append(
         self,
@@ -544,7 +544,7 @@ class Engine:
                 {"field": "idempotency_key"},
             )
 
-    # -- §3 reads -----------------------------------------------------------------------------
+    # -- reads --------------------------------------------------------------------------------
 
     def diff(
         self,
@@ -559,7 +559,7 @@ class Engine:
         max_batch_bytes: int = 0,
         touch: bool = True,
     ) -> Diff:
-        """Records after the exclusive cursor ``from_seq`` (§3), or — with ``from_ts`` (ms
+        """Records after the exclusive cursor ``from_seq``, or — with ``from_ts`` (ms
         since epoch), which replaces ``from_seq`` — from the first live record with
         ``$ts >= from_ts`` (:meth:`Topic.seq_before_ts`; the result's ``from_seq`` says where
         that was). ``limit`` and ``max_batch_bytes`` 0 mean their defaults
@@ -587,7 +587,7 @@ class Engine:
     def clamp_wait_ms(self, wait_ms: int) -> int:
         return to_int(wait_ms, "wait_ms", high=self.limits.max_wait_ms, clamp=True)
 
-    # -- §5 deletes ---------------------------------------------------------------------------
+    # -- deletes ------------------------------------------------------------------------------
 
     def delete_records(
         self, name: str, *, before_seq: int | None = None, match: MatchSpec | None = None
@@ -614,7 +614,7 @@ class Engine:
         return topic.delete_plan(before_seq, tag_match)
 
     def delete_seqs(self, topic: Topic, seqs: list[int]) -> RecordsDeleted:
-        """Permanently delete these live seqs (the delete path of §5, queue acks and
+        """Permanently delete these live seqs (the path of record deletes, queue acks and
         dead-letter moves); visible at once or once durable, per the topic's class."""
         if seqs:
             self.persistence.check_writable()

@@ -123,7 +123,7 @@ class Throttled(TopicsError):
 
 
 def cap_reached(limit: str, maximum: int, message: str) -> Throttled:
-    """The §11 429 of a resource cap: ``detail.limit`` names it, ``detail.max`` is its value
+    """The 429 of a resource cap: ``detail.limit`` names it, ``detail.max`` is its value
     (docs/DECISIONS.md, "Caps"); the message says what is full and how to make room."""
     return Throttled(f"{message} (the {limit} cap is {maximum})", {"limit": limit, "max": maximum})
 

@@ -1,4 +1,4 @@
-"""Write deduplication (§0.8): ``(topic, idempotency_key) -> assigned seqs`` for a window.
+"""Write deduplication (``idempotency_key``): ``(topic, idempotency_key) -> assigned seqs`` for a window.
 
 Entries are kept in insertion order; insertion times never decrease (they come from the topic's
 monotonic write clock), so expiry only ever pops from the front. A batch's seqs are contiguous,

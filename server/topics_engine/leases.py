@@ -1,4 +1,4 @@
-"""The lease projection of one queue (§10): who holds which job, delivery counters, the
+"""The lease projection of one queue: who holds which job, delivery counters, the
 reclaim freelist and delayed retries — the materialized state of the queue's leases log.
 
 Every change is a :class:`LeaseEvent` applied by :meth:`QueueState.apply`, on the live path and

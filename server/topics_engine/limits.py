@@ -1,5 +1,5 @@
-"""Hard limits the engine enforces: per request (§2 batching limits, §3 read clamps) and per
-instance (§11: how many topics, how many retained bytes; 0 = unlimited).
+"""Hard limits the engine enforces: per request (a write's batch limits, a read's clamps) and per
+instance (the resource caps: how many topics, how many retained bytes; 0 = unlimited).
 
 The server builds one :class:`Limits` from its settings; defaults are the contract's.
 """

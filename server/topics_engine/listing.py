@@ -1,4 +1,4 @@
-"""List pages (§0.7): opaque cursors — base64 of ``{"after": "<last name on the page>"}`` — and
+"""List pages: opaque cursors — base64 of ``{"after": "<last name on the page>"}`` — and
 the walk over a sorted name list restricted to a request prefix and an allowlist of prefixes.
 
 Clients treat the cursor as opaque and pass ``next_cursor`` back unchanged. Any other non-empty

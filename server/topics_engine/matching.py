@@ -1,6 +1,7 @@
-"""The tag-match predicate language (§5): ``["tag","Eq","X"]``, ``["tag","Glob","X*"]``, or a
-bare string as shorthand for ``Eq``. ``Glob`` is a literal prefix followed by exactly one trailing
-``*`` — no other wildcard — so a match is a point lookup or a bounded prefix range scan.
+"""The tag-match predicate language (record deletes, router filters): ``["tag","Eq","X"]``,
+``["tag","Glob","X*"]``, or a bare string as shorthand for ``Eq``. ``Glob`` is a literal prefix
+followed by exactly one trailing ``*`` — no other wildcard — so a match is a point lookup or a
+bounded prefix range scan.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, TypeAlias
 from .errors import InvalidRequest
 
 MatchSpec: TypeAlias = "str | list[str] | tuple[str, str, str]"
-"""A §5 match as a request holds it: a bare tag, or ``["tag", "Eq"|"Glob", operand]`` (a list
+"""A tag match as a request holds it: a bare tag, or ``["tag", "Eq"|"Glob", operand]`` (a list
 or, decoded from the spec's ``prefixItems``, a tuple). :func:`parse_match` checks it."""
 
 
@@ -34,7 +35,7 @@ def _bad(message: str, value: Any, field: str) -> InvalidRequest:
 
 
 def parse_match(value: Any, field_name: str = "match") -> TagMatch:
-    """A §5 tuple (or bare tag string) -> :class:`TagMatch`; errors name ``field_name``."""
+    """A match tuple (or bare tag string) -> :class:`TagMatch`; errors name ``field_name``."""
     if isinstance(value, str):
         return TagMatch(exact=value, prefix=None)
     if isinstance(value, tuple):

@@ -1,4 +1,4 @@
-"""Topic-, router- and consumer-name rules (§1.1): ``^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$``,
+"""Topic-, router- and consumer-name rules: ``^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$``,
 byte-exact, case-sensitive (a router name also allows ``>``).
 
 Names never reach the filesystem (storage keys files by numeric topic id), but they are still
@@ -13,7 +13,7 @@ from .errors import InvalidRequest
 
 TOPIC_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,254}")
 ROUTER_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:>-]{0,254}")
-"""Router names (§6): the topic charset plus ``>`` (for the ``"<source>-><dest>"`` convention)."""
+"""Router names: the topic charset plus ``>`` (for the ``"<source>-><dest>"`` convention)."""
 
 
 def check_topic_name(name: str, field: str = "topic") -> str:

@@ -1,5 +1,5 @@
 """The seam between engine decisions and storage: how a mutation is persisted, and when it
-becomes visible and may be acknowledged, per durability class (§0.10).
+becomes visible and may be acknowledged, per durability class (the topic config's ``durability``).
 
 The engine decides every mutation synchronously, then hands it to its :class:`Persistence`,
 which either applies it at once or defers the apply until the mutation is durable:

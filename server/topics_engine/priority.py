@@ -1,4 +1,4 @@
-"""Effective priority (§0.10 ``priority`` / ``auto_priority``).
+"""Effective priority (the topic config's ``priority`` / ``auto_priority``).
 
 A manual ``priority`` (already clamped to [-1000, 1000]) always wins. Otherwise, with
 ``auto_priority``, priority is derived from read recency: 1000 for a topic read this instant,

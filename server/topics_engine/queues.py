@@ -1,10 +1,10 @@
-"""Queue operations (§10): claim, ack, nack, extend, dead-lettering, coalescing cohorts and
+"""Queue operations: claim, ack, nack, extend, dead-lettering, coalescing cohorts and
 /work subscriptions, over the lease projection in :mod:`leases`.
 
 Every operation first resolves the topic — 404 ``topic_not_found`` if absent, 409
 ``not_a_queue`` for a log — and only then validates its own fields. Lease changes are
 :class:`LeaseEvent` s applied to the projection and, with ``leases_durable``, journaled; an ack
-is the permanent delete of §5 (durable iff the topic is), so acked jobs never come back.
+is the permanent delete that record deletes use (durable iff the topic is), so acked jobs never come back.
 
 Claim order: the reclaim freelist (expired leases, elapsed nack delays) first, then fresh jobs
 past the claim cursor. With ``max_in_flight`` (an extension) a claim or refill takes at most the
@@ -105,7 +105,7 @@ class Claimed:
     topic: str
     jobs: list[ClaimedJob]
     counters: QueueCounters = field(default_factory=lambda: QueueCounters(0, 0, 0))
-    """The queue's counters after this claim (``ready``: claimable jobs still waiting, §10.2)."""
+    """The queue's counters after this claim (``ready``: claimable jobs still waiting)."""
     wait: AckWait = None
     coalesced: bool = False
 
@@ -189,7 +189,7 @@ class Queues:
 
     def queue_topic(self, name: str) -> Topic:
         """The queue called ``name``: 404 ``topic_not_found`` / 409 ``not_a_queue`` otherwise.
-        Every queue endpoint calls this before judging its own fields (§10)."""
+        Every queue endpoint calls this before judging its own fields."""
         topic = self.engine.get(name)
         if topic.config.type is not TopicType.QUEUE or topic.queue is None:
             raise NotAQueue(
@@ -236,7 +236,7 @@ class Queues:
         return ints, fence_tokens(ints, lease_ids)
 
     def counters(self, topic: Topic) -> QueueCounters:
-        """The §10.7 counters of a queue (lazy lease expiry applied first)."""
+        """The counters of a queue (lazy lease expiry applied first)."""
         counters = self.engine.queue_counters(topic)
         assert counters is not None, "queue operations resolve the topic with queue_topic()"
         return counters
@@ -738,7 +738,7 @@ def _q(topic: Topic) -> QueueState:
 
 def _is_poison(topic: Topic, deliveries: int) -> bool:
     """Delivering the job a ``deliveries``-th time would exceed ``max_deliveries`` on a queue
-    with a dead-letter topic (§10.6)."""
+    with a dead-letter topic."""
     cfg = topic.config
     return bool(cfg.max_deliveries and cfg.dead_letter and deliveries > cfg.max_deliveries)
 
@@ -809,7 +809,7 @@ def _lease_info(seq: int, lease: Lease) -> LeaseInfo:
 
 def _dead_letters(topic: Topic, records: list[tuple[Record, int]], reason: str | None) -> NewRecords:
     """``records`` (with their delivery counts) as dead-letter topic records: data, tag and node
-    as they were, meta stamped with the provenance of §10.6 and, for an explicit move,
+    as they were, meta stamped with their provenance (``$dead_letter_from``, …) and, for an explicit move,
     ``$dead_letter_reason``."""
     datas: list[bytes] = []
     tags: list[str | None] = []

@@ -79,7 +79,7 @@ def clamp_delays(delays: list[Any]) -> list[int]:
 RecordLimits = tuple[int, int, int, int]
 """``(max_record_bytes, max_meta_bytes, max_tag_bytes, max_node_bytes)``: data+meta and meta
 in UTF-8 bytes, tag and node in characters (code points, as JSON Schema's ``maxLength`` counts)
-per record (§2)."""
+per record of a write."""
 
 NO_LIMITS: RecordLimits = (1 << 62, 1 << 62, 1 << 62, 1 << 62)
 

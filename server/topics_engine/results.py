@@ -32,7 +32,8 @@ class TopicPut:
 
 @dataclass(slots=True)
 class QueueCounters:
-    """A queue's counters (§10.7) and its health (extensions, docs/DECISIONS.md)."""
+    """A queue's counters (the ``queue`` object of a topic's state) and its health (extensions,
+    docs/DECISIONS.md)."""
 
     ready: int
     in_flight: int
@@ -114,7 +115,7 @@ class Appended:
 
 @dataclass(slots=True)
 class Tombstone:
-    """A gap marker (§3.3): seqs ``gap_from..gap_to`` (inclusive) were lost to cap/TTL, or the
+    """A gap marker (a tombstone): seqs ``gap_from..gap_to`` (inclusive) were lost to cap/TTL, or the
     topic was recreated."""
 
     gap_from: int

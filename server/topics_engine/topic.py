@@ -74,7 +74,7 @@ class ReadOptions:
 
 
 ZERO_MAX_BYTES = 1 << 20
-"""What ``max_batch_bytes: 0`` means, for every read (§3 diff, §7 watch)."""
+"""What ``max_batch_bytes: 0`` means, for every read (diff, watch)."""
 MAX_BATCH_BYTES = 8 << 20
 """The most ``max_batch_bytes`` a request gets: larger values are clamped to it."""
 
@@ -198,7 +198,7 @@ class HotState:
 class Usage:
     """Live records and their bytes, and named consumers, summed over topics: every change to a
     topic's ``count``, ``bytes`` and consumers is added here too, so the totals cost nothing to
-    read (§11 total-bytes quota, the consumer cap, metrics)."""
+    read (the total-bytes quota, the consumer cap, metrics)."""
 
     __slots__ = ("records", "bytes", "pending", "consumers")
 
@@ -301,7 +301,8 @@ class Topic:
     # -- watermarks ---------------------------------------------------------------------------
 
     def priority(self, now_ms: int) -> int:
-        """The effective priority now (§0.10: manual, or auto-derived from read recency)."""
+        """The effective priority now (the config's ``priority``: manual, or auto-derived from
+        read recency)."""
         return effective_priority(self.config, self.last_read_ts, now_ms)
 
     @property

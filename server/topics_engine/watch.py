@@ -1,4 +1,4 @@
-"""Watching topics (§7): resumable, pull-based reads of many topics for one consumer.
+"""Watching topics: resumable, pull-based reads of many topics for one consumer.
 
 A :class:`Subscription` holds a :class:`Position` per watched topic — the consumer's cursor
 into that topic's record store — and the read options they share. Nothing is buffered per
@@ -534,7 +534,7 @@ class Watches:
         self.engine = engine
         self.max_topics = max_topics
         self.max_sessions = max_sessions
-        """``TOPICS_MAX_WATCH_SESSIONS`` (§11; 0: unlimited); idle sessions are reclaimed first."""
+        """``TOPICS_MAX_WATCH_SESSIONS`` (a resource cap; 0: unlimited); idle sessions are reclaimed first."""
         self.session_ttl_ms = session_ttl_ms
         self._sessions: dict[str, WatchSession] = {}
         self.reads = SharedReads()

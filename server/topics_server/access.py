@@ -1,5 +1,5 @@
-"""Who may call what (§0.2): each operation's requirement, read from its ``security`` in the
-OpenAPI document, and the gate every request passes before its handler runs.
+"""Who may call what (API keys and their scopes): each operation's requirement, read from its
+``security`` in the OpenAPI document, and the gate every request passes before its handler runs.
 
 The document is the one place the per-route scope table lives: an operation's
 ``security: [{bearerAuth: [scopes]}]`` names the scopes it needs (all of them), a

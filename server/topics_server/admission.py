@@ -1,4 +1,4 @@
-"""The §11 concurrency caps: long-lived streams (SSE GETs and WebSockets — instance-wide and per
+"""The concurrency caps: long-lived streams (SSE GETs and WebSockets — instance-wide and per
 key) and requests in flight per key.
 
 Every admitted unit is a :class:`Slot` the caller holds for the request's or the stream's

@@ -4,10 +4,10 @@
 route (``routes``, built by connexion from the spec), which carries its :class:`dispatch.Operation`
 (handler, kind, throttling, body names), admit the caller (``access``: 401/403 from
 the key, its scopes and its prefix allowlist), refuse data operations while recovering (503),
-bind and validate the request lazily (``validation``), take a slot under the §11 concurrency
+bind and validate the request lazily (``validation``), take a slot under the concurrency
 caps (``admission``: a stream slot for the SSE GETs and the WebSocket, else an in-flight slot
 per key, held until the response is ready or the stream ends), call the handler, render its
-:class:`Reply` (``responses``) — and turn any failure into the §0.5 envelope (``wire``). A
+:class:`Reply` (``responses``) — and turn any failure into the error envelope (``wire``). A
 handler returns its reply directly when it has nothing to wait for (a ``disk`` append, a read),
 or an awaitable when it must wait (an fsync, a long-poll, a coalescing window): the common paths
 never create a task.
@@ -159,7 +159,7 @@ class TopicsApp:
         return req
 
     def _slot(self, operation: Operation, principal: Principal | None) -> Slot | None:
-        """The §11 slot the request holds: a stream slot for a stream, else an in-flight slot
+        """The slot the request holds: a stream slot for a stream, else an in-flight slot
         per key (none without auth); 429 ``throttled`` when its cap is full."""
         if operation.kind is Kind.STREAM:
             return self.ctx.admission.open_stream(principal)
@@ -169,7 +169,7 @@ class TopicsApp:
 
     def _park(self, req: ValidatedRequest, operation: Operation) -> Parking | None:
         """Under CPU pressure: ``None`` if this request's topic may run now, else the wait
-        for its turn (§0.6; a patient request — a ``disable_backpressure`` write — waits
+        for its turn (a patient request — a ``disable_backpressure`` write — waits
         without a deadline)."""
         ctx = self.ctx
         patient = operation.patient is not None and operation.patient(req)
@@ -211,12 +211,12 @@ class TopicsApp:
             return self._answered(request, stats, principal, response)
 
     def error(self, request: Request, exc: BaseException) -> Response:
-        """The §0.5 envelope of a failure a transport met itself — malformed HTTP, a refused
+        """The error envelope of a failure a transport met itself — malformed HTTP, a refused
         upgrade — counted as a request of no operation."""
         return self._answered(request, self.requests.unmatched, None, self._envelope(request, exc))
 
     def _envelope(self, request: Request, exc: BaseException) -> Response:
-        """The §0.5 envelope for any failure (with ``Allow`` on a 405, ``Retry-After`` on a
+        """The error envelope for any failure (with ``Allow`` on a 405, ``Retry-After`` on a
         429/503 that can clear)."""
         err = wire.to_topics_error(exc)
         headers: list[tuple[bytes, bytes]] = []
@@ -323,7 +323,7 @@ def _metered(
 
 
 class _Held:
-    """The §11 slot a request holds while it is being answered: released exactly once, when the
+    """The slot a request holds while it is being answered: released exactly once, when the
     ``with`` block ends however it ends (an answer, an error, a cancellation) — unless
     :meth:`pass_on` handed it to what outlives the block (a stream, or the wait for a reply),
     which then releases it. The one place a request's slot is released."""

@@ -1,4 +1,4 @@
-"""API keys (§0.2, §12): the ``TOPICS_API_KEYS`` syntax, the hashed key store, and who a
+"""API keys (docs/SECURITY.md): the ``TOPICS_API_KEYS`` syntax, the hashed key store, and who a
 request's bearer token says it is.
 
 Entry syntax (comma-separated entries; an entry splits on ``:`` at most twice, so prefixes may

@@ -38,11 +38,13 @@ class Kind(Enum):
     """How an operation is served."""
 
     REQUEST = "request"
-    """Answered once, under the caller's in-flight slot (§11); refused (503) while recovering."""
+    """Answered once, under the caller's in-flight slot (a resource cap); refused (503) while recovering."""
     PROBE = "probe"
-    """Answered even while the server recovers (the metrics describe the recovering process)."""
+    """Answered even while the server recovers (the metrics describe the recovering process;
+    ``whoami`` depends only on the configured keys)."""
     STREAM = "stream"
-    """Long-lived (the SSE GETs, the WebSocket): holds a stream slot (§11), not an in-flight one."""
+    """Long-lived (the SSE GETs, the WebSocket): holds a stream slot (a resource cap), not an
+    in-flight one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,7 @@ class Operation:
     handler: Handler
     kind: Kind = Kind.REQUEST
     throttled: bool = False
-    """Data-plane work the elastic throttle may park or refuse under CPU pressure (§0.6): writes,
+    """Data-plane work the elastic throttle may park or refuse under CPU pressure (``429 throttled``): writes,
     reads and claims. Probes, metrics, the control plane and the operations that free work
     (ack, nack, extend) always run."""
     body_names: BodyNames | None = None

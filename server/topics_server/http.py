@@ -22,7 +22,7 @@ Semantics
     headers, ``Content-Length`` that of the body a ``GET`` would get — whatever the app put in
     the response: the transport owns that rule (bytes after the head would be read as the next
     response on the connection). Only ``GET`` operations stream or upgrade.
-    Malformed HTTP is a 400 in the §0.5 envelope and closes the connection. Idle keep-alive
+    Malformed HTTP is a 400 in the error envelope and closes the connection. Idle keep-alive
     connections close after :data:`KEEP_ALIVE_S`. Shutdown stops accepting, lets requests in
     flight finish (bounded), then closes everything.
 

@@ -1,4 +1,4 @@
-"""§8.3 — the metric families of ``GET /v0/metrics``, read from the :class:`ServerContext`
+"""The metric families of ``GET /v0/metrics``, read from the :class:`ServerContext`
 (every family, its labels and its unit: docs/METRICS.md).
 
 One prometheus_client collector (:class:`TopicsCollector`) yields every family of ours; each
@@ -32,7 +32,7 @@ consumers were eligible) — and the WAL's counters, gauges and fsync latency hi
 data directory (in-memory engine), or before the WAL is open, the WAL families are present with
 zeros.
 
-Names: the contract's (§8.3) are kept as they are; where one is not in Prometheus' base units
+Names: the contract's are kept as they are; where one is not in Prometheus' base units
 (``topics_wal_fsync_latency_us``, ``topics_topic_queue_oldest_ready_age_ms``,
 ``topics_uptime_ms``) the conventional twin is exposed beside it
 (``topics_wal_fsync_duration_seconds``, ``topics_topic_queue_oldest_ready_age_seconds``,
@@ -218,7 +218,7 @@ def _counter(name: str, help_: str, value: float) -> CounterMetricFamily:
 
 
 class TopicsCollector(Collector):
-    """Every §8.3 family, read from ``ctx`` at each :meth:`collect`; the per-topic block lists
+    """Every family, read from ``ctx`` at each :meth:`collect`; the per-topic block lists
     only topics ``allowed`` admits (``None``: all), the aggregates are never filtered."""
 
     def __init__(self, ctx: ServerContext, allowed: TopicFilter | None = None) -> None:
@@ -524,7 +524,7 @@ def _le(bounds: tuple[float, ...]) -> tuple[str, ...]:
 
 
 def _throttle(throttle: Throttle) -> Iterator[Metric]:
-    """The elastic throttle (§0.6): an extension — the contract lists no throttle metric."""
+    """The elastic throttle: an extension — the contract lists no throttle metric."""
     yield _gauge(
         "topics_throttle_active",
         "1 while the elastic throttle's priority cutoff is on (low-priority work waits or gets 429).",

@@ -1,4 +1,4 @@
-"""JSON responses with the ``performance`` block (§0.9).
+"""JSON responses with the ``performance`` block (server-side timings and counters).
 
 A handler returns a :class:`Reply`: a status, and either a dict (serialized once with orjson) or
 pre-encoded JSON object bytes *without* their closing brace — as one ``bytes`` or as a list of

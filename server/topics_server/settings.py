@@ -1,6 +1,6 @@
 """Server settings, built from the environment in exactly one function (:func:`load_settings`).
 
-Variables and defaults are the contract's (§0.2, §2, §11). Bad configuration raises
+Variables and defaults are the contract's (API keys, write limits, resource caps). Bad configuration raises
 :class:`ConfigError`, whose message names the variable and says how to fix it (never a key's
 secret); ``topics serve`` prints it and exits non-zero instead of starting. ``TOPICS_API_KEYS``
 is kept only as the hashed :class:`KeyStore`.
@@ -27,7 +27,7 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Caps:
-    """The §11 resource caps the server enforces (0: unlimited). The topic and total-bytes caps
+    """The resource caps the server enforces (0: unlimited). The topic and total-bytes caps
     are the engine's (``Limits``); the router, schedule, consumer and watch-session caps their
     features'."""
 
@@ -73,7 +73,7 @@ class Settings:
     """``TOPICS_PROBE_AUTH``: the probes (health, ready) need a key too."""
     caps: Caps = Caps()
     throttle: bool = True
-    """``TOPICS_THROTTLE``: the elastic CPU-pressure throttle (§0.6); ``false`` turns it off."""
+    """``TOPICS_THROTTLE``: the elastic CPU-pressure throttle; ``false`` turns it off."""
 
 
 _LIMIT_VARS = {
@@ -212,7 +212,7 @@ def _api_keys(env: Mapping[str, str]) -> KeyStore:
 
 
 def _check_exposure(env: Mapping[str, str], host: str, keys: KeyStore) -> None:
-    """Fail closed (§0.2): a non-loopback bind with no keys would be an open event store unless
+    """Fail closed: a non-loopback bind with no keys would be an open event store unless
     explicitly allowed."""
     if keys.enabled or _is_loopback(host):
         return

@@ -40,7 +40,7 @@ def event(name: str, data: bytes, event_id: str | int | None = None) -> bytes:
 
 
 def error_event(code: int, message: str, **detail: object) -> bytes:
-    """The ``event: error`` frame of a stream (§7.2): ``{"code", "error", **detail}`` in that
+    """The ``event: error`` frame of a stream: ``{"code", "error", **detail}`` in that
     order, ``code`` the HTTP status the condition stands for. Every SSE error frame is built
     here; an advisory one (429, paced) leaves the stream open, any other ends it."""
     return event("error", orjson.dumps({"code": code, "error": message, **detail}))

@@ -8,7 +8,7 @@ A stream alternates between *sending* (frames it has, written to its :class:`Sin
   written (the sink is ``blocked``). Nothing is buffered per stream above the transport: the
   stream reads again only once the client has caught up, so its next frames coalesce more
   records (up to its batch limits). A writer never waits for a stream.
-- **slow consumers** (§7.3): blocked for :data:`BUFFER_GRACE_MS`, the stream is lagging: its
+- **slow consumers**: blocked for :data:`BUFFER_GRACE_MS`, the stream is lagging: its
   next :meth:`StreamLoop.settle` runs its ``on_lagging`` hook once (a watch or WebSocket then
   reports a loss met on its next read as ``from_seq_too_old``: ``subscriptions.lagged``);
   blocked for :data:`SLOW_CONSUMER_TIMEOUT_MS`, :meth:`flush` raises :class:`SlowConsumer` and

@@ -59,7 +59,7 @@ def positions_body(sub: Subscription) -> dict[str, dict[str, int]]:
 
 
 def lagged(subs: Iterable[Subscription]) -> None:
-    """The lagging hook of the watch stream and the WebSocket (§7.3): the client stayed blocked
+    """The lagging hook of the watch stream and the WebSocket: the client stayed blocked
     past the grace period, so a loss each position meets on its next read is reported as
     ``from_seq_too_old`` — as after a reconnect — not silently skipped."""
     for sub in subs:

@@ -1,4 +1,4 @@
-"""The elastic throttle (§0.6; docs/DECISIONS.md, "The elastic throttle"): under CPU pressure,
+"""The elastic throttle (docs/DECISIONS.md, "The elastic throttle"): under CPU pressure,
 low-priority data-plane work waits or is refused, so high-priority topics keep their latency and
 the probes keep answering.
 
@@ -14,21 +14,21 @@ right now and background work (priority < 1) waits at once, inside the burst tha
 1.0 the cutoff becomes 1 (the default priority 0 and negative manual priorities are background
 work) and rises by :data:`CUTOFF_STEP` every tick the pressure stays at or above 1, up to 1000 (a
 topic at the top priority is never throttled); below :data:`RELEASE_PRESSURE` it falls by the same
-step, and under 1 it turns off. A throttled operation on a topic whose effective priority (§0.10:
-manual, or auto-derived from read recency) is below the cutoff — or not above a request already
-waiting — is parked. Parked requests are admitted highest priority first, at most ``allowance``
-per tick: 4 after a pressured tick, growing while the ticks stay calm, so a released backlog
-cannot recreate the stall it waited out. One still parked after :data:`PARK_MS` is refused —
-``429 throttled`` with ``Retry-After`` and ``detail.retry_after_ms`` (jittered, so refused
-clients do not return together) — unless it is a ``disable_backpressure`` write, which waits as
-long as it takes. The time parked is the response's ``performance.throttle_wait_ms``. Memory is
-bounded: at most :data:`MAX_PARKED` requests wait, ``disable_backpressure`` ones included (a
-refusal or a client that went away drops its entry), beyond that a throttled request is refused
+step, and under 1 it turns off. A throttled operation on a topic whose effective priority (the
+config's ``priority``: manual, or auto-derived from read recency) is below the cutoff — or not
+above a request already waiting — is parked. Parked requests are admitted highest priority first,
+at most ``allowance`` per tick: 4 after a pressured tick, growing while the ticks stay calm, so a
+released backlog cannot recreate the stall it waited out. One still parked after :data:`PARK_MS` is
+refused — ``429 throttled`` with ``Retry-After`` and ``detail.retry_after_ms`` (jittered, so
+refused clients do not return together) — unless it is a ``disable_backpressure`` write, which
+waits as long as it takes. The time parked is the response's ``performance.throttle_wait_ms``.
+Memory is bounded: at most :data:`MAX_PARKED` requests wait, ``disable_backpressure`` ones included
+(a refusal or a client that went away drops its entry), beyond that a throttled request is refused
 at once.
 
 **Streams** (:class:`StreamPacer`): a watch or ``/work`` stream whose topics are all below the
 cutoff is paced (it pauses :meth:`Throttle.retry_after_ms` between deliveries) and told so once
-per episode with the advisory ``event: error`` frame ``{"code":429,...}`` (§7.2); it stays open.
+per episode with the advisory ``event: error`` frame ``{"code":429,...}``; it stays open.
 
 Cost when there is no pressure: :meth:`Throttle.engaged` per request — two attribute tests and
 one clock read.
@@ -249,9 +249,10 @@ class Throttle:
 
 
 def priorities_of(clock: Clock, topics: Iterable[Topic | None]) -> list[int]:
-    """The effective priorities (§0.10: manual, or auto-derived from read recency) the throttle
-    ranks work on ``topics`` by, now; a topic that does not exist (yet: a write creating it)
-    ranks as the default 0. The one reading of a topic's priority for admission and pacing."""
+    """The effective priorities (the config's ``priority``: manual, or auto-derived from read
+    recency) the throttle ranks work on ``topics`` by, now; a topic that does not exist (yet: a
+    write creating it) ranks as the default 0. The one reading of a topic's priority for
+    admission and pacing."""
     now = clock.now_ms()
     return [0 if topic is None else topic.priority(now) for topic in topics]
 
@@ -265,7 +266,7 @@ class StreamPacer:
     """Paces one stream under CPU pressure: when every topic it serves is below the cutoff it
     pauses :meth:`Throttle.retry_after_ms` before each delivery, and says so once per episode
     with the advisory ``event: error`` frame ``{"code": 429, "error", "retry_after_ms"[,
-    "topics"]}`` (§7.2: the stream stays open)."""
+    "topics"]}`` (the stream stays open)."""
 
     def __init__(self, throttle: Throttle, clock: Clock, what: str) -> None:
         self.throttle, self.clock, self.what = throttle, clock, what

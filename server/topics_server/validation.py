@@ -5,7 +5,7 @@ validator per path/query/header parameter and a msgspec decoder for the JSON bod
 A handler receives a :class:`ValidatedRequest`: path parameters are validated at once; query and
 header parameters and the body when the handler first asks for them — so a handler decides the
 order of its checks (queue endpoints answer 404/409 for their topic before judging their own
-fields, §10). Asking for the body checks its media type (415), inflates ``Content-Encoding:
+fields). Asking for the body checks its media type (415), inflates ``Content-Encoding:
 gzip`` under ``TOPICS_MAX_BODY_BYTES`` (413; a body over the limit is never buffered by the
 transport), decodes and validates it in one pass (400), and caches the result.
 """

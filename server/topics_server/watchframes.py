@@ -1,5 +1,5 @@
 """Watch events (``topics_engine.watch``) as the frames streams send: SSE events for
-``GET /v0/watch/:wid`` (§7.3) and JSON text messages for ``/v0/ws`` (§7.4, docs/WEBSOCKET.md).
+``GET /v0/watch/:wid`` and JSON text messages for ``/v0/ws`` (docs/WEBSOCKET.md).
 
 A ``record`` frame is the records' stored JSON bytes between a short head and tail — never
 re-encoded, never joined. Frames are built **once** per batch: every consumer that read the very
@@ -9,7 +9,7 @@ parts from :class:`FrameCache`; only an SSE frame's ``id:`` line is its own.
 Shapes (field order as the contract shows them):
 
 - SSE ``record``: ``{"topic","records":[…],"from_seq","to_seq","head_seq"}``
-- SSE ``tombstone``: ``{"topic", <the §3.3 tombstone object>}``; ``caught-up``:
+- SSE ``tombstone``: ``{"topic", <the tombstone object of a read>}``; ``caught-up``:
   ``{"topic","head_seq"}``; ``topic-deleted``: ``{"topic","head_seq","reason"}``
 - WebSocket: the same fields after ``"op"`` (``record``, ``tombstone``, ``caught_up``,
   ``topic_deleted``), ``records`` last in a ``record``.

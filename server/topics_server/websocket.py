@@ -1,4 +1,4 @@
-"""The ``/v0/ws`` data plane (§7.4, docs/WEBSOCKET.md): JSON commands in, JSON frames out.
+"""The ``/v0/ws`` data plane (docs/WEBSOCKET.md): JSON commands in, JSON frames out.
 
 :class:`WebSocketSession` is transport-independent: a transport (the native server in ``http``,
 or ``asgi``) completes the upgrade, feeds it each complete client message
@@ -79,7 +79,7 @@ class WebSocketReply:
     principal: Principal | None = None
     """The key that opened the socket: each command is authorized against it."""
     slot: Slot | None = None
-    """The socket's §11 stream slot, released when the session closes."""
+    """The socket's stream slot (a resource cap), released when the session closes."""
     ended: StreamEnded | None = None
     """The request accounting's hook: called once when the session closes, with the bytes of
     the frames sent when ``metered`` (else 0)."""
@@ -412,7 +412,7 @@ class WebSocketSession:
         task.add_done_callback(self.pending_acks.discard)
 
     def _admit(self, body: Any) -> None:
-        """The elastic throttle (§0.6) for a publish: under CPU pressure one on a topic below the
+        """The elastic throttle for a publish: under CPU pressure one on a topic below the
         cutoff is refused at once with an ``error`` frame ``throttled`` (``detail.retry_after_ms``)
         — a socket answers in order, so it cannot park a command — unless it sets
         ``disable_backpressure``."""

@@ -1,5 +1,5 @@
 """The one place where engine results and errors become HTTP: response bodies, statuses and the
-error envelope (§0.5).
+error envelope.
 
 Results: each engine result dataclass has an encoder here producing the response object (a dict
 serialized once, or — for record reads — JSON object bytes assembled from the records' bytes
@@ -68,7 +68,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "not_ready": 503,
     "shutting_down": 503,
 }
-"""The contract's status for every ``error.code`` (§0.6)."""
+"""The contract's status for every ``error.code``."""
 
 
 def status_of(err: TopicsError) -> int:
@@ -102,7 +102,7 @@ def retry_after_s(err: TopicsError) -> int | None:
     return max(1, -(-int(retry_ms) // 1000))
 
 
-# -- topics (§1) -------------------------------------------------------------------------------
+# -- topics ------------------------------------------------------------------------------------
 
 
 def topic_put(r: TopicPut) -> dict[str, Any]:
@@ -173,7 +173,7 @@ def topic_deleted(r: TopicDeleted) -> dict[str, Any]:
     }
 
 
-# -- routers (§6) ------------------------------------------------------------------------------
+# -- routers -----------------------------------------------------------------------------------
 
 
 def router(r: Router) -> dict[str, Any]:
@@ -295,7 +295,7 @@ def consumer_page(p: ConsumerPage) -> dict[str, Any]:
     return body
 
 
-# -- records (§2–§5) ---------------------------------------------------------------------------
+# -- records -----------------------------------------------------------------------------------
 
 
 def appended(r: Appended, return_seqs: bool = True) -> dict[str, Any]:
@@ -347,7 +347,7 @@ def records_deleted(r: RecordsDeleted) -> dict[str, Any]:
     }
 
 
-# -- queues (§10) ------------------------------------------------------------------------------
+# -- queues ------------------------------------------------------------------------------------
 
 
 def claimed(topic: str, jobs: list[ClaimedJob], counters: QueueCounters) -> bytes:

@@ -1082,3 +1082,81 @@ def test_completion_scripts_know_every_subcommand(tmp_path: Path) -> None:
     assert (
         subprocess.run([str(TOPICS), "completion", "tcsh"], capture_output=True, timeout=60).returncode == 2
     )
+
+
+def test_whoami_in_dev_mode(cli: Callable[..., tuple[int, str, str]]) -> None:
+    status, out, err = cli("whoami")
+    assert status == 0, err
+    assert lines(out) == [
+        {
+            "auth": "dev",
+            "key_id": None,
+            "key": None,
+            "scopes": ["admin", "delete", "read", "write"],
+            "prefixes": [],
+        }
+    ]
+
+
+def test_whoami_names_the_key_and_refuses_an_unknown_one(
+    make_server: Callable[..., ServerProcess],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server = make_server({"TOPICS_API_KEYS": "root-secret,dash-secret:read:tenant42."})
+    monkeypatch.delenv("TOPICS_API_KEY", raising=False)
+    assert main(["--url", server.url, "--api-key", "dash-secret", "whoami"]) == 0
+    out = capsys.readouterr().out
+    assert lines(out) == [
+        {"auth": "keys", "key_id": 2, "key": "key #2", "scopes": ["read"], "prefixes": ["tenant42."]}
+    ]
+    assert "secret" not in out
+    assert main(["whoami", "--url", server.url, "--api-key", "nope"]) == 1
+    assert capsys.readouterr().err.startswith("topics: unauthorized: ")
+
+
+def test_console_prints_the_url_and_opens_nothing_without_a_terminal(
+    cli: Callable[..., tuple[int, str, str]], server: ServerProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_browser(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a test must never open a browser")
+
+    monkeypatch.setattr("webbrowser.get", no_browser)
+    monkeypatch.setattr("webbrowser.open", no_browser)
+    for args in (("console",), ("console", "--no-open"), ("console", "--url", server.url + "/")):
+        status, out, err = cli(*args)
+        assert status == 0, err
+        assert lines(out) == [{"url": f"{server.url}/console", "opened": False}]
+    status, out, _ = cli("console", "--url", "https://topics.example.org:8443")
+    assert lines(out) == [{"url": "https://topics.example.org:8443/console", "opened": False}]
+
+
+def test_console_opens_a_browser_only_where_one_can_show() -> None:
+    from topics.cli.account import should_open
+
+    x11, wayland, ssh = {"DISPLAY": ":0"}, {"WAYLAND_DISPLAY": "wayland-0"}, {"SSH_TTY": "/dev/pts/1"}
+    assert should_open(False, True, "linux", x11) and should_open(False, True, "linux", wayland)
+    assert not should_open(False, True, "linux", ssh)  # no display: a remote shell
+    assert not should_open(False, True, "freebsd14", {})
+    assert should_open(False, True, "darwin", {}) and should_open(False, True, "win32", {})
+    assert not should_open(True, True, "linux", x11)  # --no-open
+    assert not should_open(False, False, "darwin", {})  # a pipe or a script
+
+
+def test_console_never_picks_a_text_mode_browser(monkeypatch: pytest.MonkeyPatch) -> None:
+    import webbrowser
+
+    from topics.cli.account import graphical_browser
+
+    lynx = webbrowser.GenericBrowser("lynx")
+    firefox = webbrowser.Mozilla("firefox")
+    monkeypatch.setattr("webbrowser.get", lambda: lynx)
+    assert graphical_browser() is None
+    monkeypatch.setattr("webbrowser.get", lambda: firefox)
+    assert graphical_browser() is firefox
+
+    def none_found() -> webbrowser.BaseBrowser:
+        raise webbrowser.Error("could not locate runnable browser")
+
+    monkeypatch.setattr("webbrowser.get", none_found)
+    assert graphical_browser() is None

@@ -363,6 +363,35 @@ async def test_probes(sdk: Calls) -> None:
     assert ready.status == "ready" and ready.wal_replay_complete is True
 
 
+async def test_whoami_in_dev_mode_grants_everything(sdk: Calls) -> None:
+    me = await sdk.call("whoami")
+    assert me == topics.Identity("dev", None, None, ["admin", "delete", "read", "write"], [])
+    assert me.may("admin") and me.allows("any.name")
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+async def test_whoami_names_the_key(make_server: Callable[..., ServerProcess], flavour: str) -> None:
+    server = make_server({"TOPICS_API_KEYS": "root-secret,dash-secret:r+w:tenant42.|shared."})
+    clients: list[topics.Client | topics.AsyncClient]
+    if flavour == "sync":
+        clients = [topics.Client(server.url, api_key=k, retries=0) for k in ("dash-secret", "nope")]
+    else:
+        clients = [topics.AsyncClient(server.url, api_key=k, retries=0) for k in ("dash-secret", "nope")]
+    dash, stranger = Calls(clients[0]), Calls(clients[1])
+    try:
+        me = await dash.call("whoami")
+        assert me == topics.Identity("keys", 2, "key #2", ["read", "write"], ["tenant42.", "shared."])
+        assert me.may("write") and not me.may("admin")
+        assert me.allows("tenant42.orders") and not me.allows("tenant43.orders")
+        with pytest.raises(topics.Unauthorized):
+            await stranger.call("whoami")
+    finally:
+        for c in clients:
+            closed = c.close()
+            if inspect.isawaitable(closed):
+                await closed
+
+
 async def test_typed_errors(sdk: Calls, name: Callable[[str], str]) -> None:
     t = name("err")
     await sdk.call("create_topic", t)

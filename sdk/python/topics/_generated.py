@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 import msgspec
+from topics_client.api.auth import whoami as _whoami
 from topics_client.api.consumers import (
     commit_consumer,
     delete_consumer,
@@ -78,6 +79,7 @@ from topics_client.models.topic_list import TopicList
 from topics_client.models.topic_put_response import TopicPutResponse
 from topics_client.models.topic_state import TopicState as _TopicState
 from topics_client.models.watch_session import WatchSession
+from topics_client.models.whoami import Whoami as _Whoami
 from topics_client.types import UNSET, Unset
 
 from .models import (
@@ -87,6 +89,7 @@ from .models import (
     DeadLetterResult,
     ExtendResult,
     Health,
+    Identity,
     Job,
     Lease,
     NackResult,
@@ -300,6 +303,10 @@ def health_route() -> Route:
 
 def ready_route() -> Route:
     return _route(_ready._get_kwargs())
+
+
+def whoami_route() -> Route:
+    return _route(_whoami._get_kwargs())
 
 
 # -- control-plane answers, through the generated models --------------------------------------
@@ -570,6 +577,11 @@ def health(body: dict[str, Any]) -> Health:
 def readiness(body: dict[str, Any]) -> Readiness:
     m = _Ready.from_dict(body)
     return Readiness(m.status, m.wal_replay_complete, m.topics)
+
+
+def identity(body: dict[str, Any]) -> Identity:
+    m = _Whoami.from_dict(body)
+    return Identity(m.auth, m.key_id, m.key, list(m.scopes), list(m.prefixes))
 
 
 # -- record-bearing answers, straight from the JSON (the hot path) ----------------------------

@@ -39,6 +39,7 @@ from .models import (
     DeadLetterResult,
     ExtendResult,
     Health,
+    Identity,
     Job,
     NackResult,
     QueueCounters,
@@ -682,6 +683,10 @@ def health() -> Call[Health]:
 
 def ready() -> Call[Readiness]:
     return Call(g.ready_route(), g.readiness)
+
+
+def whoami() -> Call[Identity]:
+    return Call(g.whoami_route(), g.identity)
 
 
 # -- redrive -----------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from .models import (
     DeadLetterResult,
     ExtendResult,
     Health,
+    Identity,
     Job,
     Lease,
     NackResult,
@@ -1048,6 +1049,17 @@ class Client:
         """
         return self._call(ops.ready())
 
+    def whoami(self) -> Identity:
+        """What the client's API key allows: its ``key`` label, ``scopes`` and name
+        ``prefixes`` (``auth == "dev"``, every scope, when the server has no keys). Raises
+        :class:`topics.Unauthorized` for a missing or unknown key.
+
+        >>> me = client.whoami()
+        >>> (me.auth, me.scopes, me.may("admin"))
+        ('dev', ['admin', 'delete', 'read', 'write'], True)
+        """
+        return self._call(ops.whoami())
+
 
 class AsyncClient:
     """The asyncio twin of :class:`Client`: the same methods as coroutines (iterators become
@@ -1446,3 +1458,7 @@ class AsyncClient:
     async def ready(self) -> Readiness:
         """:meth:`Client.ready`, awaited."""
         return await self._call(ops.ready())
+
+    async def whoami(self) -> Identity:
+        """:meth:`Client.whoami`, awaited."""
+        return await self._call(ops.whoami())

@@ -333,6 +333,34 @@ class Health:
 
 
 @dataclass(slots=True)
+class Identity:
+    """``GET /v0/whoami``: what the client's API key allows. ``auth`` is ``"keys"`` when the
+    server checks keys, ``"dev"`` when it has none (then ``key_id`` and ``key`` are ``None`` and
+    every scope is granted). ``prefixes`` empty: any name. Never the key's secret.
+
+    >>> me = Identity(auth="keys", key_id=3, key="key #3", scopes=["read"], prefixes=["tenant42."])
+    >>> (me.may("read"), me.may("write"), me.allows("tenant42.orders"), me.allows("other"))
+    (True, False, True, False)
+    """
+
+    auth: str
+    key_id: int | None
+    key: str | None
+    scopes: list[str]
+    """Sorted: any of ``admin``, ``delete``, ``read``, ``write``."""
+    prefixes: list[str]
+    """Byte prefixes of the topic/router/schedule names the key may use; empty: any name."""
+
+    def may(self, scope: str) -> bool:
+        """Whether the key holds ``scope``."""
+        return scope in self.scopes
+
+    def allows(self, name: str) -> bool:
+        """Whether ``name`` is inside the key's allowlist (a plain prefix match)."""
+        return not self.prefixes or name.startswith(tuple(self.prefixes))
+
+
+@dataclass(slots=True)
 class Readiness:
     """``GET /v0/ready`` when ready (a not-ready server raises ``NotReady``)."""
 

@@ -1,4 +1,4 @@
-"""Routers (§6): durable, asynchronous forwarding of every record appended to a ``source``
+"""Routers: durable, asynchronous forwarding of every record appended to a ``source``
 topic into a ``dest`` topic.
 
 One concept per module, lowest first:

@@ -1,7 +1,7 @@
 """What a router is told: a ``PUT`` body parsed into a :class:`RouterConfig`, and router names.
 
 Invariants of a parsed config: ``source`` and ``dest`` are valid topic names and differ,
-``guarantee`` is one of :data:`GUARANTEES`, and ``filter`` parsed as a §5 match. The config keeps
+``guarantee`` is one of :data:`GUARANTEES`, and ``filter`` parsed as a tag match. The config keeps
 the filter as the client wrote it (what ``GET`` returns and what the WAL and snapshots store);
 its parsed :class:`TagMatch` travels beside it.
 
@@ -100,7 +100,7 @@ def stored_router_config(stored: Mapping[str, Any], router: str = "") -> tuple[R
     missing key takes its default; an unknown key is kept in :attr:`RouterConfig.extra`; a
     flag of the wrong type falls back to the default with a warning. A ``guarantee`` this server
     does not know raises :class:`UnsupportedFormat` (a newer server wrote it; a default would
-    weaken the delivery it promised). A ``filter`` today's §5 parser refuses is read leniently
+    weaken the delivery it promised). A ``filter`` today's tag-match parser refuses is read leniently
     only when it is a ``Glob`` with a malformed operand; any other raises
     :class:`UnsupportedFormat` (:func:`_stored_match`)."""
     for key in ("source", "dest"):

@@ -1,4 +1,4 @@
-"""The router registry (§6): ``PUT``/``GET``/``DELETE``/list, WAL replay and snapshot images.
+"""The router registry: ``PUT``/``GET``/``DELETE``/list, WAL replay and snapshot images.
 
 Invariants:
 
@@ -82,7 +82,7 @@ class Routers:
     def __init__(self, engine: Engine, *, autorun: bool = True, max_routers: int = 0) -> None:
         self.engine = engine
         self.max_routers = max_routers
-        """``TOPICS_MAX_ROUTERS`` (§11; 0: unlimited): only a new router counts."""
+        """``TOPICS_MAX_ROUTERS`` (a resource cap; 0: unlimited): only a new router counts."""
         self._by_name: dict[str, Router] = {}
         self._by_id: dict[int, Router] = {}
         self._names: list[str] = []
@@ -117,7 +117,7 @@ class Routers:
         """The routers with ``topic`` as their source or dest, in name order."""
         return [r for r in self.all() if topic in (r.config.source, r.config.dest)]
 
-    # -- the API (§6) -------------------------------------------------------------------------
+    # -- the API ------------------------------------------------------------------------------
 
     def put(self, name: str, fields: dict[str, Any]) -> RouterPut:
         """Create (201) or reconfigure (200) a router. A missing source is created with the
@@ -187,7 +187,7 @@ class Routers:
         return RouterDeleted(name, True, wait)
 
     def delete_topic(self, name: str, if_empty: bool = False) -> TopicDeleted:
-        """Delete a topic (§1.4) and every router with it as source or dest."""
+        """Delete a topic and every router with it as source or dest."""
         result = self.engine.delete_topic(name, if_empty)
         if result.deleted:
             for router in self.naming(name):

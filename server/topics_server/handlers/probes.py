@@ -1,4 +1,4 @@
-"""§8.1–§8.3 — liveness and readiness, at /v0 and as /healthz, /readyz aliases; the metrics."""
+"""Liveness and readiness, at /v0 and as /healthz, /readyz aliases; the metrics."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ VARY_ACCEPT = (b"vary", b"accept")
 
 
 def metrics(req: ValidatedRequest, ctx: ServerContext) -> Reply:
-    """§8.3: the Prometheus text exposition, or the JSON snapshot when ``Accept`` prefers
+    """The Prometheus text exposition, or the JSON snapshot when ``Accept`` prefers
     ``application/json``. 200 always — also while the WAL replays."""
     principal = req.principal
     # a prefix-limited key sees only its own topics' block

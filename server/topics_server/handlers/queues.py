@@ -1,7 +1,7 @@
-"""§10 — queues: claim, ack, nack, extend, and the /work SSE push stream.
+"""Queues: claim, ack, nack, extend, and the /work SSE push stream.
 
 Every handler resolves its queue first (404 ``topic_not_found`` / 409 ``not_a_queue``) and only
-then reads and validates its own query or body (§10, decision in docs/DECISIONS.md).
+then reads and validates its own query or body (docs/DECISIONS.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""§2–§5 — the record data plane: append, diff (with long-poll; from a named consumer's cursor,
+"""The record data plane: append, diff (with long-poll; from a named consumer's cursor,
 an extension), delete records."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""§6 — routers: PUT / GET / DELETE /v0/routers/{router}, GET /v0/routers."""
+"""Routers: PUT / GET / DELETE /v0/routers/{router}, GET /v0/routers."""
 
 from __future__ import annotations
 

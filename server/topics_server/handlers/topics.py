@@ -1,4 +1,4 @@
-"""§1 — topic control plane: PUT / GET / DELETE /v0/topics/{topic}, GET /v0/topics (a delete
+"""The topic control plane: PUT / GET / DELETE /v0/topics/{topic}, GET /v0/topics (a delete
 cascades to the routers naming the topic and the schedules appending to it)."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""§7 — live fan-out: ``POST /v0/watch`` (a session), ``GET /v0/watch/:wid`` (its SSE stream)
+"""Live fan-out: ``POST /v0/watch`` (a session), ``GET /v0/watch/:wid`` (its SSE stream)
 and ``GET /v0/ws`` (the WebSocket upgrade; the protocol itself is ``websocket``).
 
 The stream of a session (:class:`WatchStream`) runs on the shared :class:`StreamLoop`: it reads
 the session's dirty topics one step at a time from their cursors, writes each step's frames
 (``record`` / ``tombstone`` / ``caught-up`` / ``topic-deleted``, each with the session's resume
 ``id``), commits the step, and flushes (waiting while the client is slow: its next reads then
-coalesce). Resume order on open (§7.3): the session's own cursors, then ``Last-Event-ID`` —
+coalesce). Resume order on open: the session's own cursors, then ``Last-Event-ID`` —
 only to rewind — which a malformed value cannot disturb (ignored, logged).
 """
 
@@ -58,7 +58,7 @@ def _session_body(session: WatchSession) -> dict[str, Any]:
 def watch_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
     session = ctx.watches.session(req.path["wid"])
     if req.principal is not None and session.creator != req.principal.key_id:
-        # the wid is bound to its creating key: a leaked wid is not a credential (§0.2)
+        # the wid is bound to its creating key: a leaked wid is not a credential
         raise Unauthorized("this watch session belongs to another API key; present the key that created it")
     accept = req.header("accept")
     if not accepts_event_stream(accept):

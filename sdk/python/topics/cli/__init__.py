@@ -16,6 +16,8 @@
     topics schedule ls|get|put|rm                  # schedules (timed appends)
     topics consumer ls|show|create|commit|rm TOPIC # named consumers (cursors kept by the server)
     topics read TOPIC --consumer NAME              # read after a consumer's cursor, commit it
+    topics whoami                                  # what the API key may do (scopes, prefixes)
+    topics console [--no-open]                     # print (and open) the web console URL
     topics context add|use|ls|rm                   # named server URLs and API keys
     topics completion bash|zsh|fish                # a shell completion script
 

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TypeAlias
 
-from . import admin, completion, consumers, contexts, queues, records, relay, worker
+from . import account, admin, completion, consumers, contexts, queues, records, relay, worker
 from .durations import duration_ms, point_in_time, time_ago
 
 Sub: TypeAlias = "argparse._SubParsersAction[Parser]"
@@ -160,9 +160,31 @@ def build_parser() -> argparse.ArgumentParser:
     _routers(sub, common)
     _schedules(sub, common)
     _consumers(sub, common)
+    _account(sub, common)
     _contexts(sub)
     _completion(sub, parser)
     return parser
+
+
+def _account(sub: Sub, common: Parser) -> None:
+    p = sub.add_parser(
+        "whoami",
+        parents=[common],
+        help="what the API key may do: its scopes and name prefixes (GET /v0/whoami)",
+    )
+    p.set_defaults(run=account.cmd_whoami)
+
+    p = sub.add_parser(
+        "console",
+        parents=[common],
+        help="print the server's web console URL and open it in a browser",
+        description=account.CONSOLE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--no-open", action="store_true", help="only print the URL (it is never opened without a terminal)"
+    )
+    p.set_defaults(run=account.cmd_console)
 
 
 def _contexts(sub: Sub) -> None:

@@ -25,7 +25,7 @@ class Whoami:
                 accepts any other value as well.
             key_id (int | None): The key's 1-based position in `TOPICS_API_KEYS` (stable for the process lifetime); null in
                 dev mode.
-            key (None | str): How logs and errors name the key (`key
+            key (None | str): How logs and errors name the key (`key #3`); null in dev mode.
             scopes (list[str]): The key's scopes, sorted (`admin`, `delete`, `read`, `write`).
             prefixes (list[str]): The byte prefixes of the topic/router/schedule names the key may use; empty means any
                 name.
