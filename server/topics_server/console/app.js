@@ -534,7 +534,7 @@ function tailPanel(name) {
     );
   };
   const start = () => {
-    startButton.disabled = true;
+    startButton.hidden = true;
     pauseButton.disabled = false;
     setStatus(note, "connecting…");
     watch = follow(
@@ -545,6 +545,7 @@ function tailPanel(name) {
         if (frame.event === "error") return setStatus(note, `stream: ${frame.data.error || frame.data.code}`, "warn");
         const before = rows.length;
         rows = tailApply(rows, frame);
+        if (frame.event === "record") setStatus(note, `live: head seq ${frame.data.head_seq}`, "ok");
         if (paused) {
           unseen += Math.max(0, frame.event === "record" ? frame.data.records.length : rows.length - before);
           pauseButton.textContent = `Resume (${unseen} new)`;
