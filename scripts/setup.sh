@@ -5,10 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 # Debian packages, as root: the record codec is a C extension (a compiler), and the docs page's
-# browser test (tests/server/test_api_docs.py) runs headless Chromium
+# and console browser tests (tests/server/test_api_docs.py, tests/console: Playwright driving
+# this Chromium, never a downloaded one) run headless Chromium
 missing=()
 command -v cc >/dev/null 2>&1 || missing+=(gcc libc6-dev)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# the web console's JavaScript unit tests (tests/console/test_js_units.py) run under Node
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
 # the Spark connector's tests run a local SparkSession (a JVM)
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 # the README's quickstart, and the h2c test with curl --http2-prior-knowledge (Debian's curl has HTTP/2)

@@ -315,6 +315,21 @@ def test_each_protocol_stays_in_its_transport_module() -> None:
     assert not graph["topics_server.transport"] & {"topics_server.http", "topics_server.http2"}
 
 
+def test_the_console_module_serves_files_and_knows_nothing_else() -> None:
+    """``topics_server.console`` serves static files only: it imports the served-file resource
+    of ``apidocs`` and no engine, handler or transport (the page's data comes from ``/v0``
+    like any client's), and its allowlist is exactly the files of its directory (nothing
+    there is unserved by accident, nothing served is missing)."""
+    from topics_server import console
+
+    graph = _import_graph()
+    assert graph["topics_server.console"] <= {"topics_server.apidocs"}
+    stdlib_only = {"__future__", "hashlib", "functools", "pathlib"}
+    assert _absolute_imports(SOURCE / "topics_server" / "console.py") <= stdlib_only
+    on_disk = {p.name for p in console.DIRECTORY.iterdir() if p.is_file()}
+    assert on_disk - {"package.json"} == {*console.FILES, console.INDEX}
+
+
 def _absolute_imports(path: Path) -> set[str]:
     """The top-level packages ``path`` imports absolutely (``from x.y import z`` → ``x``)."""
     found: set[str] = set()

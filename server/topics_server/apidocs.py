@@ -109,6 +109,8 @@ class Resource:
     cache_control: bytes
     load: Callable[[], bytes]
     compressible: bool = True
+    extra_headers: tuple[tuple[bytes, bytes], ...] = ()
+    """Sent with every response (the console's Content-Security-Policy)."""
     _body: bytes | None = field(default=None, init=False)
     _gzipped: bytes | None = field(default=None, init=False)
 
@@ -136,6 +138,7 @@ class Resource:
             (b"content-type", self.content_type),
             (b"cache-control", self.cache_control),
             (b"x-content-type-options", b"nosniff"),
+            *self.extra_headers,
         ]
         if gzipped is not None:
             headers.append((b"vary", b"accept-encoding"))

@@ -19,7 +19,7 @@ Every transport passes here (HTTP/1.1, h2c, ASGI), so none counts anything itsel
 
 Beside the operations, matched by exact path before them: a CORS preflight, when CORS is on,
 and the served contract and its interactive docs page (``apidocs``: public, not operations of
-the document).
+the document), and the web console's static files (``console``: public, no data in them).
 
 Transports: ``http`` (the native HTTP/1.1 server ``topics serve`` runs, with ``http2`` for h2c
 on its port) and ``asgi`` (an ASGI app, for in-process tests and ASGI servers:
@@ -40,7 +40,7 @@ from topics_engine.errors import NotReady
 from topics_engine.jsonvalues import dumps
 from topics_engine.queues import MAX_CLAIM
 
-from . import apidocs, wire
+from . import apidocs, console, wire
 from .access import Gate, check_body_names
 from .accesslog import AccessLog
 from .accounting import CLIENT_CLOSED, MeteredSink, OperationStats
@@ -99,6 +99,7 @@ class TopicsApp:
         # the contract as served: the document the route table is built from, its runtime
         # limits stated as configured
         self.docs = apidocs.contract_resources(served_document(load_document(), runtime_limits(ctx)))
+        self.docs.update(console.console_resources())  # the web console's page and assets
         self.routes = RouteTable(
             load_specification(), operations=OPERATIONS, max_body_bytes=max_body_bytes, requests=ctx.requests
         )

@@ -13,6 +13,7 @@ pip's cache after the set-up).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -22,6 +23,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from topics_server.console import FILES as CONSOLE_FILES
+from topics_server.console import INDEX as CONSOLE_INDEX
 
 from tests.server.processes import free_port, wait_ready
 
@@ -50,6 +53,9 @@ def test_the_wheel_carries_the_spec_the_codec_and_the_sdk_type_marker(dist: Path
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
     assert {"topics_server/openapi/v0.yaml", "topics/py.typed"} <= names
+    # the web console's files, served from the package at /console (topics_server.console)
+    console = {f"topics_server/console/{name}" for name in [*CONSOLE_FILES, CONSOLE_INDEX]}
+    assert console <= names, console - names
     assert any(n.startswith("topics_engine/_codec.") and n.endswith(".so") for n in names)
 
 
@@ -78,6 +84,10 @@ def test_the_wheel_runs_the_server_and_the_sdk_from_a_fresh_virtualenv(dist: Pat
         wait_ready(base, server)
         assert (workdir / "topics-data").is_dir()  # the embedded default: ./topics-data
         assert httpx.get(f"{base}/v0/openapi.json").json()["openapi"].startswith("3.1")
+        page = httpx.get(f"{base}/console")  # the console's page and assets, from the wheel
+        assert page.status_code == 200 and "content-security-policy" in page.headers
+        for asset in re.findall(r'(?:src|href)="(/console/assets/[^"]+)"', page.text):
+            assert httpx.get(f"{base}{asset}").status_code == 200, asset
         script = (
             "import topics, topics_server.spec as spec\n"
             f"with topics.Client('{base}') as c:\n"
