@@ -8,7 +8,9 @@ resumed VM would, while ``advance`` moves both clocks (elapsed time).
   expires a lease nor makes a delayed job due, a backward step does not make either last longer;
   a lease's reported ``deadline`` is the wall instant it stands for now;
 - watch sessions are reclaimed after their TTL of elapsed idleness;
-- idempotency entries stay ordered (the window follows the write clock).
+- idempotency entries stay ordered (the window follows the write clock);
+- a schedule runs no due time twice after a backward step, and once for the due times a
+  forward step passed.
 
 Every persistence (in memory, WAL, cold segments)."""
 
@@ -18,11 +20,13 @@ from typing import Any
 
 from topics_engine import Engine, ManualClock
 from topics_engine.errors import NotFound
+from topics_engine.schedules import MAX_SLEEP_MS, Schedules
 from topics_engine.watch import TopicStart, Watches, WatchOptions
 
 from .conftest import T0, raises_topics, recs
 from .queue_helpers import assert_consistent, claim, claimed_seqs, make_queue, produce, queues_for, wire
 
+MINUTE = 60_000
 HOUR = 3_600_000
 DAY = 24 * HOUR
 
@@ -208,3 +212,45 @@ def test_watch_sessions_are_reclaimed_after_elapsed_idleness(engine: Engine, clo
     assert watches.collect() == 1
     with raises_topics(NotFound, "not_found"):
         watches.session(session.wid)
+
+
+# -- schedules -----------------------------------------------------------------------------------
+
+
+def _runs(engine: Engine, schedules: Schedules) -> tuple[int, list[int]]:
+    """``(runs_total, [$ts of each record appended])`` of schedule ``s`` on topic ``t``."""
+    info = schedules.get("s")
+    return info.runs_total, [r["$ts"] for r in recs(engine.diff("t", limit=1000))]
+
+
+def test_a_schedule_runs_no_due_time_twice_after_a_backward_step(engine: Engine, clock: ManualClock) -> None:
+    schedules = Schedules(engine)
+    schedules.start()
+    schedules.put("s", {"topic": "t", "every_ms": 10 * MINUTE, "records": [{"data": 1}]})
+    clock.advance(20 * MINUTE)  # due T0 + 10 min and T0 + 20 min: two runs
+    assert _runs(engine, schedules) == (2, [T0 + 10 * MINUTE, T0 + 20 * MINUTE])
+    clock.step_wall(-HOUR)
+    clock.advance(HOUR)  # the wall clock is back at T0 + 20 min: nothing ran again
+    assert _runs(engine, schedules)[0] == 2
+    assert schedules.get("s").last_run_ms == T0 + 20 * MINUTE
+    clock.advance(10 * MINUTE + MAX_SLEEP_MS)  # T0 + 30 min (on the wall) passed: its run
+    total, ts = _runs(engine, schedules)
+    assert total == 3 and schedules.get("s").last_run_ms == T0 + 30 * MINUTE
+    assert ts == sorted(ts)
+    schedules.stop()
+
+
+def test_a_forward_step_runs_a_schedule_once_for_the_due_times_it_passed(
+    engine: Engine, clock: ManualClock
+) -> None:
+    schedules = Schedules(engine)
+    schedules.start()
+    schedules.put("s", {"topic": "t", "every_ms": 10 * MINUTE, "records": [{"data": 1}]})
+    clock.advance(10 * MINUTE)
+    clock.step_wall(DAY)  # 144 due times passed at once
+    clock.advance(MAX_SLEEP_MS)
+    assert _runs(engine, schedules)[0] == 2  # one run covers them (none lost, none twice)
+    assert schedules.get("s").last_run_ms == T0 + 10 * MINUTE + DAY
+    clock.advance(10 * MINUTE)
+    assert _runs(engine, schedules)[0] == 3
+    schedules.stop()
