@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from topics_engine import Engine, ManualClock
+from topics_engine import Engine, ManualClock, SystemClock
 from topics_engine.errors import NotFound
 from topics_engine.schedules import MAX_SLEEP_MS, Schedules
 from topics_engine.watch import TopicStart, Watches, WatchOptions
@@ -39,6 +39,14 @@ def _ready(engine: Engine, name: str = "q") -> tuple[int, int, int]:
     counters = engine.queue_counters(engine.get(name))
     assert counters is not None
     return counters.ready, counters.in_flight, counters.delayed
+
+
+def test_the_system_clocks_stand_for_the_same_instants_until_the_wall_clock_steps() -> None:
+    """Without a step, a steady instant is reported as itself (no jitter of a millisecond from
+    reading the two clocks apart: a deadline is ``now + lease_ms`` exactly)."""
+    clock = SystemClock()
+    base = clock.steady_ms()
+    assert all(clock.wall_of(base + i) == base + i for i in range(2000))
 
 
 # -- $ts and TTL ---------------------------------------------------------------------------------
