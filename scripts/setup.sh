@@ -19,6 +19,8 @@ command -v curl >/dev/null 2>&1 || missing+=(curl)
 # `topics completion fish|zsh` is tested by loading the scripts into those shells
 command -v fish >/dev/null 2>&1 || missing+=(fish)
 command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+# the clock-step fault tests run the server under libfaketime (its wall clock stepped by a file)
+command -v faketime >/dev/null 2>&1 || missing+=(faketime)
 if [ "${#missing[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

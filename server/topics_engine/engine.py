@@ -279,7 +279,7 @@ class Engine:
         q = topic.queue
         if q is None:
             return 0
-        q.expire(self.clock.now_ms())
+        q.expire(self.clock.steady_ms())
         return len(q.leases)
 
     def queue_counters(self, topic: Topic) -> QueueCounters | None:
@@ -287,8 +287,8 @@ class Engine:
         q = topic.queue
         if q is None:
             return None
-        now = self.clock.now_ms()
-        q.expire(now)
+        now = self.clock.now_ms()  # the oldest ready job's age is in $ts terms
+        q.expire(self.clock.steady_ms())
         ready, in_flight = q.counters(topic.count)
         holders, holder_count = q.holders(MAX_HOLDERS)
         oldest = _oldest_ready_ts(topic, q) if ready else None
@@ -531,7 +531,7 @@ class Engine:
             pending.add(-count, -size)
             usage.pending -= size
             if self.is_current(topic):
-                topic.apply_append(planned, now)
+                topic.apply_append(planned, now, self.clock.steady_ms())
                 self.persistence.applied(topic, now)
                 self.hub.notify(topic.name)
 

@@ -1,7 +1,8 @@
 """Write deduplication (``idempotency_key``): ``(topic, idempotency_key) -> assigned seqs`` for a window.
 
-Entries are kept in insertion order; insertion times never decrease (they come from the topic's
-monotonic write clock), so expiry only ever pops from the front. A batch's seqs are contiguous,
+Entries are kept in insertion order; insertion times never decrease (an insertion is stamped
+no earlier than the newest entry, as ``$ts`` is: a wall clock stepped back does not reorder
+them), so expiry only ever pops from the front. A batch's seqs are contiguous,
 so ``(first_seq, last_seq)`` identifies them.
 """
 
@@ -21,7 +22,10 @@ class IdempotencyWindow:
         return None if entry is None else (entry[1], entry[2])
 
     def remember(self, key: str, now_ms: int, first_seq: int, last_seq: int) -> None:
-        self._entries[key] = (now_ms, first_seq, last_seq)
+        entries = self._entries
+        if entries:  # never before the newest entry (a wall clock stepped back)
+            now_ms = max(now_ms, next(reversed(entries.values()))[0])
+        entries[key] = (now_ms, first_seq, last_seq)
         self._entries.move_to_end(key)
 
     def forget(self, key: str) -> None:

@@ -5,6 +5,9 @@ Every change is a :class:`LeaseEvent` applied by :meth:`QueueState.apply`, on th
 on replay alike (``leases_durable: true`` journals the events; otherwise a restart starts from
 an empty projection and every job is claimable again — the self-healing default).
 
+Times here (deadlines, due times) are on the engine's steady clock (``Clock.steady_ms``: it
+never steps); snapshots and journaled events carry them as wall instants (``image``'s
+``shift``), which a restart reads back on its own steady clock, started at the wall clock.
 Expiry is lazy, with no per-job timers: a min-heap of ``(deadline, seq, lease_id)`` is popped
 whenever the queue is touched; a popped entry whose lease was since extended, released or
 acked is stale and ignored. An expired lease puts its seq on the reclaim freelist, which claims
@@ -352,22 +355,23 @@ class QueueState:
 
     # -- snapshots ---------------------------------------------------------------------------
 
-    def image(self, with_leases: bool) -> QueueImage:
+    def image(self, with_leases: bool, shift: int = 0) -> QueueImage:
         """The projection for a snapshot: the counter always; for ``leases_durable`` queues the
         leases, deliveries, every delayed job and the cursor; for the others the delayed writes
         not yet due (``due``: delayed jobs never delivered — a write's delay is durable like the
-        write), the rest starting afresh after a restart."""
+        write), the rest starting afresh after a restart. Times are written ``+ shift`` (the
+        wall clock minus the steady clock the projection runs on: wall instants)."""
         if not with_leases:
-            due = [[seq, at] for seq, at in self.delayed.items() if not self.deliveries.get(seq)]
+            due = [[seq, at + shift] for seq, at in self.delayed.items() if not self.deliveries.get(seq)]
             return QueueImage(self.dead_lettered, due=due or None)
         return QueueImage(  # ``delayed`` holds the delayed writes too
             dead_lettered=self.dead_lettered,
             leases=[
-                [seq, lease.node, lease.lease_id, lease.deadline, lease.deliveries]
+                [seq, lease.node, lease.lease_id, lease.deadline + shift, lease.deliveries]
                 for seq, lease in self.leases.items()
             ],
             deliveries=[[seq, n] for seq, n in self.deliveries.items()],
-            delayed=[[seq, at] for seq, at in self.delayed.items()],
+            delayed=[[seq, at + shift] for seq, at in self.delayed.items()],
             free=[seq for seq in self._freelist if seq in self._free],
             cursor=self.cursor,
         )

@@ -17,6 +17,11 @@ A job about to be delivered for the ``(max_deliveries + 1)``-th time on a queue 
 deleted from the queue. With ``claim_jitter_ms > 0`` claims (and /work refills) that arrive
 within the window form a cohort served in one pass, the available jobs divided in proportion to
 each claimer's ``max`` and dealt round-robin.
+
+Time: the projection runs on the engine's steady clock (``Clock.steady_ms``), so a lease, a
+nack's delay and a write's delay last what they say however the wall clock steps; a deadline is
+reported, and a lease event journaled, as the wall instant it stands for at the time
+(``Clock.wall_of``), which is what a restart reads back (docs/DECISIONS.md, "Clock steps").
 """
 
 from __future__ import annotations
@@ -61,6 +66,9 @@ class ClaimedJob:
     batch: RecordBatch
     index: int
     lease: Lease
+    shift: int = 0
+    """Wall minus steady clock when leased: the reported ``deadline`` is ``lease.deadline +
+    shift`` (the lease itself runs on the steady clock)."""
 
     @property
     def seq(self) -> int:
@@ -82,7 +90,7 @@ class ClaimedJob:
             prefix,
             fields,
             lease.lease_id.encode(),
-            lease.deadline,
+            lease.deadline + self.shift,
             lease.deliveries,
         )
 
@@ -247,13 +255,15 @@ class Queues:
         topic = self.queue_topic(name)
         q = topic.queue
         assert q is not None
-        q.expire(self.engine.clock.now_ms())
+        clock = self.engine.clock
+        q.expire(clock.steady_ms())
         size = listing.page_size(page_size)
         held = q.leases
         seqs = (seq for seq, lease in held.items() if seq > after and (node is None or lease.node == node))
         chosen = heapq.nsmallest(size + 1, seqs)
         more = len(chosen) > size
-        page = [_lease_info(seq, held[seq]) for seq in chosen[:size]]
+        shift = clock.wall_of(0)
+        page = [_lease_info(seq, held[seq], shift) for seq in chosen[:size]]
         return LeasePage(page, page[-1].seq if more else None)
 
     # -- claim --------------------------------------------------------------------------------
@@ -283,7 +293,7 @@ class Queues:
         if not topic.log.cold_chunks:
             return []  # everything in memory: the common case of a queue keeping up
         q = _q(topic)
-        q.expire(self.engine.clock.now_ms())
+        q.expire(self.engine.clock.steady_ms())
         chunks = topic.log.cold_at(q.peek_reclaimable(n))
         topic.pass_delayed()
         return chunks + topic.log.cold_after(q.cursor, n)
@@ -375,10 +385,12 @@ class Queues:
     def _serve(self, topic: Topic, claimers: list[_Waiting]) -> None:
         """Pick jobs for everyone (dead-lettering on the way) and divide them: each claimer's
         share is proportional to its ``max`` (largest remainder), dealt round-robin."""
-        now = self.engine.clock.now_ms()
-        topic.expire(now)
+        clock = self.engine.clock
+        now = clock.steady_ms()
+        topic.expire(clock.now_ms())
         q = _q(topic)
         q.expire(now)
+        shift = clock.wall_of(now) - now
         wanted = sum(w.max for w in claimers)
         cap = topic.config.max_in_flight
         if cap:
@@ -403,7 +415,7 @@ class Queues:
                 seqs, self._lease_ids(len(jobs)), w.node, now + w.lease_ms, [j[2] for j in jobs]
             )
             w.claimed.jobs.extend(
-                ClaimedJob(batch, i, lease) for (batch, i, _), lease in zip(jobs, leases, strict=True)
+                ClaimedJob(batch, i, lease, shift) for (batch, i, _), lease in zip(jobs, leases, strict=True)
             )
             if w.holder is not None:
                 for lease in leases:
@@ -506,7 +518,7 @@ class Queues:
             )
             for j in jobs
         ]
-        return self.engine.persistence.lease_events(topic, events)
+        return self._journal(topic, events)
 
     # -- ack / nack / extend ------------------------------------------------------------------
 
@@ -514,7 +526,7 @@ class Queues:
         self, topic: Topic, node: str, seqs: list[int], lease_ids: list[str] | None
     ) -> tuple[list[tuple[int, Lease]], list[int]]:
         q = _q(topic)
-        q.expire(self.engine.clock.now_ms())
+        q.expire(self.engine.clock.steady_ms())
         held: list[tuple[int, Lease]] = []
         skipped: list[int] = []
         seen: set[int] = set()
@@ -558,7 +570,7 @@ class Queues:
             q.end(seq, lease.lease_id)
         persistence = self.engine.persistence
         if persistence.logs_leases(topic):
-            persistence.lease_events(
+            self._journal(
                 topic, [LeaseEvent(LeaseEventKind.ACKED, seq, lease.lease_id) for seq, lease in held]
             )
         return self.engine.delete_seqs(topic, sorted(seq for seq, _ in held))
@@ -570,7 +582,7 @@ class Queues:
         self.stats.dead_lettered += n
         event = LeaseEvent(LeaseEventKind.DEAD_LETTERED, last_seq, "", deliveries=q.dead_lettered + n)
         q.apply(event)
-        self.engine.persistence.lease_events(topic, [event], always=True)
+        self._journal(topic, [event], always=True)
 
     def dead_letter(
         self,
@@ -635,11 +647,11 @@ class Queues:
         ints, ids = self._seqs(seqs, lease_ids)
         delay = to_int(0 if delay_ms is None else delay_ms, "delay_ms", high=MAX_DELAY_MS, clamp=True)
         held, skipped = self._held(topic, node, ints, ids)
-        at = self.engine.clock.now_ms() + delay if delay else 0
+        at = self.engine.clock.steady_ms() + delay if delay else 0
         events = [LeaseEvent(LeaseEventKind.RELEASED, seq, lease.lease_id, at=at) for seq, lease in held]
         for e in events:
             _q(topic).apply(e)
-        wait = self.engine.persistence.lease_events(topic, events) if events else None
+        wait = self._journal(topic, events) if events else None
         self.stats.nacked += len(events)
         if events:  # jobs claimable now or at a new due time (streams re-arm their timers), room
             self._freed(topic)
@@ -657,7 +669,8 @@ class Queues:
             raise InvalidRequest(
                 "lease_ms is required: the new lease duration from now", {"field": "lease_ms"}
             )
-        deadline = self.engine.clock.now_ms() + self._lease_ms(topic, lease_ms)
+        clock = self.engine.clock
+        deadline = clock.steady_ms() + self._lease_ms(topic, lease_ms)
         held, skipped = self._held(topic, node, ints, ids)
         events = [
             LeaseEvent(LeaseEventKind.EXTENDED, seq, lease.lease_id, at=deadline) for seq, lease in held
@@ -665,11 +678,12 @@ class Queues:
         shortened = any(deadline < lease.deadline for _, lease in held)
         for e in events:
             _q(topic).apply(e)
-        wait = self.engine.persistence.lease_events(topic, events) if events else None
+        wait = self._journal(topic, events) if events else None
         if shortened:
             self._freed(topic)  # a lease now expires sooner: streams re-arm their timers
         done = [seq for seq, _ in held]
-        return LeaseChange(name, done, skipped, {str(seq): deadline for seq in done}, wait)
+        reported = clock.wall_of(deadline)
+        return LeaseChange(name, done, skipped, {str(seq): reported for seq in done}, wait)
 
     # -- /work subscriptions ------------------------------------------------------------------
 
@@ -681,7 +695,7 @@ class Queues:
         return topic, sub
 
     def next_push_at(self, topic: Topic, sub: WorkSubscription) -> int | None:
-        """When (clock ms) a /work stream must look again for a job to push — lease expiry is
+        """When (steady clock ms) a /work stream must look again for a job to push — lease expiry is
         lazy, with no timers: with free depth, when any lease of the queue expires or a delayed
         job comes due (either frees a job); when full, just after the earliest lease it holds
         expires. ``None``: nothing pending; only an append or a change to its jobs frees one.
@@ -712,9 +726,23 @@ class Queues:
         sub.held.clear()
         if events:
             with contextlib.suppress(NotReady):  # a read-only WAL: the leases expire instead
-                self.engine.persistence.lease_events(topic, events)
+                self._journal(topic, events)
             self._freed(topic)
         return len(events)
+
+    def _journal(self, topic: Topic, events: list[LeaseEvent], always: bool = False) -> AckWait:
+        """Journal ``events`` (with ``leases_durable``, or ``always``) with their times as wall
+        instants: a deadline or due time on the steady clock is written as the wall instant it
+        stands for now, which a restart (its steady clock starting at the wall clock) reads as is."""
+        shift = self.engine.clock.wall_of(0)
+        if shift:
+            events = [
+                LeaseEvent(
+                    e.kind, e.seq, e.lease_id, e.node, e.at + shift if e.at > 0 else e.at, e.deliveries
+                )
+                for e in events
+            ]
+        return self.engine.persistence.lease_events(topic, events, always)
 
     def _freed(self, topic: Topic) -> None:
         """Jobs became claimable, or room under ``max_in_flight``: wake the queue's /work
@@ -803,8 +831,9 @@ def _shares(wants: list[int], available: int) -> list[int]:
     return shares
 
 
-def _lease_info(seq: int, lease: Lease) -> LeaseInfo:
-    return LeaseInfo(seq, lease.node, lease.lease_id, lease.deadline, lease.deliveries)
+def _lease_info(seq: int, lease: Lease, shift: int) -> LeaseInfo:
+    """A lease as listed: its deadline as a wall instant (``shift``: wall minus steady now)."""
+    return LeaseInfo(seq, lease.node, lease.lease_id, lease.deadline + shift, lease.deliveries)
 
 
 def _dead_letters(topic: Topic, records: list[tuple[Record, int]], reason: str | None) -> NewRecords:

@@ -419,15 +419,17 @@ class Topic:
         assert batch.last_seq == self.reserved_seq, "only the newest plan can be cancelled"
         self.reserved_seq = batch.first_seq - 1
 
-    def apply_append(self, batch: RecordBatch, now_ms: int) -> None:
+    def apply_append(self, batch: RecordBatch, now_ms: int, steady_ms: int | None = None) -> None:
         """Make planned, replayed or loaded records visible (ascending seqs, gaps allowed).
         Records at or below ``head_seq`` are already present and skipped, so replaying a frame
-        twice is harmless."""
+        twice is harmless. ``steady_ms`` (a live append: the steady clock now) starts a queue
+        job's write delay now on the steady clock; without it (replay) the job is due at
+        ``$ts + $delay_ms``, read on the steady clock, which starts at the wall clock."""
         skip = max(0, self.head_seq - batch.first_seq + 1)
         added, size = self.log.append(batch)
         if not added:
             return
-        self._added(batch, skip, added, size)
+        self._added(batch, skip, added, size, steady_ms)
         if self.config.discard is Discard.OLD:
             self._evict_over_cap()
         self.last_write_ts = max(self.last_write_ts or 0, now_ms)
@@ -444,7 +446,7 @@ class Topic:
         self.advance_head(seq)
         self.holes.append((seq, missed))
 
-    def _added(self, batch: RecordBatch, skip: int, added: int, size: int) -> None:
+    def _added(self, batch: RecordBatch, skip: int, added: int, size: int, steady_ms: int | None) -> None:
         self.version += 1
         self.count += added
         self.bytes += size
@@ -460,7 +462,10 @@ class Topic:
         self._last_ts = max(self._last_ts, batch.ts_runs[-1][1])
         if self.queue is not None:
             delay = self.queue.delay
+            first = batch.first_seq
             for seq, due in write_delays(batch, skip):
+                if steady_ms is not None:  # due - $ts is the record's delay
+                    due = steady_ms + due - batch.ts_of(seq - first)
                 delay(seq, due)
             self.pass_delayed()
 
@@ -593,7 +598,11 @@ class Topic:
                 self._lose("cap", self._evict(records=1))
 
     def expire(self, now_ms: int) -> None:
-        """Drop the TTL-expired prefix: records *older than* ``ttl_ms`` (``now - $ts > ttl_ms``)."""
+        """Drop the TTL-expired prefix: records *older than* ``ttl_ms`` (``now - $ts > ttl_ms``),
+        ``now`` being the topic's write clock — the wall clock, or the last ``$ts`` while a wall
+        clock stepped back has not caught up with it (TTL follows ``$ts``: docs/DECISIONS.md,
+        "Clock steps")."""
+        now_ms = max(now_ms, self._last_ts)
         ttl = self.config.ttl_ms
         if not ttl or self.count == 0:
             return

@@ -456,6 +456,7 @@ class WatchSession:
     wid: str
     sub: Subscription
     last_access_ms: int
+    """When a request last touched the session, on the steady clock (``Clock.steady_ms``)."""
     ttl_ms: int = SESSION_TTL_MS
     owner: object | None = None
     """The stream serving this session now (at most one: a second takes over; docs/DECISIONS.md,
@@ -602,7 +603,7 @@ class Watches:
             resume = self._resume_position(cursor)
         sub = self.subscribe(topics, options, lenient, resume)
         wid = "wid_" + secrets.token_urlsafe(16)
-        session = WatchSession(wid, sub, self.engine.clock.now_ms(), self.session_ttl_ms, creator=creator)
+        session = WatchSession(wid, sub, self.engine.clock.steady_ms(), self.session_ttl_ms, creator=creator)
         self._sessions[wid] = session
         return session
 
@@ -641,13 +642,13 @@ class Watches:
                 "without a stream; POST /v0/watch again (its cursor field resumes where you were)",
                 {"wid": wid},
             )
-        session.last_access_ms = self.engine.clock.now_ms()
+        session.last_access_ms = self.engine.clock.steady_ms()
         return session
 
     def collect(self) -> int:
         """Reclaim sessions with no open stream, idle for their TTL (run on every create and
-        stream open); returns how many."""
-        now = self.engine.clock.now_ms()
+        stream open); returns how many. Idleness is measured on the steady clock."""
+        now = self.engine.clock.steady_ms()
         expired = [
             wid for wid, s in self._sessions.items() if s.owner is None and now - s.last_access_ms >= s.ttl_ms
         ]
@@ -658,13 +659,13 @@ class Watches:
     def open(self, session: WatchSession, owner: object, wake: Callable[[], None]) -> object | None:
         """``owner`` (a stream) takes the session; returns the stream it took it from."""
         previous, session.owner = session.owner, owner
-        session.last_access_ms = self.engine.clock.now_ms()
+        session.last_access_ms = self.engine.clock.steady_ms()
         session.sub.attach(wake)
         return previous
 
     def close(self, session: WatchSession, owner: object) -> None:
         """``owner``'s stream ended; the session lives on for its TTL."""
-        session.last_access_ms = self.engine.clock.now_ms()
+        session.last_access_ms = self.engine.clock.steady_ms()
         if session.owner is owner:
             session.owner = None
             session.sub.detach()

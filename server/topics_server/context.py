@@ -166,7 +166,7 @@ class ServerContext:
         """Checkpoint whenever the WAL has grown by ``checkpoint_wal_bytes`` since the last;"""
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
-            if store.checkpoint_due(self.engine.clock.now_ms()):
+            if store.checkpoint_due(self.engine.clock.steady_ms()):
                 try:
                     await store.checkpoint()
                 except Exception:  # noqa: BLE001 — logged; the WAL turns read-only on I/O errors

@@ -90,7 +90,8 @@ class StreamLoop:
         """Run by :meth:`settle` once per episode of the client staying blocked past the grace."""
         self._lagged = False
         """Blocked past the grace period since the last :meth:`settle`."""
-        self.sent_ms = clock.now_ms()
+        self.sent_ms = clock.steady_ms()
+        """When a frame was last written (the steady clock: heartbeats measure quiet time)."""
         self.pump: Callable[[], bool] | None = None
         self.parked = False
         """The stream's task waits in :meth:`idle` (so a pump may run in its place)."""
@@ -103,7 +104,7 @@ class StreamLoop:
 
     def write(self, frame: Frame) -> None:
         self.sink.write(frame)
-        self.sent_ms = self.clock.now_ms()
+        self.sent_ms = self.clock.steady_ms()
 
     async def send(self, frame: Frame) -> None:
         self.write(frame)
@@ -193,15 +194,14 @@ class StreamLoop:
         self._woken.clear()
         if self._beat_due:
             self._beat_due = False
-            now = self.clock.now_ms()
-            self._beat(now)
-            self.sent_ms = now
+            self._beat(self.clock.now_ms())  # a heartbeat carries the wall clock
+            self.sent_ms = self.clock.steady_ms()
             await self.flush()
             self._arm(self.heartbeat_ms)
 
     def _check_heartbeat(self) -> None:
         self._beat_timer = None
-        quiet = self.clock.now_ms() - self.sent_ms
+        quiet = self.clock.steady_ms() - self.sent_ms
         if quiet >= self.heartbeat_ms:
             self._beat_due = True
             self._woken.set()

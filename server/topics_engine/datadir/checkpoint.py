@@ -72,6 +72,7 @@ def take_cut(
     seals: list[tuple[int, list[RecordBatch], bytes]] = []
     topics: list[TopicImage] = []
     earliest: dict[int, int] = {}
+    shift = engine.clock.wall_of(0)  # queue times: steady clock -> wall instants
     for topic in engine.topics():
         if topic.config.durability is not Durability.EPHEMERAL:
             batches, flags = hot_batches(topic)
@@ -79,7 +80,7 @@ def take_cut(
                 seals.append((topic.id, batches, flags))
         mark_sealed(topic)
         earliest[topic.id] = topic.earliest_seq
-        topics.append(topic_image(topic, reserved.get(topic.id, 0), final))
+        topics.append(topic_image(topic, reserved.get(topic.id, 0), final, shift))
     image = SnapshotImage(
         lsn,
         engine.next_topic_id,
@@ -94,11 +95,12 @@ def take_cut(
     return Cut(image, seals, flips, earliest)
 
 
-def topic_image(topic: Topic, reserved: int, final: bool = False) -> TopicImage:
+def topic_image(topic: Topic, reserved: int, final: bool = False, shift: int = 0) -> TopicImage:
     """What ``topic`` contributes to a snapshot: everything but its records, whose segments
     :func:`write_cut` lists once they are sealed; ``reserved`` is its seq reservation (the WAL
     persistence's). ``final`` (clean shutdown): the reservation collapses to the head, so the
-    next start resumes exactly here. Read back by ``recovery.restore_topic``."""
+    next start resumes exactly here. ``shift`` turns the queue's steady-clock times into wall
+    instants (``Clock.wall_of``). Read back by ``recovery.restore_topic``."""
     return TopicImage(
         id=topic.id,
         name=topic.name,
@@ -114,7 +116,7 @@ def topic_image(topic: Topic, reserved: int, final: bool = False) -> TopicImage:
         last_read_ts=topic.last_read_ts,
         last_ts=topic.last_ts,
         idempotency=topic.idempotency.entries(),
-        queue=topic.queue.image(topic.config.leases_durable) if topic.queue is not None else None,
+        queue=topic.queue.image(topic.config.leases_durable, shift) if topic.queue is not None else None,
         segments=[],
         holes=[[seq, missed] for seq, missed in topic.reachable_holes()],
         skipped=[[low, high] for low, high in topic.skipped],
@@ -184,7 +186,7 @@ class Checkpointer:
         self.wal = persistence.wal
         self.snapshot_dir = snapshot_dir
         self.last_checkpoint_bytes = 0
-        self.last_checkpoint_ms = engine.clock.now_ms()
+        self.last_checkpoint_ms = engine.clock.steady_ms()
 
     def wal_bytes_since_checkpoint(self) -> int:
         return self.wal.stats.bytes_written_total - self.last_checkpoint_bytes
@@ -196,7 +198,7 @@ class Checkpointer:
         the heads, so the next start resumes exactly where this one stopped."""
         lsn = self.persistence.checkpoint_lsn()
         self.last_checkpoint_bytes = self.wal.stats.bytes_written_total
-        self.last_checkpoint_ms = self.engine.clock.now_ms()
+        self.last_checkpoint_ms = self.engine.clock.steady_ms()
         persistence = self.persistence
         cut = take_cut(
             self.engine,

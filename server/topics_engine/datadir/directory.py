@@ -203,7 +203,8 @@ class DataDirectory:
         return WalView.of(self.wal)
 
     def checkpoint_due(self, now_ms: int) -> bool:
-        """A checkpoint is due every ``checkpoint_wal_bytes`` of WAL; every
+        """(``now_ms``: the steady clock, ``Clock.steady_ms``.) A checkpoint is due every
+        ``checkpoint_wal_bytes`` of WAL; every
         ``checkpoint_interval_ms`` once a sixteenth of that was written since the last one; and
         every :data:`QUIET_INTERVALS` intervals once anything was. What recovery replays (and
         what stays unsealed in memory) is bounded in bytes and in time. A quiet server's small

@@ -219,7 +219,7 @@ class _WorkStream:
         a job to push); when full, until the earliest lease it holds expires. ``None``: nothing
         pending, only an append or a change to its jobs wakes it (``Queues.next_push_at``)."""
         at = self.ctx.queues.next_push_at(self.topic, self.sub)
-        return None if at is None else max(0, at - self.ctx.engine.clock.now_ms())
+        return None if at is None else max(0, at - self.ctx.engine.clock.steady_ms())
 
     def close(self) -> None:
         self.ctx.queues.release_subscription(self.topic, self.sub)
