@@ -71,6 +71,8 @@ class Pump:
         self._order = itertools.count()
         self._timer: Timer | None = None
         self._timer_at: int | None = None
+        """When the armed timer fires, on the steady clock (``Clock.steady_ms``: a wall step
+        since it was armed does not move it)."""
         self._started = False
         self._in_pass = False
         """A pass is running: it sets the timer once done, not each run it makes."""
@@ -145,20 +147,19 @@ class Pump:
             heapq.heappop(heap)
         if not self._started or self._in_pass or not heap:
             return
-        at = heap[0][0]
+        clock = self.engine.clock
+        delay = min(heap[0][0] - clock.now_ms(), MAX_SLEEP_MS)
+        fire_at = clock.steady_ms() + max(0, delay)  # compared on the clock timers run on
         if self._timer is not None:
-            if self._timer_at is not None and self._timer_at <= at:
+            if self._timer_at is not None and self._timer_at <= fire_at:
                 return
             self._timer.cancel()
-        clock = self.engine.clock
-        now = clock.now_ms()
-        delay = min(at - now, MAX_SLEEP_MS)
         try:
             self._timer = clock.call_later(delay, self._wake)
         except RuntimeError:  # no event loop to time on (a synchronous embedding): pump() by hand
             self._timer = None
             return
-        self._timer_at = now + max(0, delay)
+        self._timer_at = fire_at
 
     def _wake(self) -> None:
         self._timer = self._timer_at = None
