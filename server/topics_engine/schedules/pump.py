@@ -11,7 +11,9 @@ A pass runs at most :data:`PASS_RUNS` runs and leaves the rest due at once, so r
 interleave with runs however many schedules are due together. The timer sleeps at most
 :data:`MAX_SLEEP_MS` and then looks again: due times are wall-clock times but the loop's timers
 run on its monotonic clock, so a wall clock stepped forward (NTP, a suspended VM) would
-otherwise make every armed timer late by the step; an idle server wakes once a minute.
+otherwise make every armed timer late by the step: a run made due by a step happens within a
+second of it. A server with schedules wakes once a second when idle (a heap peek: no I/O); one
+without any arms no timer.
 
 A run (:meth:`Pump.fire`) at time ``now`` is for the latest due time at or before ``now``: one
 append covers every due time since the last one accounted for, so a slow loop or a retry never
@@ -53,9 +55,9 @@ PASS_RUNS = 100
 RETRY_MS = (1000, 60_000)
 """Backoff of a failed run: first retry, longest delay (never past the next due time)."""
 COMPACT_SLACK = 64
-MAX_SLEEP_MS = 60_000
-"""Longest the timer sleeps before it reads the wall clock again (see the module)."""
 """Stale heap entries tolerated beyond the live ones before the heap is rebuilt."""
+MAX_SLEEP_MS = 1_000
+"""Longest the timer sleeps before it reads the wall clock again (see the module)."""
 
 
 class Pump:
