@@ -266,13 +266,14 @@ def test_a_forward_step_runs_a_schedule_once_for_the_due_times_it_passed(
 
 def test_a_schedule_put_after_a_forward_step_runs_on_time(engine: Engine, clock: ManualClock) -> None:
     """The pump's armed timer is kept for a new schedule only if it fires first in elapsed
-    time: a timer armed before a forward step (for the minute's look) fires a minute of elapsed
+    time: a timer armed before a forward step (the capped look) fires MAX_SLEEP_MS of elapsed
     time later, however far the step moved the wall instant it was armed for."""
     schedules = Schedules(engine)
     schedules.start()
     schedules.put("daily", {"topic": "other", "every_ms": DAY, "records": [{"data": 1}]})
-    clock.step_wall(HOUR)  # the timer armed for the daily's capped sleep: a minute from now
-    schedules.put("s", {"topic": "t", "every_ms": 10_000, "records": [{"data": 1}]})
-    clock.advance(10_000)  # its first due time, on the stepped wall clock
-    assert _runs(engine, schedules) == (1, [T0 + HOUR + 10_000])
+    clock.step_wall(HOUR)  # the timer armed for the daily's capped sleep: MAX_SLEEP_MS from now
+    every = MAX_SLEEP_MS // 2  # due before that timer fires
+    schedules.put("s", {"topic": "t", "every_ms": every, "records": [{"data": 1}]})
+    clock.advance(every)  # its first due time, on the stepped wall clock
+    assert _runs(engine, schedules) == (1, [T0 + HOUR + every])
     schedules.stop()
