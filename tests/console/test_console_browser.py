@@ -84,6 +84,21 @@ def test_a_record_appended_over_http_appears_in_the_live_tail(
     page.shoot("topic-log")
 
 
+def test_a_long_pause_keeps_the_tail_bounded_and_says_so(page: Page, api: httpx.Client, name: Names) -> None:
+    topic = name("tail.bounded")
+    _append(api, topic, "first")
+    p = page.open(f"/topic/{topic}")
+    expect(p.get_by_text(re.compile(r"live: waiting for records after seq 1"))).to_be_visible()
+    p.get_by_role("button", name="Pause").click()
+    _append(api, topic, *range(501))
+    # more arrived than the tail keeps: the button says Resume will not show them all
+    expect(p.get_by_role("button", name="Resume (501 new; the newest 500 kept)")).to_be_visible()
+    p.get_by_role("button", name=re.compile("Resume")).click()
+    expect(p.locator('ol.tail li[data-seq="502"]')).to_be_visible()
+    expect(p.locator("ol.tail li")).to_have_count(500)
+    expect(p.locator('ol.tail li[data-seq="2"]')).to_have_count(0)
+
+
 def test_the_record_browser_reads_by_seq_tag_and_text(page: Page, api: httpx.Client, name: Names) -> None:
     topic = name("browse")
     records = [

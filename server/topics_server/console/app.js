@@ -32,6 +32,8 @@ const PAGE_SIZE = 25;
 const SEARCH_WINDOW = 1000;
 const QUEUE_POLL_MS = 1000;
 const METRICS_POLL_MS = 3000;
+/** The live tail keeps (and shows) this many newest rows, paused or not: bounded memory. */
+const TAIL_ROWS = 500;
 
 const state = { whoami: null, scopes: {}, fields: [], dispose: [] };
 const main = () => document.getElementById("main");
@@ -543,12 +545,13 @@ function tailPanel(name) {
       (frame) => {
         if (frame.event === "caught-up") return setStatus(note, `live: waiting for records after seq ${frame.data.head_seq}`, "ok");
         if (frame.event === "error") return setStatus(note, `stream: ${frame.data.error || frame.data.code}`, "warn");
-        const before = rows.length;
-        rows = tailApply(rows, frame);
+        rows = tailApply(rows, frame, TAIL_ROWS);
         if (frame.event === "record") setStatus(note, `live: head seq ${frame.data.head_seq}`, "ok");
         if (paused) {
-          unseen += Math.max(0, frame.event === "record" ? frame.data.records.length : rows.length - before);
-          pauseButton.textContent = `Resume (${unseen} new)`;
+          unseen += frame.event === "record" ? frame.data.records.length : frame.event === "tombstone" || frame.event === "topic-deleted" ? 1 : 0;
+          // the list is bounded while paused too: say when Resume cannot show all that came
+          const kept = unseen > TAIL_ROWS ? `; the newest ${formatCount(TAIL_ROWS)} kept` : "";
+          pauseButton.textContent = `Resume (${formatCount(unseen)} new${kept})`;
         } else render();
       },
       (s) => setStatus(note, s === "live" ? "live" : s, s === "live" ? "ok" : "warn"),
@@ -566,7 +569,7 @@ function tailPanel(name) {
   if (can("create_watch", name)) queueMicrotask(start);
   return section(
     "Live tail",
-    h("p", { class: "hint" }, "New records as they are written (newest first); lost ranges show as gaps."),
+    h("p", { class: "hint" }, `New records as they are written (newest first; the latest ${formatCount(TAIL_ROWS)} kept); lost ranges show as gaps.`),
     h("div", { class: "actions" }, startButton, pauseButton, h("button", { type: "button", class: "secondary", onclick: () => ((rows = []), render()) }, "Clear")),
     note,
     list,
