@@ -192,6 +192,34 @@ def test_redrive_moves_a_dead_lettered_job_back(page: Page, api: httpx.Client, n
     assert api.get(f"/v0/topics/{queue}").json()["queue"]["ready"] == 2
 
 
+def test_a_plain_log_page_reads_one_record_to_tell_it_is_no_dead_letter_topic(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    big = name("big.log")
+    _append(api, big, *(["x" * 1000] * 300))
+    diffs: list[dict[str, object]] = []
+    page.page.on(
+        "request",
+        lambda r: diffs.append(r.post_data_json) if r.url.endswith(f"/v0/topics/{big}/diff") else None,
+    )
+    p = page.open(f"/topic/{big}")
+    expect(p.get_by_text(re.compile(r"live: waiting for records after seq 300"))).to_be_visible()
+    # the dead-letter check has run (the panel is hidden) with a one-record probe, no window
+    with p.expect_request(lambda r: r.url.endswith(f"/v0/topics/{big}/diff")):
+        pass
+    expect(p.get_by_role("heading", name="Dead letters")).to_have_count(0)
+    assert diffs and all(d["limit"] == 1 for d in diffs), diffs
+    # a dead-letter topic opened directly still shows its jobs
+    queue = name("big.jobs")
+    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": f"{queue}.dlq"})
+    _append(api, queue, {"job": 1})
+    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
+    api.post(f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]]})
+    p = page.open(f"/topic/{queue}.dlq")
+    panel = p.locator("section", has=p.get_by_role("heading", name="Dead letters"))
+    expect(panel.locator('td[data-label="From"]')).to_have_text(queue)
+
+
 def test_a_config_edit_round_trips_and_errors_show_inline(page: Page, api: httpx.Client, name: Names) -> None:
     topic = name("config")
     _put(api, topic, {})

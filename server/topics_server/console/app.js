@@ -421,6 +421,10 @@ function deadLetterPanel(dlq, queue) {
   const load = async () => {
     let answer;
     try {
+      if (!queue && !(await startsWithDeadLetter(dlq))) {
+        wrap.hidden = true;
+        return;
+      }
       answer = await call("POST", `/v0/topics/${enc(dlq)}/diff`, {
         body: { from_seq: 0, limit: 200, include_meta: true, include_tags: true },
       });
@@ -507,6 +511,14 @@ function deadLetterPanel(dlq, queue) {
   };
   every(3000, load);
   return wrap;
+}
+
+/** Whether a plain log is a dead-letter topic: its earliest record carries `$dead_letter_from`
+ * (one record read, so a big log's page does not fetch a window of records every few seconds). */
+async function startsWithDeadLetter(topic) {
+  const probe = await call("POST", `/v0/topics/${enc(topic)}/diff`, { body: { from_seq: 0, limit: 1, include_meta: true } });
+  const first = probe.records[0];
+  return Boolean(first && first.meta && first.meta.$dead_letter_from);
 }
 
 // -- live tail ---------------------------------------------------------------------------------
