@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 
 import httpx
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 from tests.server.processes import ServerProcess
 
@@ -97,6 +97,31 @@ def test_a_long_pause_keeps_the_tail_bounded_and_says_so(page: Page, api: httpx.
     expect(p.locator('ol.tail li[data-seq="502"]')).to_be_visible()
     expect(p.locator("ol.tail li")).to_have_count(500)
     expect(p.locator('ol.tail li[data-seq="2"]')).to_have_count(0)
+
+
+def test_leaving_a_topic_before_it_loads_leaves_nothing_running(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    topic = name("left")
+    _append(api, topic, "x")
+    watches: list[str] = []
+    page.page.on("request", lambda r: watches.append(r.url) if "/v0/watch" in r.url else None)
+    held: list[Route] = []
+    p = page.page
+    p.route(re.compile(rf"/v0/topics/{topic}$"), lambda route: held.append(route))  # the topic's GET waits
+    page.open(f"/topic/{topic}")
+    p.wait_for_function("() => document.querySelector('h1') !== null")
+    while not held:  # a condition: the page has asked for the topic
+        p.wait_for_timeout(50)
+    p.evaluate("location.hash = '#/routers'")
+    expect(p.get_by_role("heading", name="Routers", level=1)).to_be_visible()
+    with p.expect_response(re.compile(rf"/v0/topics/{topic}$")):
+        held[0].continue_()
+    # the routers page polls every 3 s: by its next poll a stale tail would have opened a watch
+    with p.expect_request(re.compile(r"/v0/routers$"), timeout=15_000):
+        pass
+    assert watches == []
+    expect(p.get_by_role("heading", name="Live tail")).to_have_count(0)
 
 
 def test_the_record_browser_reads_by_seq_tag_and_text(page: Page, api: httpx.Client, name: Names) -> None:

@@ -35,7 +35,8 @@ const METRICS_POLL_MS = 3000;
 /** The live tail keeps (and shows) this many newest rows, paused or not: bounded memory. */
 const TAIL_ROWS = 500;
 
-const state = { whoami: null, scopes: {}, fields: [], dispose: [] };
+// `shown` counts the pages shown: a page's late callback checks it is still the one on screen
+const state = { whoami: null, scopes: {}, fields: [], dispose: [], shown: 0 };
 const main = () => document.getElementById("main");
 
 function can(operationId, name = null) {
@@ -155,6 +156,7 @@ function renderIdentity() {
 // -- routing -----------------------------------------------------------------------------------
 
 function stopPage() {
+  state.shown++;
   for (const fn of state.dispose.splice(0)) fn();
 }
 
@@ -294,8 +296,11 @@ function topicPage(name) {
   const stats = h("dl", { class: "stats" });
   const note = status();
   root.append(stats, note);
+  const shown = state.shown;
   call("GET", `/v0/topics/${enc(name)}`)
     .then((topic) => {
+      // left before the topic came: its panels (a live tail, pollers) would outlive the page
+      if (shown !== state.shown) return;
       fill(stats, ...topicStats(topic));
       root.querySelector("h1").append(" ", h("span", { class: `badge ${topic.type === "queue" ? "queue" : "muted"}` }, topic.type));
       if (topic.type === "queue") root.append(queuePanel(name, topic));
