@@ -245,6 +245,29 @@ def test_a_plain_log_page_reads_one_record_to_tell_it_is_no_dead_letter_topic(
     expect(panel.locator('td[data-label="From"]')).to_have_text(queue)
 
 
+def test_a_redrive_confirmed_late_skips_a_job_deleted_meanwhile(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    queue = name("late")
+    dlq = f"{queue}.dlq"
+    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": dlq})
+    _append(api, queue, {"job": "poison"}, {"job": "fine"})
+    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
+    api.post(f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]]})
+    p = page.open(f"/topic/{queue}")
+    panel = p.locator("section", has=p.get_by_role("heading", name=f"Dead letters ({dlq})"))
+    panel.get_by_role("button", name="Redrive 1").click()
+    dialog = p.get_by_role("dialog")
+    expect(dialog).to_contain_text(f"back to {queue}")
+    # while the dialog is open, another operator drops the poison job for good
+    r = api.post(f"/v0/topics/{dlq}/delete", json={"before_seq": 2})
+    assert r.json()["deleted"] == 1, r.text
+    dialog.get_by_role("button", name="Redrive").click()
+    expect(panel.get_by_text(re.compile(r"Redriven: 0 jobs\. Seq 1 left .* meanwhile"))).to_be_visible()
+    jobs = api.post(f"/v0/topics/{queue}/diff", json={"from_seq": 0}).json()["records"]
+    assert [j["data"]["job"] for j in jobs] == ["fine"]
+
+
 def test_a_config_edit_round_trips_and_errors_show_inline(page: Page, api: httpx.Client, name: Names) -> None:
     topic = name("config")
     _put(api, topic, {})

@@ -423,6 +423,8 @@ function deadLetterPanel(dlq, queue) {
     note,
   );
   const writable = can("append_records") && can("delete_records", dlq);
+  const readWindow = () =>
+    call("POST", `/v0/topics/${enc(dlq)}/diff`, { body: { from_seq: 0, limit: 200, include_meta: true, include_tags: true } });
   const load = async () => {
     let answer;
     try {
@@ -430,9 +432,7 @@ function deadLetterPanel(dlq, queue) {
         wrap.hidden = true;
         return;
       }
-      answer = await call("POST", `/v0/topics/${enc(dlq)}/diff`, {
-        body: { from_seq: 0, limit: 200, include_meta: true, include_tags: true },
-      });
+      answer = await readWindow();
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         fill(body, h("p", { class: "empty" }, "No job has been dead-lettered yet."));
@@ -500,14 +500,27 @@ function deadLetterPanel(dlq, queue) {
       "Redrive",
     );
     if (!ok) return;
+    // the dialog may have stood open while another operator redrove or deleted some of these:
+    // plan again over the topic as it is now, for the confirmed seqs only
+    let now;
+    try {
+      now = planRedrive(dlq, (await readWindow()).records, new Set(plan.steps.map((s) => s.seq)));
+    } catch (err) {
+      return setStatus(note, errorText(err), "error");
+    }
+    const planned = new Set(now.steps.map((s) => s.seq));
+    const gone = plan.steps.filter((s) => !planned.has(s.seq) && !now.skipped.some((k) => k.seq === s.seq));
+    const left =
+      (gone.length ? ` Seq ${gone.map((s) => s.seq).join(", ")} left ${dlq} meanwhile (redriven or deleted by someone else): not appended.` : "") +
+      (now.skipped.length ? ` ${now.skipped.map((k) => `seq ${k.seq}: ${k.reason}`).join("; ")}.` : "");
     let moved = 0;
     try {
-      for (const step of plan.steps) {
+      for (const step of now.steps) {
         await call("POST", `/v0/topics/${enc(step.target)}`, { body: step.append });
         await call("POST", `/v0/topics/${enc(dlq)}/delete`, { body: step.remove });
         moved++;
       }
-      setStatus(note, `Redriven: ${moved} job${moved === 1 ? "" : "s"}.`, "ok");
+      setStatus(note, `Redriven: ${moved} job${moved === 1 ? "" : "s"}.${left}`, left ? "warn" : "ok");
     } catch (err) {
       setStatus(note, `Redrove ${moved}, then: ${errorText(err)}`, "error");
     }
