@@ -124,6 +124,36 @@ def test_leaving_a_topic_before_it_loads_leaves_nothing_running(
     expect(p.get_by_role("heading", name="Live tail")).to_have_count(0)
 
 
+HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+
+
+def test_hostile_record_fields_are_shown_as_text_never_markup(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    queue = name("hostile")
+    dlq = f"{queue}.dlq"
+    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": dlq})
+    record = {"data": {"html": HOSTILE}, "tag": HOSTILE, "node": HOSTILE, "meta": {"note": HOSTILE}}
+    assert api.post(f"/v0/topics/{queue}", json={"records": [record]}).status_code in (200, 201)
+    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
+    r = api.post(
+        f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]], "reason": HOSTILE}
+    )
+    assert r.status_code == 200, r.text
+    p = page.open(f"/topic/{dlq}")
+    expect(p.get_by_text(re.compile(r"live: waiting for records after seq 1"))).to_be_visible()
+    assert api.post(f"/v0/topics/{dlq}", json={"records": [record]}).status_code in (200, 201)
+    expect(p.locator('ol.tail li[data-seq="2"]')).to_contain_text(HOSTILE)  # tag, node, data, meta
+    panel = p.locator("section", has=p.get_by_role("heading", name="Dead letters"))
+    expect(panel.locator('td[data-label="Reason"]')).to_have_text(HOSTILE)
+    browse = p.locator("section", has=p.get_by_role("heading", name="Browse records"))
+    browse.get_by_label("Value").fill("1")
+    browse.get_by_role("button", name="Read").click()
+    expect(browse.locator('td[data-label="Tag"]')).to_have_text([HOSTILE, HOSTILE])
+    assert p.evaluate("document.querySelectorAll('main img, main script').length") == 0
+    assert p.evaluate("window.pwned === undefined")
+
+
 def test_the_record_browser_reads_by_seq_tag_and_text(page: Page, api: httpx.Client, name: Names) -> None:
     topic = name("browse")
     records = [
