@@ -298,6 +298,24 @@ def test_a_redrive_confirmed_late_skips_a_job_deleted_meanwhile(
     assert [j["data"]["job"] for j in jobs] == ["fine"]
 
 
+def test_a_failing_poll_says_why_and_clears_when_it_recovers(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    queue = name("gone")
+    _put(api, queue, {"type": "queue"})
+    _append(api, queue, {"job": 1})
+    p = page.open(f"/topic/{queue}")
+    expect(_stat(p, "ready")).to_have_text("1")
+    assert api.delete(f"/v0/topics/{queue}").status_code in (200, 204)
+    failing = p.get_by_role("status").filter(
+        has_text=re.compile(rf'topic_not_found: topic "{queue}" does not exist')
+    )
+    expect(failing.first).to_be_visible()
+    _put(api, queue, {"type": "queue"})
+    expect(failing).to_have_count(0)
+    expect(_stat(p, "ready")).to_have_text("0")
+
+
 def test_a_config_edit_round_trips_and_errors_show_inline(page: Page, api: httpx.Client, name: Names) -> None:
     topic = name("config")
     _put(api, topic, {})

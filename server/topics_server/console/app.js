@@ -43,14 +43,24 @@ function can(operationId, name = null) {
   return may(state.whoami, state.scopes, operationId, name);
 }
 
-function every(ms, fn) {
+/** Runs `fn` now and every `ms` until the page changes. A failed run is shown on `note` (when
+ * given) in the envelope's words, and cleared by the next run that succeeds; a 401 signs out. */
+function every(ms, fn, note = null) {
   let timer = null;
   let stopped = false;
   const tick = async () => {
     try {
       await fn();
+      if (note && note.dataset.polling) {
+        delete note.dataset.polling;
+        setStatus(note, "");
+      }
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return signedOut();
+      if (note && !stopped) {
+        setStatus(note, errorText(err), "error");
+        note.dataset.polling = "failed"; // cleared by the next good run, or any other status
+      }
     }
     if (!stopped) timer = setTimeout(tick, ms);
   };
@@ -308,7 +318,7 @@ function topicPage(name) {
       else if (topic.type === "log") root.append(deadLetterPanel(name, null));
       root.append(tailPanel(name), browsePanel(name), consumersPanel(name), configPanel(name, topic));
       if (can("delete_records", name)) root.append(deletePanel(name));
-      every(3000, async () => refill(stats, ...topicStats(await call("GET", `/v0/topics/${enc(name)}`))));
+      every(3000, async () => refill(stats, ...topicStats(await call("GET", `/v0/topics/${enc(name)}`))), note);
     })
     .catch((err) => setStatus(note, errorText(err), "error"));
   return root;
@@ -381,7 +391,7 @@ function queuePanel(name, topic) {
         "No consumer holds a lease now.",
       ),
     );
-  });
+  }, note);
   const purge = async () => {
     const t = await call("GET", `/v0/topics/${enc(name)}`);
     const body = { before_seq: t.next_seq };
@@ -527,7 +537,7 @@ function deadLetterPanel(dlq, queue) {
     selected.clear();
     await load();
   };
-  every(3000, load);
+  every(3000, load, note);
   return wrap;
 }
 
@@ -859,7 +869,7 @@ function routersPage() {
       ),
     );
     fill(graph, routers.length && routers.length <= 16 ? routerGraph(routers) : null);
-  });
+  }, note);
   return h("div", { class: "page" }, h("h1", {}, "Routers"), note, graph, body);
 }
 
