@@ -316,6 +316,16 @@ def test_a_failing_poll_says_why_and_clears_when_it_recovers(
     expect(_stat(p, "ready")).to_have_text("0")
 
 
+def test_a_mistyped_topic_url_shows_the_api_answer(page: Page) -> None:
+    p = page.open("/topics")
+    expect(p.get_by_role("heading", name="Topics")).to_be_visible()
+    p.evaluate("location.hash = '#/topic/bad%E0%A4%A'")  # not a valid escape
+    expect(p.get_by_role("heading", level=1)).to_have_text("bad%E0%A4%A")
+    expect(
+        p.get_by_role("status").filter(has_text=re.compile(r"^(topic_not_found|invalid_request): "))
+    ).to_be_visible()
+
+
 def test_a_config_edit_round_trips_and_errors_show_inline(page: Page, api: httpx.Client, name: Names) -> None:
     topic = name("config")
     _put(api, topic, {})

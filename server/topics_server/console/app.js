@@ -170,13 +170,23 @@ function stopPage() {
   for (const fn of state.dispose.splice(0)) fn();
 }
 
+/** A path segment of the hash decoded; as typed when it is no valid escape (`%E0`), so a
+ * mistyped URL shows the API's answer for that name instead of a dead page. */
+function decodePart(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 function route() {
   if (state.whoami === null) return;
   stopPage();
   const hash = location.hash.replace(/^#/, "") || "/topics";
   const [path, queryText] = hash.split("?");
   const query = new URLSearchParams(queryText || "");
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = path.split("/").filter(Boolean).map(decodePart);
   for (const a of document.querySelectorAll("nav a")) {
     a.toggleAttribute("aria-current", a.getAttribute("href") === `#/${parts[0] === "topic" ? "topics" : parts[0]}`);
   }
