@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 
 import httpx
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 from tests.server.processes import ServerProcess
 
@@ -82,6 +82,76 @@ def test_a_record_appended_over_http_appears_in_the_live_tail(
     p.get_by_role("button", name=re.compile("Resume")).click()
     expect(p.locator('ol.tail li[data-seq="3"]')).to_contain_text("while paused")
     page.shoot("topic-log")
+
+
+def test_a_long_pause_keeps_the_tail_bounded_and_says_so(page: Page, api: httpx.Client, name: Names) -> None:
+    topic = name("tail.bounded")
+    _append(api, topic, "first")
+    p = page.open(f"/topic/{topic}")
+    expect(p.get_by_text(re.compile(r"live: waiting for records after seq 1"))).to_be_visible()
+    p.get_by_role("button", name="Pause").click()
+    _append(api, topic, *range(501))
+    # more arrived than the tail keeps: the button says Resume will not show them all
+    expect(p.get_by_role("button", name="Resume (501 new; the newest 500 kept)")).to_be_visible()
+    p.get_by_role("button", name=re.compile("Resume")).click()
+    expect(p.locator('ol.tail li[data-seq="502"]')).to_be_visible()
+    expect(p.locator("ol.tail li")).to_have_count(500)
+    expect(p.locator('ol.tail li[data-seq="2"]')).to_have_count(0)
+
+
+def test_leaving_a_topic_before_it_loads_leaves_nothing_running(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    topic = name("left")
+    _append(api, topic, "x")
+    watches: list[str] = []
+    page.page.on("request", lambda r: watches.append(r.url) if "/v0/watch" in r.url else None)
+    held: list[Route] = []
+    p = page.page
+    p.route(re.compile(rf"/v0/topics/{topic}$"), lambda route: held.append(route))  # the topic's GET waits
+    page.open(f"/topic/{topic}")
+    p.wait_for_function("() => document.querySelector('h1') !== null")
+    while not held:  # a condition: the page has asked for the topic
+        p.wait_for_timeout(50)
+    p.evaluate("location.hash = '#/routers'")
+    expect(p.get_by_role("heading", name="Routers", level=1)).to_be_visible()
+    with p.expect_response(re.compile(rf"/v0/topics/{topic}$")):
+        held[0].continue_()
+    # the routers page polls every 3 s: by its next poll a stale tail would have opened a watch
+    with p.expect_request(re.compile(r"/v0/routers$"), timeout=15_000):
+        pass
+    assert watches == []
+    expect(p.get_by_role("heading", name="Live tail")).to_have_count(0)
+
+
+HOSTILE = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+
+
+def test_hostile_record_fields_are_shown_as_text_never_markup(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    queue = name("hostile")
+    dlq = f"{queue}.dlq"
+    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": dlq})
+    record = {"data": {"html": HOSTILE}, "tag": HOSTILE, "node": HOSTILE, "meta": {"note": HOSTILE}}
+    assert api.post(f"/v0/topics/{queue}", json={"records": [record]}).status_code in (200, 201)
+    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
+    r = api.post(
+        f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]], "reason": HOSTILE}
+    )
+    assert r.status_code == 200, r.text
+    p = page.open(f"/topic/{dlq}")
+    expect(p.get_by_text(re.compile(r"live: waiting for records after seq 1"))).to_be_visible()
+    assert api.post(f"/v0/topics/{dlq}", json={"records": [record]}).status_code in (200, 201)
+    expect(p.locator('ol.tail li[data-seq="2"]')).to_contain_text(HOSTILE)  # tag, node, data, meta
+    panel = p.locator("section", has=p.get_by_role("heading", name="Dead letters"))
+    expect(panel.locator('td[data-label="Reason"]')).to_have_text(HOSTILE)
+    browse = p.locator("section", has=p.get_by_role("heading", name="Browse records"))
+    browse.get_by_label("Value").fill("1")
+    browse.get_by_role("button", name="Read").click()
+    expect(browse.locator('td[data-label="Tag"]')).to_have_text([HOSTILE, HOSTILE])
+    assert p.evaluate("document.querySelectorAll('main img, main script').length") == 0
+    assert p.evaluate("window.pwned === undefined")
 
 
 def test_the_record_browser_reads_by_seq_tag_and_text(page: Page, api: httpx.Client, name: Names) -> None:
@@ -175,6 +245,85 @@ def test_redrive_moves_a_dead_lettered_job_back(page: Page, api: httpx.Client, n
     jobs = api.post(f"/v0/topics/{queue}/diff", json={"from_seq": 0}).json()["records"]
     assert sorted(r["data"]["job"] for r in jobs) == ["fine", "poison"]
     assert api.get(f"/v0/topics/{queue}").json()["queue"]["ready"] == 2
+
+
+def test_a_plain_log_page_reads_one_record_to_tell_it_is_no_dead_letter_topic(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    big = name("big.log")
+    _append(api, big, *(["x" * 1000] * 300))
+    diffs: list[dict[str, object]] = []
+    page.page.on(
+        "request",
+        lambda r: diffs.append(r.post_data_json) if r.url.endswith(f"/v0/topics/{big}/diff") else None,
+    )
+    p = page.open(f"/topic/{big}")
+    expect(p.get_by_text(re.compile(r"live: waiting for records after seq 300"))).to_be_visible()
+    # the dead-letter check has run (the panel is hidden) with a one-record probe, no window
+    with p.expect_request(lambda r: r.url.endswith(f"/v0/topics/{big}/diff")):
+        pass
+    expect(p.get_by_role("heading", name="Dead letters")).to_have_count(0)
+    assert diffs and all(d["limit"] == 1 for d in diffs), diffs
+    # a dead-letter topic opened directly still shows its jobs
+    queue = name("big.jobs")
+    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": f"{queue}.dlq"})
+    _append(api, queue, {"job": 1})
+    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
+    api.post(f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]]})
+    p = page.open(f"/topic/{queue}.dlq")
+    panel = p.locator("section", has=p.get_by_role("heading", name="Dead letters"))
+    expect(panel.locator('td[data-label="From"]')).to_have_text(queue)
+
+
+def test_a_redrive_confirmed_late_skips_a_job_deleted_meanwhile(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    queue = name("late")
+    dlq = f"{queue}.dlq"
+    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": dlq})
+    _append(api, queue, {"job": "poison"}, {"job": "fine"})
+    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
+    api.post(f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]]})
+    p = page.open(f"/topic/{queue}")
+    panel = p.locator("section", has=p.get_by_role("heading", name=f"Dead letters ({dlq})"))
+    panel.get_by_role("button", name="Redrive 1").click()
+    dialog = p.get_by_role("dialog")
+    expect(dialog).to_contain_text(f"back to {queue}")
+    # while the dialog is open, another operator drops the poison job for good
+    r = api.post(f"/v0/topics/{dlq}/delete", json={"before_seq": 2})
+    assert r.json()["deleted"] == 1, r.text
+    dialog.get_by_role("button", name="Redrive").click()
+    expect(panel.get_by_text(re.compile(r"Redriven: 0 jobs\. Seq 1 left .* meanwhile"))).to_be_visible()
+    jobs = api.post(f"/v0/topics/{queue}/diff", json={"from_seq": 0}).json()["records"]
+    assert [j["data"]["job"] for j in jobs] == ["fine"]
+
+
+def test_a_failing_poll_says_why_and_clears_when_it_recovers(
+    page: Page, api: httpx.Client, name: Names
+) -> None:
+    queue = name("gone")
+    _put(api, queue, {"type": "queue"})
+    _append(api, queue, {"job": 1})
+    p = page.open(f"/topic/{queue}")
+    expect(_stat(p, "ready")).to_have_text("1")
+    assert api.delete(f"/v0/topics/{queue}").status_code in (200, 204)
+    failing = p.get_by_role("status").filter(
+        has_text=re.compile(rf'topic_not_found: topic "{queue}" does not exist')
+    )
+    expect(failing.first).to_be_visible()
+    _put(api, queue, {"type": "queue"})
+    expect(failing).to_have_count(0)
+    expect(_stat(p, "ready")).to_have_text("0")
+
+
+def test_a_mistyped_topic_url_shows_the_api_answer(page: Page) -> None:
+    p = page.open("/topics")
+    expect(p.get_by_role("heading", name="Topics")).to_be_visible()
+    p.evaluate("location.hash = '#/topic/bad%E0%A4%A'")  # not a valid escape
+    expect(p.get_by_role("heading", level=1)).to_have_text("bad%E0%A4%A")
+    expect(
+        p.get_by_role("status").filter(has_text=re.compile(r"^(topic_not_found|invalid_request): "))
+    ).to_be_visible()
 
 
 def test_a_config_edit_round_trips_and_errors_show_inline(page: Page, api: httpx.Client, name: Names) -> None:

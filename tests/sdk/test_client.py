@@ -289,6 +289,24 @@ async def test_dead_letter_and_redrive(sdk: Calls, name: Callable[[str], str]) -
     assert [r.data for r in await sdk.call("read", other)] == [0]
 
 
+async def test_redrive_deletes_by_the_exact_tag_even_one_ending_in_a_star(
+    sdk: Calls, name: Callable[[str], str]
+) -> None:
+    """A moved record behind one left in place is deleted by its tag; a tag ending in ``*`` is
+    that tag, not a prefix that would also delete the record left in place (a lost job)."""
+    q, dlq = name("sq"), name("sq.dlq")
+    await sdk.call("create_topic", q, type="queue", max_deliveries=1, dead_letter=dlq)
+    await sdk.call("append_many", q, [{"data": 0, "tag": "ab"}, {"data": 1, "tag": "a*"}])
+    for _ in range(2):  # deliver once, release, and the next claim dead-letters them
+        jobs = await sdk.call("claim", q, "w", max=10)
+        if jobs:
+            await sdk.call("nack", q, "w", jobs)
+    assert [r.tag for r in await sdk.call("read", dlq)] == ["ab", "a*"]
+    assert await sdk.call("redrive", dlq, filter=lambda r: r.data == 1) == 1
+    assert [r.data for r in await sdk.call("read", dlq)] == [0]  # left in place, not deleted
+    assert [r.data for r in await sdk.call("read", q)] == [1]
+
+
 async def test_routers(sdk: Calls, name: Callable[[str], str]) -> None:
     src, dest = name("src"), name("dest")
     r = f"{src}->{dest}"

@@ -442,15 +442,16 @@ def cursor_at(topic: str, when: int | datetime) -> Call[int]:
     return Call(g.diff_route(topic, body), lambda b: int(b["from_seq"]))
 
 
-def delete_records(topic: str, before_seq: int | None, tag: str | None) -> Call[int]:
-    """``tag`` ending in ``*`` is a prefix match (``"chat-42:*"``), else an exact one."""
+def delete_records(topic: str, before_seq: int | None, tag: str | None, *, glob: bool = True) -> Call[int]:
+    """``tag`` ending in ``*`` is a prefix match (``"chat-42:*"``), else an exact one;
+    ``glob=False``: always exact (a record's own tag, which may end in ``*``)."""
     if before_seq is None and tag is None:
         raise ValueError("delete_records needs before_seq, tag, or both")
     body: dict[str, Any] = {}
     if before_seq is not None:
         body["before_seq"] = before_seq
     if tag is not None:
-        body["match"] = ["tag", "Glob", tag] if tag.endswith("*") else ["tag", "Eq", tag]
+        body["match"] = ["tag", "Glob", tag] if glob and tag.endswith("*") else ["tag", "Eq", tag]
     # a tag delete without before_seq is bounded by the head at call time: repeating it could
     # remove a record written in between, so it is not repeated after a broken connection
     return Call(
@@ -755,5 +756,6 @@ def redrive(
                 continue
             key = f"redrive:{dlq}:{record.seq}"
             yield append(target, [redrive_body(record)], idempotency_key=key)
-            yield delete_records(dlq, record.seq + 1, None if all_moved_below else record.tag)
+            # by its exact tag: a tag ending in "*" read as a prefix would delete records left in place
+            yield delete_records(dlq, record.seq + 1, None if all_moved_below else record.tag, glob=False)
     return moved

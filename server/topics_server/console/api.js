@@ -59,10 +59,18 @@ export async function call(method, path, { body, query, signal, text = false, ex
 
 export const enc = encodeURIComponent;
 
+const HEARTBEAT_MS = 5000;
+/** How long a live stream may stay silent (no frame, no heartbeat) before it is reopened. */
+const LIVENESS_MS = 3 * HEARTBEAT_MS;
+
 /** Follows one topic live over a watch session (`POST /v0/watch`, then `GET /v0/watch/{wid}`
  * read with fetch() and a ReadableStream, so the key travels in the Authorization header).
  * `onFrame({event, data})` gets each record / tombstone / caught-up / topic-deleted / error
- * frame. Returns `{stop()}`; reconnects from the last event id after a dropped stream. */
+ * frame. Returns `{stop()}`. After a dropped stream it reconnects with the last event id as
+ * `Last-Event-ID` (which also rewinds a new session, made when the old wid answers 404 after a
+ * server restart, to where the page was). A stream silent for {@link LIVENESS_MS} (the server
+ * sends a heartbeat every 5 s) is taken for dead — a half-open connection, a frozen server —
+ * and reopened. */
 export function follow(topic, options, onFrame, onState) {
   const controller = new AbortController();
   let stopped = false;
@@ -70,18 +78,28 @@ export function follow(topic, options, onFrame, onState) {
   let wid = null;
   const run = async () => {
     while (!stopped) {
+      // one connection: aborted by stop(), or by the watchdog when the stream goes silent
+      const connection = new AbortController();
+      const abort = () => connection.abort();
+      controller.signal.addEventListener("abort", abort);
+      let watchdog = null;
+      const arm = () => {
+        clearTimeout(watchdog);
+        watchdog = setTimeout(abort, LIVENESS_MS);
+      };
       try {
+        arm();
         if (wid === null) {
           const created = await call("POST", "/v0/watch", {
-            body: { topics: { [topic]: options }, include_tags: true, include_meta: true, heartbeat_ms: 5000 },
-            signal: controller.signal,
+            body: { topics: { [topic]: options }, include_tags: true, include_meta: true, heartbeat_ms: HEARTBEAT_MS },
+            signal: connection.signal,
           });
           wid = created.wid;
         }
         const h = headers(false);
         h.Accept = "text/event-stream";
         if (cursor !== null) h["Last-Event-ID"] = cursor;
-        const response = await fetch(`/v0/watch/${enc(wid)}`, { headers: h, signal: controller.signal });
+        const response = await fetch(`/v0/watch/${enc(wid)}`, { headers: h, signal: connection.signal });
         if (!response.ok) {
           if (response.status === 404 || response.status === 410) wid = null;
           throw new Error(`watch stream: HTTP ${response.status}`);
@@ -90,6 +108,7 @@ export function follow(topic, options, onFrame, onState) {
         const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
         const parser = new SSEParser();
         for (;;) {
+          arm();
           const { value, done } = await reader.read();
           if (done) break;
           for (const ev of parser.push(value)) {
@@ -106,7 +125,10 @@ export function follow(topic, options, onFrame, onState) {
         }
       } catch (err) {
         if (stopped) return;
-        onState(`reconnecting (${err.message})`);
+        onState(`reconnecting (${connection.signal.aborted ? "no heartbeat" : err.message})`);
+      } finally {
+        clearTimeout(watchdog);
+        controller.signal.removeEventListener("abort", abort);
       }
       if (!stopped) await new Promise((r) => setTimeout(r, 1000));
     }

@@ -32,22 +32,35 @@ const PAGE_SIZE = 25;
 const SEARCH_WINDOW = 1000;
 const QUEUE_POLL_MS = 1000;
 const METRICS_POLL_MS = 3000;
+/** The live tail keeps (and shows) this many newest rows, paused or not: bounded memory. */
+const TAIL_ROWS = 500;
 
-const state = { whoami: null, scopes: {}, fields: [], dispose: [] };
+// `shown` counts the pages shown: a page's late callback checks it is still the one on screen
+const state = { whoami: null, scopes: {}, fields: [], dispose: [], shown: 0 };
 const main = () => document.getElementById("main");
 
 function can(operationId, name = null) {
   return may(state.whoami, state.scopes, operationId, name);
 }
 
-function every(ms, fn) {
+/** Runs `fn` now and every `ms` until the page changes. A failed run is shown on `note` (when
+ * given) in the envelope's words, and cleared by the next run that succeeds; a 401 signs out. */
+function every(ms, fn, note = null) {
   let timer = null;
   let stopped = false;
   const tick = async () => {
     try {
       await fn();
+      if (note && note.dataset.polling) {
+        delete note.dataset.polling;
+        setStatus(note, "");
+      }
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return signedOut();
+      if (note && !stopped) {
+        setStatus(note, errorText(err), "error");
+        note.dataset.polling = "failed"; // cleared by the next good run, or any other status
+      }
     }
     if (!stopped) timer = setTimeout(tick, ms);
   };
@@ -153,7 +166,18 @@ function renderIdentity() {
 // -- routing -----------------------------------------------------------------------------------
 
 function stopPage() {
+  state.shown++;
   for (const fn of state.dispose.splice(0)) fn();
+}
+
+/** A path segment of the hash decoded; as typed when it is no valid escape (`%E0`), so a
+ * mistyped URL shows the API's answer for that name instead of a dead page. */
+function decodePart(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 function route() {
@@ -162,7 +186,7 @@ function route() {
   const hash = location.hash.replace(/^#/, "") || "/topics";
   const [path, queryText] = hash.split("?");
   const query = new URLSearchParams(queryText || "");
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = path.split("/").filter(Boolean).map(decodePart);
   for (const a of document.querySelectorAll("nav a")) {
     a.toggleAttribute("aria-current", a.getAttribute("href") === `#/${parts[0] === "topic" ? "topics" : parts[0]}`);
   }
@@ -292,8 +316,11 @@ function topicPage(name) {
   const stats = h("dl", { class: "stats" });
   const note = status();
   root.append(stats, note);
+  const shown = state.shown;
   call("GET", `/v0/topics/${enc(name)}`)
     .then((topic) => {
+      // left before the topic came: its panels (a live tail, pollers) would outlive the page
+      if (shown !== state.shown) return;
       fill(stats, ...topicStats(topic));
       root.querySelector("h1").append(" ", h("span", { class: `badge ${topic.type === "queue" ? "queue" : "muted"}` }, topic.type));
       if (topic.type === "queue") root.append(queuePanel(name, topic));
@@ -301,7 +328,7 @@ function topicPage(name) {
       else if (topic.type === "log") root.append(deadLetterPanel(name, null));
       root.append(tailPanel(name), browsePanel(name), consumersPanel(name), configPanel(name, topic));
       if (can("delete_records", name)) root.append(deletePanel(name));
-      every(3000, async () => refill(stats, ...topicStats(await call("GET", `/v0/topics/${enc(name)}`))));
+      every(3000, async () => refill(stats, ...topicStats(await call("GET", `/v0/topics/${enc(name)}`))), note);
     })
     .catch((err) => setStatus(note, errorText(err), "error"));
   return root;
@@ -374,7 +401,7 @@ function queuePanel(name, topic) {
         "No consumer holds a lease now.",
       ),
     );
-  });
+  }, note);
   const purge = async () => {
     const t = await call("GET", `/v0/topics/${enc(name)}`);
     const body = { before_seq: t.next_seq };
@@ -416,12 +443,16 @@ function deadLetterPanel(dlq, queue) {
     note,
   );
   const writable = can("append_records") && can("delete_records", dlq);
+  const readWindow = () =>
+    call("POST", `/v0/topics/${enc(dlq)}/diff`, { body: { from_seq: 0, limit: 200, include_meta: true, include_tags: true } });
   const load = async () => {
     let answer;
     try {
-      answer = await call("POST", `/v0/topics/${enc(dlq)}/diff`, {
-        body: { from_seq: 0, limit: 200, include_meta: true, include_tags: true },
-      });
+      if (!queue && !(await startsWithDeadLetter(dlq))) {
+        wrap.hidden = true;
+        return;
+      }
+      answer = await readWindow();
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) {
         fill(body, h("p", { class: "empty" }, "No job has been dead-lettered yet."));
@@ -489,22 +520,43 @@ function deadLetterPanel(dlq, queue) {
       "Redrive",
     );
     if (!ok) return;
+    // the dialog may have stood open while another operator redrove or deleted some of these:
+    // plan again over the topic as it is now, for the confirmed seqs only
+    let now;
+    try {
+      now = planRedrive(dlq, (await readWindow()).records, new Set(plan.steps.map((s) => s.seq)));
+    } catch (err) {
+      return setStatus(note, errorText(err), "error");
+    }
+    const planned = new Set(now.steps.map((s) => s.seq));
+    const gone = plan.steps.filter((s) => !planned.has(s.seq) && !now.skipped.some((k) => k.seq === s.seq));
+    const left =
+      (gone.length ? ` Seq ${gone.map((s) => s.seq).join(", ")} left ${dlq} meanwhile (redriven or deleted by someone else): not appended.` : "") +
+      (now.skipped.length ? ` ${now.skipped.map((k) => `seq ${k.seq}: ${k.reason}`).join("; ")}.` : "");
     let moved = 0;
     try {
-      for (const step of plan.steps) {
+      for (const step of now.steps) {
         await call("POST", `/v0/topics/${enc(step.target)}`, { body: step.append });
         await call("POST", `/v0/topics/${enc(dlq)}/delete`, { body: step.remove });
         moved++;
       }
-      setStatus(note, `Redriven: ${moved} job${moved === 1 ? "" : "s"}.`, "ok");
+      setStatus(note, `Redriven: ${moved} job${moved === 1 ? "" : "s"}.${left}`, left ? "warn" : "ok");
     } catch (err) {
       setStatus(note, `Redrove ${moved}, then: ${errorText(err)}`, "error");
     }
     selected.clear();
     await load();
   };
-  every(3000, load);
+  every(3000, load, note);
   return wrap;
+}
+
+/** Whether a plain log is a dead-letter topic: its earliest record carries `$dead_letter_from`
+ * (one record read, so a big log's page does not fetch a window of records every few seconds). */
+async function startsWithDeadLetter(topic) {
+  const probe = await call("POST", `/v0/topics/${enc(topic)}/diff`, { body: { from_seq: 0, limit: 1, include_meta: true } });
+  const first = probe.records[0];
+  return Boolean(first && first.meta && first.meta.$dead_letter_from);
 }
 
 // -- live tail ---------------------------------------------------------------------------------
@@ -543,12 +595,13 @@ function tailPanel(name) {
       (frame) => {
         if (frame.event === "caught-up") return setStatus(note, `live: waiting for records after seq ${frame.data.head_seq}`, "ok");
         if (frame.event === "error") return setStatus(note, `stream: ${frame.data.error || frame.data.code}`, "warn");
-        const before = rows.length;
-        rows = tailApply(rows, frame);
+        rows = tailApply(rows, frame, TAIL_ROWS);
         if (frame.event === "record") setStatus(note, `live: head seq ${frame.data.head_seq}`, "ok");
         if (paused) {
-          unseen += Math.max(0, frame.event === "record" ? frame.data.records.length : rows.length - before);
-          pauseButton.textContent = `Resume (${unseen} new)`;
+          unseen += frame.event === "record" ? frame.data.records.length : frame.event === "tombstone" || frame.event === "topic-deleted" ? 1 : 0;
+          // the list is bounded while paused too: say when Resume cannot show all that came
+          const kept = unseen > TAIL_ROWS ? `; the newest ${formatCount(TAIL_ROWS)} kept` : "";
+          pauseButton.textContent = `Resume (${formatCount(unseen)} new${kept})`;
         } else render();
       },
       (s) => setStatus(note, s === "live" ? "live" : s, s === "live" ? "ok" : "warn"),
@@ -566,7 +619,7 @@ function tailPanel(name) {
   if (can("create_watch", name)) queueMicrotask(start);
   return section(
     "Live tail",
-    h("p", { class: "hint" }, "New records as they are written (newest first); lost ranges show as gaps."),
+    h("p", { class: "hint" }, `New records as they are written (newest first; the latest ${formatCount(TAIL_ROWS)} kept); lost ranges show as gaps.`),
     h("div", { class: "actions" }, startButton, pauseButton, h("button", { type: "button", class: "secondary", onclick: () => ((rows = []), render()) }, "Clear")),
     note,
     list,
@@ -826,7 +879,7 @@ function routersPage() {
       ),
     );
     fill(graph, routers.length && routers.length <= 16 ? routerGraph(routers) : null);
-  });
+  }, note);
   return h("div", { class: "page" }, h("h1", {}, "Routers"), note, graph, body);
 }
 

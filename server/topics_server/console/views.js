@@ -83,6 +83,7 @@ export function status(kind = "info") {
 }
 
 export function setStatus(el, text, kind = "info") {
+  delete el.dataset.polling; // (app.js every(): a poll's error, replaced by this text)
   el.className = `status ${kind}`;
   el.textContent = text;
 }
