@@ -44,7 +44,7 @@ def chromium() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox", "--disable-gpu"])
@@ -52,14 +52,14 @@ def browser() -> Iterator[Browser]:
         b.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     srv = ServerProcess(tmp_path_factory.mktemp("console-dev")).start()
     yield srv
     srv.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def keyed_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     srv = ServerProcess(tmp_path_factory.mktemp("console-keys"), {"TOPICS_API_KEYS": KEYS}).start()
     yield srv
