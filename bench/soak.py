@@ -76,6 +76,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import topics  # noqa: E402
+
 from bench.crash_harness import ServerProcess, free_port  # noqa: E402
 from bench.watch_load import Tally, open_ws_subscriber, raise_nofile  # noqa: E402
 
@@ -157,7 +158,7 @@ class Soak:
         argv = None
         if args.trace_dir:
             argv = [sys.executable, str(Path(__file__).with_name("traced_serve.py")), str(args.trace_dir)]
-        env = {"TOPICS_LOG_LEVEL": "warning"}
+        env = {"TOPICS_LOG_LEVEL": os.environ.get("TOPICS_LOG_LEVEL", "warning")}
         self.server = ServerProcess(data_dir, data_dir.parent / "server.log", env, argv)
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -380,10 +381,12 @@ class Soak:
                 start[chosen[0]] = 0  # a replay from the oldest kept record
             until = time.monotonic() + self.rng.uniform(1.0, 12.0)
             try:
-                async with topics.AsyncClient(self.base, timeout=10.0) as client:
-                    async with client.watch(start, heartbeat_ms=1000) as watch:
-                        self.watch_sessions += 1
-                        await asyncio.wait_for(self._drain_watch(watch, until), until - time.monotonic())
+                async with (
+                    topics.AsyncClient(self.base, timeout=10.0) as client,
+                    client.watch(start, heartbeat_ms=1000) as watch,
+                ):
+                    self.watch_sessions += 1
+                    await asyncio.wait_for(self._drain_watch(watch, until), until - time.monotonic())
             except TimeoutError:
                 pass
             except (topics.TopicsError, httpx.TransportError) as exc:
@@ -425,15 +428,15 @@ class Soak:
             want = self.rng.randint(100, 3000)
             got = 0
             try:
-                async with topics.AsyncClient(self.base, timeout=10.0) as client:
-                    async with client.consume(
-                        topic, consumer=f"soak-c{i}", commit_every=100, on_gap="skip"
-                    ) as records:
-                        self.consumer_sessions += 1
-                        async for _ in records:
-                            got += 1
-                            if got >= want or not self.load_on.is_set() or self.stopping:
-                                break
+                async with (
+                    topics.AsyncClient(self.base, timeout=10.0) as client,
+                    client.consume(topic, consumer=f"soak-c{i}", commit_every=100, on_gap="skip") as records,
+                ):
+                    self.consumer_sessions += 1
+                    async for _ in records:
+                        got += 1
+                        if got >= want or not self.load_on.is_set() or self.stopping:
+                            break
             except (topics.TopicsError, httpx.TransportError) as exc:
                 self.transport_error("consume", exc)
             self.consumer_records += got
@@ -537,7 +540,7 @@ class Soak:
         raise_nofile()
         duration = self.args.duration
         self.server.start(self.port)
-        await self.server.wait_ready()
+        await self.server.wait_ready(timeout=120.0)
         self.up.set()
         self.load_on.set()
         self.t0 = time.monotonic()
@@ -758,7 +761,8 @@ class Soak:
                 "judged_window_s": round(window, 1),
                 "slope_mb_per_h": _round(slope),
                 "retained_slope_mb_per_h": _round(retained_slope),
-                "rule": rss_rule + (" (judged)" if judged else f" (not judged: window < {JUDGE_MIN_S:.0f} s)"),
+                "rule": rss_rule
+                + (" (judged)" if judged else f" (not judged: window < {JUDGE_MIN_S:.0f} s)"),
                 "mb_at_judged_start": final[0].rss_mb if final else None,
                 "mb_at_end": final[-1].rss_mb if final else None,
                 "mb_max": max((s.rss_mb for s in self.samples), default=None),
