@@ -147,6 +147,7 @@ class Sample:
     health_ms: float | None
     pressure: float | None = None
     retained_mb: float | None = None
+    cache_mb: float | None = None
 
 
 class Soak:
@@ -190,6 +191,7 @@ class Soak:
         self.consumer_records = 0
         self.last_retained: float | None = None
         self.last_pressure: float | None = None
+        self.last_cache: float | None = None
         self.sampler_done = threading.Event()
 
     # ---- classification -------------------------------------------------------------------
@@ -489,6 +491,7 @@ class Soak:
                         None if health_ms is None else round(health_ms, 2),
                         self.last_pressure,
                         self.last_retained,
+                        self.last_cache,
                     )
                 )
 
@@ -503,6 +506,8 @@ class Soak:
                 self.last_pressure = round(float(line.split()[-1]), 3)
             elif line.startswith("topics_topic_bytes_live{"):
                 retained += float(line.split()[-1])
+            elif line.startswith("topics_cache_bytes "):
+                self.last_cache = round(float(line.split()[-1]) / 2**20, 2)
         self.last_retained = round(retained / 2**20, 2)
 
     async def quiet_point(self, tasks_idle_s: float = 4.0) -> int:
@@ -767,6 +772,7 @@ class Soak:
                 "mb_at_end": final[-1].rss_mb if final else None,
                 "mb_max": max((s.rss_mb for s in self.samples), default=None),
                 "retained_mb_at_end": self.last_retained,
+                "cache_mb_at_end": self.last_cache,
                 "lifetimes": lifetimes,
             },
             "health_ms": _pcts(health),
@@ -823,6 +829,7 @@ def plot(summary: dict[str, Any], path: Path) -> str | None:
     fig, ax = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
     ax[0].plot(t, [r["rss_mb"] for r in rows], lw=1, label="RSS (MB)")
     ax[0].plot(t, [r["retained_mb"] for r in rows], lw=1, label="retained bytes (MB)")
+    ax[0].plot(t, [r["cache_mb"] for r in rows], lw=1, label="chunk cache (MB)")
     for r in summary["restarts"]:
         ax[0].axvline(r["t"] / 60, color="grey", ls=":", lw=1)
     ax[0].axvline(summary["rss"]["judged_from_s"] / 60, color="green", ls="--", lw=1, label="judged from")
