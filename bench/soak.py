@@ -37,8 +37,12 @@ At the end the load stops, the queue is drained, and it checks:
   (a kill -9 or a SIGTERM can end a lease whose ack did not land);
 * ``undocumented_errors``: no HTTP status other than 2xx and the documented ``429`` (the
   throttle), and no transport error outside a restart window;
-* ``fd_growth``: open descriptors of the server at two quiet points (load paused, every client
-  closed) — after the warm-up of the final restart-free phase and at the end — do not grow;
+* ``no_fd_growth`` / ``no_stale_sockets``: at two quiet points (load paused, readers gone) —
+  after the warm-up of the final restart-free phase and at the end — the server's descriptors
+  other than sockets (segment files, the WAL, pipes) do not grow, and none of its TCP sockets is
+  in CLOSE_WAIT (a client gone, the server still holding the connection); the sockets of the
+  clients that stay connected (the Worker, the writers' keep-alive pool) vary with their pools
+  and are reported;
 * ``rss_slope_mb_per_h``: the least-squares slope of RSS over the final restart-free phase after
   its warm-up (``max(60 s, 30 %)`` of that phase; a restart resets RSS, so earlier lifetimes are
   reported but not judged). Gated (< 5 MB/h capped; RSS growth below 10 % of the retained-bytes
@@ -174,7 +178,7 @@ class Soak:
         self.undocumented: Counter[str] = Counter()
         self.expected_disconnects = 0
         self.restarts: list[dict[str, Any]] = []
-        self.quiet_fds: list[tuple[float, int]] = []
+        self.quiet_fds: list[dict[str, float]] = []
         # jobs
         self.jobs_acked: set[str] = set()
         self.jobs_done: Counter[str] = Counter()
@@ -510,13 +514,20 @@ class Soak:
                 self.last_cache = round(float(line.split()[-1]) / 2**20, 2)
         self.last_retained = round(retained / 2**20, 2)
 
-    async def quiet_point(self, tasks_idle_s: float = 4.0) -> int:
-        """Pause the load (readers close their streams), wait, and count the server's fds."""
+    async def quiet_point(self, idle_s: float = 4.0) -> dict[str, int]:
+        """Pause the load (readers close their streams), wait, and count the server's
+        descriptors: ``files`` (anything but sockets: segments, the WAL, pipes, eventfds),
+        ``sockets``, and ``close_wait`` (accepted connections whose client has gone while the
+        server holds on: a connection leak). The sockets of the clients that stay connected
+        (the Worker, the writers' keep-alive pool, the sampler) vary with their pools, so
+        ``files`` and ``close_wait`` are what is judged."""
         self.load_on.clear()
-        await asyncio.sleep(tasks_idle_s)
-        fds = min(self.proc_stats()[1] for _ in range(3))
-        self.quiet_fds.append((round(time.monotonic() - self.t0, 1), fds))
-        return fds
+        await asyncio.sleep(idle_s)
+        assert self.server.proc is not None
+        pid = self.server.proc.pid
+        counts = min((fd_kinds(pid) for _ in range(3)), key=lambda c: c["files"])
+        self.quiet_fds.append({"t": round(time.monotonic() - self.t0, 1), **counts})
+        return counts
 
     # ---- restarts -------------------------------------------------------------------------
 
@@ -683,8 +694,8 @@ class Soak:
         self,
         checks: dict[str, Any],
         drained: bool,
-        fds_warm: int,
-        fds_end: int,
+        fds_warm: dict[str, int],
+        fds_end: dict[str, int],
         final_start: float,
         judged_from: float,
     ) -> dict[str, Any]:
@@ -729,7 +740,8 @@ class Soak:
             "queue_drained": drained,
             "no_duplicate_jobs_without_restarts": dup_ok,
             "no_undocumented_errors": not self.undocumented,
-            "no_fd_growth": fds_end <= fds_warm,
+            "no_fd_growth": fds_end["files"] <= fds_warm["files"],
+            "no_stale_sockets": fds_end["close_wait"] == 0 and fds_warm["close_wait"] == 0,
             "rss_flat": rss_ok if judged else None,
         }
         ok = all(v for v in results.values() if v is not None)
@@ -758,7 +770,11 @@ class Soak:
             "statuses": dict(sorted(self.statuses.items())),
             "undocumented_errors": dict(self.undocumented),
             "expected_disconnects": self.expected_disconnects,
-            "fds": {"quiet_after_warmup": fds_warm, "quiet_at_end": fds_end, "growth": fds_end - fds_warm},
+            "fds": {
+                "quiet_after_warmup": fds_warm,
+                "quiet_at_end": fds_end,
+                "files_growth": fds_end["files"] - fds_warm["files"],
+            },
             "rss": {
                 "method": "least squares over the final restart-free lifetime, after its warm-up",
                 "final_lifetime_from_s": round(final_start, 1),
@@ -785,6 +801,27 @@ class Soak:
             "checks": results,
             "ok": ok,
         }
+
+
+def fd_kinds(pid: int) -> dict[str, int]:
+    """The descriptors of ``pid`` by kind, and how many of its TCP sockets are in CLOSE_WAIT."""
+    files = 0
+    inodes: set[str] = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+            else:
+                files += 1
+    close_wait = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                cols = line.split()
+                if len(cols) > 9 and cols[3] == "08" and cols[9] in inodes:
+                    close_wait += 1
+    return {"files": files, "sockets": len(inodes), "close_wait": close_wait}
 
 
 def progress(text: str) -> None:
