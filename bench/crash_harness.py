@@ -83,10 +83,19 @@ def free_port() -> int:
 class ServerProcess:
     """One ``topics serve`` child on a free loopback port; always reap it with :meth:`kill`."""
 
-    def __init__(self, data_dir: Path, log_path: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        log_path: Path,
+        extra_env: dict[str, str] | None = None,
+        argv: list[str] | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.log_path = log_path
         self.extra_env = extra_env or {}
+        self.argv = argv or [str(TOPICS), "serve"]
+        """The command that runs the server (``topics serve``; ``bench/soak.py --trace-dir``
+        runs it under tracemalloc instead)."""
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
 
@@ -94,9 +103,11 @@ class ServerProcess:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> None:
+    def start(self, port: int | None = None) -> None:
+        """Start the child on ``port`` (a restart on the port clients already use), else on a
+        free one."""
         assert self.proc is None or self.proc.poll() is not None, "server already running"
-        self.port = free_port()
+        self.port = port or free_port()
         env = {
             **os.environ,
             **self.extra_env,
@@ -110,7 +121,7 @@ class ServerProcess:
             log.write(f"\n===== start port={self.port} t={time.time():.3f}\n".encode())
             log.flush()
             self.proc = subprocess.Popen(
-                [str(TOPICS), "serve"],
+                self.argv,
                 env=env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -472,8 +472,10 @@ class RecordLog:
             ch.live -= 1
 
     def _drop_first(self) -> None:
-        if self._chunks[0].cold is not None:
+        cold = self._chunks[0].cold
+        if cold is not None:
             self.cold_chunks -= 1
+            cold.store.forget(cold)
         del self._chunks[0]
         del self._firsts[0]
 

@@ -78,6 +78,17 @@ _REASONS = {s.value: s.phrase.encode() for s in http.HTTPStatus}
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
+class _NoCallbacks:
+    """The callbacks of :data:`_DETACHED`: none."""
+
+
+_DETACHED = httptools.HttpRequestParser(_NoCallbacks())
+"""What a connection's ``parser`` becomes once it is done (closed, or handed to HTTP/2): its
+own parser refers back to it (the callbacks), a cycle that the server's freezing
+(``context.Freezer``) would keep until a sweep; dropping it lets reference counting free the
+protocol at once."""
+
+
 _JSON_HEADS: dict[int, bytes] = {}
 
 
@@ -141,6 +152,7 @@ class HttpProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.parser = _DETACHED
         self.server.connections.discard(self)
         if self.task is not None and not self.task.done():
             # on the next iteration, as http2 does: a task cancelled before it first ran would
@@ -194,6 +206,7 @@ class HttpProtocol(asyncio.Protocol):
         """Hand the connection to HTTP/2: the same transport, a new protocol."""
         assert self.transport is not None
         self.closed = True  # this protocol is done with the connection
+        self.parser = _DETACHED
         self.server.connections.discard(self)
         h2 = Http2Connection(self.server, self.transport)
         self.transport.set_protocol(h2)

@@ -698,3 +698,17 @@ async def test_a_cohort_pass_that_meets_a_corrupt_chunk_fails_its_claims(tmp_pat
         answers = await asyncio.wait_for(asyncio.gather(*claims), TIMEOUT)
         assert all(r.status_code >= 500 for r in answers), [r.text for r in answers]
         assert not cold.datadir.cold._pins
+
+
+async def test_chunks_evicted_by_a_cap_leave_the_cache(tmp_path: Path) -> None:
+    async with cold_server(tmp_path / "data", cache_bytes=1 << 20) as cold:
+        await cold.put("t", {"cap_records": 100})
+        await cold.fill("t", 100, tags=False)
+        got, _ = await page_through(cold, "t")  # every cold chunk read back into the cache
+        assert len(got) == 100
+        cached = (await cold.metrics())["topics_cache_chunks"]
+        assert cached > 0
+        await cold.fill("t", 200, tags=False)  # the cap evicts the first 100 (and more)
+        after = await cold.metrics()
+        assert after["topics_cache_chunks"] == 0, after  # none of them can be read again
+        assert after["topics_cache_evictions_total"] == 0  # given back, not pushed out by the LRU

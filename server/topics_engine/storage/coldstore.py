@@ -113,6 +113,12 @@ class ColdStore:
     def chunk(self, path: Path, offset: int, length: int, crc: int | None) -> ColdChunk:
         return ColdChunk(self, path, offset, length, crc)
 
+    def forget(self, chunk: ColdChunk) -> None:
+        """The chunk left its log (no record in it is live: evicted, expired or deleted): its
+        cached batch can never be read again, so it gives its room back now instead of
+        waiting for the LRU (a capped topic would otherwise fill the cache with dead chunks)."""
+        self.cache.discard(chunk.key)
+
     def cached(self, chunk: ColdChunk) -> RecordBatch | None:
         """The batch if pinned or cached (a cache hit counts), else ``None``; never reads."""
         pin = self._pins.get(chunk.key)
