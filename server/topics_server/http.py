@@ -67,7 +67,16 @@ from .request import Request
 from .responses import JSON_HEADERS, Response
 from .sse import SHUTDOWN_EVENT, StreamReply
 from .streams import Frame
-from .transport import H2_PREFACE, STALLED_CLOSE_S, BodyBuffer, Connection, build_request, content_length
+from .transport import (
+    H2_PREFACE,
+    STALLED_CLOSE_S,
+    BodyBuffer,
+    Connection,
+    ConnectionGate,
+    build_request,
+    connection_limit,
+    content_length,
+)
 from .websocket import CLOSE_GOING_AWAY, WebSocketReply, WebSocketSession, text_frame_head
 
 log = logging.getLogger("topics.http")
@@ -143,6 +152,10 @@ class HttpProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's transports are duck-typed
+        if not self.server.gate.admit(len(self.server.connections)):
+            self.closed = True  # over the connection limit: refused (the gate logs the episode)
+            transport.abort()  # type: ignore[attr-defined]
+            return
         sock = transport.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -151,7 +164,10 @@ class HttpProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        self.server.connections.discard(self)
+        connections = self.server.connections
+        if self in connections:
+            connections.discard(self)
+            self.server.gate.released(len(connections))
         if self.task is not None and not self.task.done():
             # on the next iteration, as http2 does: a task cancelled before it first ran would
             # skip its ``finally`` blocks (the app's slot release, a stream reply's close)
@@ -564,6 +580,8 @@ class HttpServer:
         self.connections: set[Connection] = set()
         """Open connections: :class:`HttpProtocol`, or :class:`Http2Connection` once one spoke
         HTTP/2."""
+        self.gate = ConnectionGate(connection_limit())
+        """At most this many connections (the descriptor limit less what storage needs)."""
         self._server: asyncio.base_events.Server | None = None
         self._sweeper: asyncio.Task[None] | None = None
 

@@ -203,7 +203,10 @@ class Http2Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        self.server.connections.discard(self)
+        connections = self.server.connections
+        if self in connections:
+            connections.discard(self)
+            self.server.gate.released(len(connections))
         for stream in list(self.streams.values()):
             self._forget(stream)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -109,7 +110,9 @@ class ServerProcess:
     goes to ``<data_dir>.log`` (a pipe nobody reads would block a chatty server). It runs
     without the elastic throttle (:data:`NO_THROTTLE`) unless ``env`` turns it on."""
 
-    def __init__(self, data_dir: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, data_dir: Path, env: dict[str, str] | None = None, nofile: int | None = None) -> None:
+        self.nofile = nofile
+        """The server's descriptor limit (``RLIMIT_NOFILE``, soft and hard), if not inherited."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
@@ -129,7 +132,11 @@ class ServerProcess:
         env.pop("TOPICS_URL", None)
         with open(f"{self.data_dir}.log", "ab") as log:
             self.proc = subprocess.Popen(
-                [str(TOPICS), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT
+                [str(TOPICS), "serve"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=None if self.nofile is None else self._limit_descriptors,
             )
         try:
             wait_ready(self.url, self.proc)
@@ -138,6 +145,10 @@ class ServerProcess:
             log = Path(f"{self.data_dir}.log").read_text(errors="replace")[-2000:]
             raise AssertionError(f"{err}; its log ends:\n{log}") from None
         return self
+
+    def _limit_descriptors(self) -> None:  # in the child, before exec
+        assert self.nofile is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
 
     def kill(self) -> None:
         """``kill -9``: no drain, no checkpoint."""
