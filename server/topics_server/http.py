@@ -73,6 +73,7 @@ from .transport import (
     BodyBuffer,
     Connection,
     ConnectionGate,
+    bound_stream_buffers,
     build_request,
     connection_limit,
     content_length,
@@ -386,6 +387,7 @@ class HttpProtocol(asyncio.Protocol):
             return False
         transport.write(_head(200, reply.headers, b"transfer-encoding: chunked\r\n"))
         self.streaming = True
+        bound_stream_buffers(transport)
         ended = False
         try:
             await reply.produce(_ChunkedSink(self))
@@ -429,6 +431,7 @@ class HttpProtocol(asyncio.Protocol):
         ws = self.websocket = _NativeWebSocket(self, protocol)
         ws.session = reply.open(ws)
         self.busy = self.streaming = True
+        bound_stream_buffers(self.transport)
         self.task = self.loop.create_task(ws.serve())
         # a task cancelled before it first ran (the client reset the connection right after the
         # upgrade) never reaches serve()'s ``finally``: close the session when the task ends

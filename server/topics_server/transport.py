@@ -14,6 +14,7 @@
   body.
 - :class:`Connection` and :class:`Listener`, what the server's idle sweep and graceful shutdown
   (``http.HttpServer``) see of a connection, and what a connection sees of its server.
+- :func:`bound_stream_buffers`, the per-connection memory budget of a long-lived stream.
 - :class:`ConnectionGate`, the most client connections the server holds
   (:func:`connection_limit`: its descriptor limit less :data:`FD_RESERVE`), and the one log line
   per episode of refusing more.
@@ -22,8 +23,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
+import socket
 from typing import TYPE_CHECKING, Protocol
 
 import httptools
@@ -42,6 +45,39 @@ log = logging.getLogger("topics.http")
 STALLED_CLOSE_S = 5.0
 """A stream that ended on a client that is not reading is given this long to take the unread
 bytes; then they are dropped (HTTP/1.1: the connection is aborted; HTTP/2: the stream is reset)."""
+
+
+STREAM_SNDBUF = 64 << 10
+"""``SO_SNDBUF`` of a connection once it carries a stream (SSE, WebSocket). Linux doubles it for
+its bookkeeping, so the kernel holds at most 128 KiB for the connection — without it, send-buffer
+autotuning lets the queue of a client that never reads grow to ``net.ipv4.tcp_wmem``'s maximum
+(4 MiB by default) per connection. At 64 KiB in flight a stream still moves ~1 MiB/s over a
+60 ms round trip, far above what a watch or ``/work`` stream needs."""
+
+STREAM_HIGH_WATER = 32 << 10
+"""The write-buffer high-water mark of a streaming connection: past it the stream is
+``blocked`` and produces nothing more until the client takes what was sent
+(``streams.StreamLoop``)."""
+
+STREAM_BUDGET = 256 << 10
+"""The documented most server memory a stalled streaming connection costs (docs/SECURITY.md):
+the kernel's send buffer (2 × :data:`STREAM_SNDBUF`), the transport's buffer
+(:data:`STREAM_HIGH_WATER` plus one delivery round: a watch step, whose record bytes are shared
+with the topic and every other reader, or at most ``handlers.queues.WORK_ROUND_BYTES`` of
+``/work`` job frames) and the connection's own state (parser, stream loop, session: a few KiB).
+``tests/fault/test_hostile_readers.py`` measures it."""
+
+
+def bound_stream_buffers(transport: asyncio.BaseTransport) -> None:
+    """Give a connection that now carries a long-lived stream its bounded buffers
+    (:data:`STREAM_SNDBUF`, :data:`STREAM_HIGH_WATER`)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, STREAM_SNDBUF)
+    set_limits = getattr(transport, "set_write_buffer_limits", None)  # uvloop's are duck-typed
+    if set_limits is not None:
+        set_limits(high=STREAM_HIGH_WATER)
 
 
 class BodyBuffer:
