@@ -615,8 +615,8 @@ class HttpServer:
 
     async def shutdown(self, timeout_s: float) -> None:
         """Stop accepting; close idle connections at once and busy ones once their requests are
-        answered (streams are cancelled; HTTP/2 connections get a GOAWAY first), waiting at
-        most ``timeout_s``."""
+        answered (streams end cleanly, see ``wind_down``; HTTP/2 connections get their GOAWAY
+        last), waiting at most ``timeout_s``."""
         if self._server is not None:
             self._server.close()
         if self._sweeper is not None:
