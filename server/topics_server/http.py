@@ -271,8 +271,11 @@ class HttpProtocol(asyncio.Protocol):
         self.closed = True
 
     def idle_for(self, now: float) -> float:
-        """Seconds since the connection last received bytes, 0 while a request is in hand."""
-        return 0.0 if self.busy or self.pending else now - self.last_active
+        """Seconds since the connection last received bytes, 0 while a request is in hand —
+        requests held back only because the client does not read its answers do not count (a
+        client that pipelines and never reads is closed like an idle one)."""
+        in_hand = self.busy or (self.pending and not self.write_paused)
+        return 0.0 if in_hand else now - self.last_active
 
     def wind_down(self) -> None:
         """Close once no request is in hand; end a stream (an SSE stream gets a final
