@@ -155,6 +155,14 @@ class _Chunk:
         j = self.dead.find(0, i)
         return self.count if j < 0 else j
 
+    def live_from(self, i: int) -> int:
+        """How many records at ordinals ``i`` and after are live."""
+        if i <= self.front:
+            return self.live
+        if i >= self.count:
+            return 0
+        return self.count - i if self.dead is None else self.dead.count(0, i, self.count)
+
     def any_live(self, i: int, n: int) -> bool:
         """Whether a record in ordinals ``[i, n)`` is live."""
         i = max(i, self.front)
@@ -653,8 +661,18 @@ class RecordLog:
     def cold_after(self, seq: int, n: int) -> list[ColdChunk]:
         """The cold chunks not in memory holding the next ``n`` live records above ``seq`` (what
         :meth:`live_after` will read), for a caller to load before it reads."""
-        k, _ = self._find(seq + 1)
-        return self._cold_ahead(k, n, 1 << 62, most=1 << 62)
+        k, i = self._find(seq + 1)
+        out: list[ColdChunk] = []
+        for ch in itertools.islice(self._chunks, k, None):
+            if n <= 0:
+                break
+            live, i = ch.live_from(i), 0  # in the first chunk, only the records above ``seq``
+            if not live:
+                continue
+            if ch.cold is not None and not ch.cold.store.in_memory(ch.cold):
+                out.append(ch.cold)
+            n -= live
+        return out
 
     def cold_at(self, seqs: Iterable[int]) -> list[ColdChunk]:
         """The cold chunks not in memory holding these live records."""

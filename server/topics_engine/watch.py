@@ -356,8 +356,10 @@ class Subscription:
             self.engine.watch_strong(position.topic, -1)
 
     def topic_changed(self, name: str) -> None:
-        """The hub's wake-up: ``name`` has something new (or went away)."""
-        if name in self.positions:
+        """The hub's wake-up: ``name`` has something new (or went away). A topic already dirty
+        is left as it is: its stream was woken when it became dirty and reads it before it idles
+        again (a stream blocked on a client that does not read costs each append one lookup)."""
+        if name in self.positions and name not in self.dirty:
             self.dirty[name] = None
             if self.wake is not None:
                 self.wake()

@@ -11,7 +11,10 @@ callback that parsed it — no task is created — and the response goes out in 
 Semantics
     Keep-alive (HTTP/1.1 default, HTTP/1.0 ``Connection: keep-alive``), pipelining (requests
     are answered strictly in order; while one waits, later ones queue and reading pauses when
-    too many are queued), ``Expect: 100-continue``, chunked request bodies. A body over
+    too many are queued; while the client does not take what it is sent — the transport's
+    write buffer is over its high-water mark — nothing more is answered and the connection is
+    not read, so a client that pipelines without reading holds at most the high-water mark
+    plus one answer, and one read's requests), ``Expect: 100-continue``, chunked request bodies. A body over
     ``TOPICS_MAX_BODY_BYTES`` is not buffered (its bytes are discarded as they arrive; the
     handler answers 413). Streams (SSE) use chunked transfer encoding and honour the socket's
     write flow control; a client that goes away cancels its stream. ``GET /v0/ws`` upgrades
@@ -24,7 +27,9 @@ Semantics
     response on the connection). Only ``GET`` operations stream or upgrade.
     Malformed HTTP is a 400 in the error envelope and closes the connection. Idle keep-alive
     connections close after :data:`KEEP_ALIVE_S`. Shutdown stops accepting, lets requests in
-    flight finish (bounded), then closes everything.
+    flight finish (bounded) and ends streams cleanly — an SSE stream with a final
+    ``event: error`` (code 503) and its terminating chunk, a WebSocket with a close frame 1001
+    "going away" (a client that is not reading is cut) — then closes everything.
 
 HTTP/2
     A connection whose first bytes are the HTTP/2 preface (prior knowledge, RFC 9113 §3.3) is
@@ -60,10 +65,20 @@ from .app import Outcome, TopicsApp
 from .http2 import Http2Connection
 from .request import Request
 from .responses import JSON_HEADERS, Response
-from .sse import StreamReply
+from .sse import SHUTDOWN_EVENT, StreamReply
 from .streams import Frame
-from .transport import H2_PREFACE, STALLED_CLOSE_S, BodyBuffer, Connection, build_request, content_length
-from .websocket import WebSocketReply, WebSocketSession, text_frame_head
+from .transport import (
+    H2_PREFACE,
+    STALLED_CLOSE_S,
+    BodyBuffer,
+    Connection,
+    ConnectionGate,
+    bound_stream_buffers,
+    build_request,
+    connection_limit,
+    content_length,
+)
+from .websocket import CLOSE_GOING_AWAY, WebSocketReply, WebSocketSession, text_frame_head
 
 log = logging.getLogger("topics.http")
 _WS_LOG = logging.getLogger("topics.ws.protocol")
@@ -126,6 +141,11 @@ class HttpProtocol(asyncio.Protocol):
         self.drained: asyncio.Future[None] | None = None
         self.last_active = self.loop.time()
         self.reading_paused = False
+        """Reading is paused: too many pipelined requests queued, or the client is not reading
+        what it is sent (``write_paused``)."""
+        self.ending = False
+        """A graceful shutdown ends this connection's stream: its cancellation is the end of
+        the stream, not a client gone (:meth:`wind_down`)."""
         self.url = b""
         self.headers: list[tuple[bytes, bytes]] = []
         self.header_bytes = 0
@@ -144,6 +164,10 @@ class HttpProtocol(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]  # uvloop's transports are duck-typed
+        if not self.server.gate.admit(len(self.server.connections)):
+            self.closed = True  # over the connection limit: refused (the gate logs the episode)
+            transport.abort()  # type: ignore[attr-defined]
+            return
         sock = transport.get_extra_info("socket")
         if sock is not None:
             with contextlib.suppress(OSError):
@@ -153,7 +177,10 @@ class HttpProtocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self.parser = _DETACHED
-        self.server.connections.discard(self)
+        connections = self.server.connections
+        if self in connections:
+            connections.discard(self)
+            self.server.gate.released(len(connections))
         if self.task is not None and not self.task.done():
             # on the next iteration, as http2 does: a task cancelled before it first ran would
             # skip its ``finally`` blocks (the app's slot release, a stream reply's close)
@@ -213,12 +240,36 @@ class HttpProtocol(asyncio.Protocol):
         h2.data_received(data)
 
     def pause_writing(self) -> None:
+        """The client is not taking what it is sent: stop reading it too (as ``http2`` does),
+        so pipelined requests cannot keep adding answers to the write buffer."""
         self.write_paused = True
+        self._pause_reading()
 
     def resume_writing(self) -> None:
         self.write_paused = False
         if self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
+        if not self.busy and self.pending:
+            self._next()  # requests held back while the client was not reading
+        else:
+            self._maybe_resume_reading()
+
+    def _pause_reading(self) -> None:
+        if not self.reading_paused and not self.closed and self.transport is not None:
+            self.transport.pause_reading()
+            self.reading_paused = True
+
+    def _maybe_resume_reading(self) -> None:
+        """Resume reading once the queue is short again and the client takes what it is sent."""
+        if (
+            self.reading_paused
+            and not self.write_paused
+            and len(self.pending) <= MAX_QUEUED // 2
+            and not self.closed
+            and self.transport is not None
+        ):
+            self.transport.resume_reading()
+            self.reading_paused = False
 
     async def drain(self) -> None:
         if self.closed:
@@ -233,14 +284,19 @@ class HttpProtocol(asyncio.Protocol):
         self.closed = True
 
     def idle_for(self, now: float) -> float:
-        """Seconds since the connection last received bytes, 0 while a request is in hand."""
-        return 0.0 if self.busy or self.pending else now - self.last_active
+        """Seconds since the connection last received bytes, 0 while a request is in hand —
+        requests held back only because the client does not read its answers do not count (a
+        client that pipelines and never reads is closed like an idle one)."""
+        in_hand = self.busy or (self.pending and not self.write_paused)
+        return 0.0 if in_hand else now - self.last_active
 
     def wind_down(self) -> None:
-        """Close once no request is in hand; cancel a stream."""
+        """Close once no request is in hand; end a stream (an SSE stream gets a final
+        ``event: error`` 503 and its last chunk; a WebSocket a close frame 1001)."""
         if not self.busy and not self.pending:
             self.close()
-        elif self.streaming and self.task is not None:
+        elif self.streaming and self.task is not None and not self.ending:
+            self.ending = True
             self.task.cancel()
 
     # -- parser callbacks (each request: url, headers, body parts, complete) ----------------------
@@ -272,17 +328,18 @@ class HttpProtocol(asyncio.Protocol):
         self.headers = []
         self.header_bytes = 0
         self.pending.append((request, self.parser.should_keep_alive()))
-        if not self.busy:
+        if not self.busy and not self.write_paused:
             self._next()
-        elif len(self.pending) > MAX_QUEUED and not self.reading_paused and self.transport is not None:
-            self.transport.pause_reading()
-            self.reading_paused = True
+        elif len(self.pending) > MAX_QUEUED or self.write_paused:
+            self._pause_reading()
 
     # -- answering ---------------------------------------------------------------------------------
 
     def _next(self) -> None:
-        """Answer queued requests in order; stop at one that has to wait."""
-        while self.pending and not self.busy and not self.closed:
+        """Answer queued requests in order; stop at one that has to wait, or while the client
+        is not taking what it is sent (``resume_writing`` goes on): the write buffer holds at
+        most the transport's high-water mark plus one response."""
+        while self.pending and not self.busy and not self.closed and not self.write_paused:
             request, keep_alive = self.pending.popleft()
             outcome = self.app.handle(request)
             if isinstance(outcome, Response):
@@ -293,9 +350,7 @@ class HttpProtocol(asyncio.Protocol):
                 return
             self.busy = True
             self.task = self.loop.create_task(self._finish(outcome, keep_alive, request))
-        if self.reading_paused and len(self.pending) <= MAX_QUEUED // 2 and self.transport is not None:
-            self.transport.resume_reading()
-            self.reading_paused = False
+        self._maybe_resume_reading()
 
     async def _finish(
         self, outcome: Outcome | Awaitable[Outcome], keep_alive: bool, request: Request
@@ -348,12 +403,21 @@ class HttpProtocol(asyncio.Protocol):
             return False
         transport.write(_head(200, reply.headers, b"transfer-encoding: chunked\r\n"))
         self.streaming = True
+        bound_stream_buffers(transport)
         ended = False
         try:
             await reply.produce(_ChunkedSink(self))
             ended = True
         except (ConnectionError, OSError):
             pass
+        except asyncio.CancelledError:
+            if not self.ending or self.closed:
+                raise  # the client went away
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]  # the server's shutdown
+            if not self.write_paused:  # a client that reads gets a well-formed end
+                transport.write(_chunk(SHUTDOWN_EVENT) + b"0\r\n\r\n")
+                self.close()
+                return False
         finally:
             self.streaming = False
             reply.close()
@@ -383,6 +447,7 @@ class HttpProtocol(asyncio.Protocol):
         ws = self.websocket = _NativeWebSocket(self, protocol)
         ws.session = reply.open(ws)
         self.busy = self.streaming = True
+        bound_stream_buffers(self.transport)
         self.task = self.loop.create_task(ws.serve())
         # a task cancelled before it first ran (the client reset the connection right after the
         # upgrade) never reaches serve()'s ``finally``: close the session when the task ends
@@ -396,6 +461,10 @@ class HttpProtocol(asyncio.Protocol):
         """Malformed HTTP: a 400 in the envelope, then close (the byte stream is lost)."""
         request = Request("GET", "/", b"", [], started=time.perf_counter())
         self._write(self.app.error(request, err), keep_alive=False)
+
+
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
 
 
 class _ChunkedSink:
@@ -419,7 +488,7 @@ class _ChunkedSink:
         if conn.closed or conn.transport is None:
             raise ConnectionResetError("client went away")
         if isinstance(frame, bytes):
-            conn.transport.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+            conn.transport.write(_chunk(frame))
         else:
             conn.transport.writelines([b"%x\r\n" % sum(map(len, frame)), *frame, b"\r\n"])
 
@@ -514,7 +583,10 @@ class _NativeWebSocket:
         finally:
             self.session.close()
             if self.protocol.state is State.OPEN:
-                self.close(1000, "")
+                if self.conn.ending:  # the server's graceful shutdown
+                    self.close(CLOSE_GOING_AWAY, "server shutting down")
+                else:
+                    self.close(1000, "")
             self.conn.streaming = self.conn.busy = False
 
 
@@ -527,6 +599,8 @@ class HttpServer:
         self.connections: set[Connection] = set()
         """Open connections: :class:`HttpProtocol`, or :class:`Http2Connection` once one spoke
         HTTP/2."""
+        self.gate = ConnectionGate(connection_limit())
+        """At most this many connections (the descriptor limit less what storage needs)."""
         self._server: asyncio.base_events.Server | None = None
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -557,8 +631,8 @@ class HttpServer:
 
     async def shutdown(self, timeout_s: float) -> None:
         """Stop accepting; close idle connections at once and busy ones once their requests are
-        answered (streams are cancelled; HTTP/2 connections get a GOAWAY first), waiting at
-        most ``timeout_s``."""
+        answered (streams end cleanly, see ``wind_down``; HTTP/2 connections get their GOAWAY
+        last), waiting at most ``timeout_s``."""
         if self._server is not None:
             self._server.close()
         if self._sweeper is not None:

@@ -40,7 +40,8 @@ Limits
 
 Shutdown and idle
     :meth:`Http2Connection.wind_down` refuses new streams (RST_STREAM REFUSED_STREAM: retryable),
-    cancels SSE streams (their streams are reset, CANCEL) and lets requests in flight finish
+    ends SSE streams cleanly (a final ``event: error`` 503, then END_STREAM; one whose client
+    does not read is reset after ``STALLED_CLOSE_S``) and lets requests in flight finish
     (the server bounds the wait); once no stream is left it sends GOAWAY (NO_ERROR, the last
     stream taken) and closes. The GOAWAY goes last, not first: clients built on the ``h2``
     library (httpx) treat any frame after a GOAWAY as a protocol error (python-hyper/h2#1181),
@@ -77,7 +78,7 @@ from topics_engine.errors import InvalidRequest
 from .app import Outcome
 from .request import Request
 from .responses import JSON_HEADERS, Response
-from .sse import SSE_HEADERS, StreamReply
+from .sse import SHUTDOWN_EVENT, SSE_HEADERS, StreamReply
 from .streams import Frame
 from .transport import STALLED_CLOSE_S, BadTarget, BodyBuffer, Listener, build_request, content_length
 from .websocket import WebSocketReply
@@ -128,6 +129,7 @@ class _Stream:
         "body",
         "drained",
         "end_after",
+        "ending",
         "headers",
         "held",
         "id",
@@ -156,6 +158,8 @@ class _Stream:
         """The response is complete: END_STREAM goes with its last pending byte."""
         self.drained: asyncio.Future[None] | None = None
         self.streaming = False
+        self.ending = False
+        """The server's graceful shutdown ends this SSE stream: its cancellation is its end."""
         self.over = False
         """Answered whole, or reset (by the client or by this side): nothing more goes out."""
         self.held = 0
@@ -199,7 +203,10 @@ class Http2Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        self.server.connections.discard(self)
+        connections = self.server.connections
+        if self in connections:
+            connections.discard(self)
+            self.server.gate.released(len(connections))
         for stream in list(self.streams.values()):
             self._forget(stream)
 
@@ -258,14 +265,15 @@ class Http2Connection(asyncio.Protocol):
         """The client closed its side: close (returning None lets the transport close)."""
 
     def wind_down(self) -> None:
-        """Refuse new streams from now on; cancel SSE streams; once no stream is left, GOAWAY and
-        close."""
+        """Refuse new streams from now on; end SSE streams (a final ``event: error`` 503, then
+        END_STREAM); once no stream is left, GOAWAY and close."""
         if self.closed:
             return
         self.going_away = True
         for stream in list(self.streams.values()):
             if stream.streaming and stream.task is not None:
                 stream.streaming = False
+                stream.ending = True
                 stream.task.cancel()
         if not self.streams:
             self.close()
@@ -477,6 +485,11 @@ class Http2Connection(asyncio.Protocol):
             await reply.produce(_StreamSink(self, stream))
         except (ConnectionError, OSError):
             return
+        except asyncio.CancelledError:
+            if not stream.ending or stream.over or self.closed:
+                raise  # reset by the client
+            asyncio.current_task().uncancel()  # type: ignore[union-attr]  # the server's shutdown
+            stream.pending.append(SHUTDOWN_EVENT)  # then END_STREAM: a clean end
         finally:
             stream.streaming = False
             reply.close()

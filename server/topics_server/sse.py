@@ -46,6 +46,11 @@ def error_event(code: int, message: str, **detail: object) -> bytes:
     return event("error", orjson.dumps({"code": code, "error": message, **detail}))
 
 
+SHUTDOWN_EVENT = error_event(503, "the server is shutting down: reconnect (resume from your last id)")
+"""The last frame of a stream the server's graceful shutdown ends (a terminal ``event: error``,
+``shutting_down``'s status), before the stream's clean end."""
+
+
 def event_parts(
     name: bytes, data: list[bytes | memoryview], event_id: str | None
 ) -> list[bytes | memoryview]:

@@ -23,7 +23,8 @@ is not keeping up, the stream must end). A wake-up then runs the pump straight f
 callback per event-loop iteration — for every stream woken in that iteration — instead of
 resuming each stream's task: a fan-out to a thousand idle watchers is a thousand pump calls, not
 a thousand task switches. The batch runs after the current callback, so the write that caused
-it is answered first.
+it is answered first, and in slices of :data:`PUMP_SLICE` streams, one per event-loop iteration,
+so requests on other connections are not held behind a fan-out to thousands.
 
 Time is the engine's clock (a test moves a :class:`ManualClock` to fire heartbeats and
 timeouts); every wait is woken on the event loop.
@@ -220,8 +221,15 @@ class StreamLoop:
             self._beat_timer = None
 
 
+PUMP_SLICE = 128
+"""The most streams one batch callback pumps; the rest go to the next event-loop iteration, so
+the sockets are polled in between: a fan-out to thousands of watchers does not hold a request
+(a health probe) behind all of them."""
+
+
 class _PumpBatch:
-    """The streams woken in this event-loop iteration, pumped by one callback."""
+    """The streams woken in this event-loop iteration, pumped by one callback per
+    :data:`PUMP_SLICE` of them."""
 
     def __init__(self) -> None:
         self._due: list[StreamLoop] = []
@@ -232,7 +240,12 @@ class _PumpBatch:
         self._due.append(loop)
 
     def _run(self) -> None:
-        due, self._due = self._due, []
+        due = self._due
+        if len(due) > PUMP_SLICE:
+            due, self._due = due[:PUMP_SLICE], due[PUMP_SLICE:]
+            asyncio.get_running_loop().call_soon(self._run)  # after the sockets are polled
+        else:
+            self._due = []
         for loop in due:
             loop.run_pump()
 

@@ -60,6 +60,9 @@ PING_INTERVAL_MS = 15_000
 socket out; browsers answer pings by themselves)."""
 CLOSE_TRY_AGAIN = 1013
 """Close code for a slow consumer (RFC 6455 §7.4.1 registry: "try again later")."""
+CLOSE_GOING_AWAY = 1001
+"""Close code when the server's graceful shutdown ends the socket (RFC 6455 §7.4.1: "going
+away")."""
 
 
 class MessageSink(Sink, Protocol):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -106,10 +107,21 @@ def wait_ready(base: str, proc: subprocess.Popen[bytes], timeout_s: float = 20.0
 class ServerProcess:
     """One ``topics serve`` on a free port and its own data directory, restartable (same port,
     same data) after a clean stop or a ``kill -9``; a context manager (start/stop). Its output
-    goes to ``<data_dir>.log`` (a pipe nobody reads would block a chatty server). It runs
+    goes to ``<data_dir>.log`` (or ``log_path``) (a pipe nobody reads would block a chatty server). It runs
     without the elastic throttle (:data:`NO_THROTTLE`) unless ``env`` turns it on."""
 
-    def __init__(self, data_dir: Path, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        env: dict[str, str] | None = None,
+        nofile: int | None = None,
+        log_path: Path | None = None,
+    ) -> None:
+        self.nofile = nofile
+        self.log_path = log_path or Path(f"{data_dir}.log")
+        """The server's output (beside the data directory unless told: a test filling the data
+        directory's file system keeps its log elsewhere)."""
+        """The server's descriptor limit (``RLIMIT_NOFILE``, soft and hard), if not inherited."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
@@ -127,17 +139,25 @@ class ServerProcess:
         env.update(NO_THROTTLE)
         env.update(self.extra_env)
         env.pop("TOPICS_URL", None)
-        with open(f"{self.data_dir}.log", "ab") as log:
+        with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(TOPICS), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT
+                [str(TOPICS), "serve"],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=None if self.nofile is None else self._limit_descriptors,
             )
         try:
             wait_ready(self.url, self.proc)
         except AssertionError as err:
             self.stop()
-            log = Path(f"{self.data_dir}.log").read_text(errors="replace")[-2000:]
+            log = self.log_path.read_text(errors="replace")[-2000:]
             raise AssertionError(f"{err}; its log ends:\n{log}") from None
         return self
+
+    def _limit_descriptors(self) -> None:  # in the child, before exec
+        assert self.nofile is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
 
     def kill(self) -> None:
         """``kill -9``: no drain, no checkpoint."""

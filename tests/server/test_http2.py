@@ -644,7 +644,7 @@ async def test_the_settings_the_server_sends(srv: Srv) -> None:
     client.close()
 
 
-async def test_shutdown_sends_goaway_and_finishes_requests_in_flight(srv: Srv) -> None:
+async def test_shutdown_ends_sse_sends_goaway_and_finishes_requests_in_flight(srv: Srv) -> None:
     client = await H2Client.open(srv.port)
     assert (await client.call("PUT", "/v0/topics/sd", {})).status == 201
     wid = (await client.call("POST", "/v0/watch", {"topics": {"sd": {}}})).json()["wid"]
@@ -656,7 +656,10 @@ async def test_shutdown_sends_goaway_and_finishes_requests_in_flight(srv: Srv) -
     await until(lambda: conn.going_away)
     late = client.request("GET", "/v0/health")
     assert (await client.response(late)).reset == ErrorCodes.REFUSED_STREAM  # nothing done: retryable
-    assert client.streams[watch].reset == ErrorCodes.CANCEL  # the SSE stream was cancelled
+    # the SSE stream ends cleanly: a final ``event: error`` 503, then END_STREAM
+    await client.until(lambda: client.streams[watch].ended)
+    assert client.streams[watch].reset is None
+    assert b'event: error\ndata: {"code":503' in client.streams[watch].data
     stream = await client.response(poll)  # the parked long-poll is still answered
     assert stream.status == 200 and stream.json()["records"] == []
     # then the GOAWAY, naming the last stream taken (after the responses: an ``h2`` client

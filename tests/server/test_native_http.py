@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,43 @@ async def test_pipelined_requests_are_answered_in_order_even_behind_a_waiting_on
     assert orjson.loads(second[2])["count"] == 1  # the write was applied before the read ran
     assert orjson.loads(third[2])["status"] == "ok"
     c.close()
+
+
+async def test_a_pipelining_client_that_does_not_read_is_not_read_either(
+    server: native.HttpServer, port: int
+) -> None:
+    """20 000 pipelined GETs from a client that reads nothing: once the client stops taking
+    answers, the server stops answering and reading (flow control, as HTTP/2's): its write
+    buffer holds at most the high-water mark plus one answer, its queue at most one read's
+    requests. Then the client reads: every answer is there, in order."""
+    n = 20_000
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 12)
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw = b"".join(request("GET", f"/v0/topics/n{i}") for i in range(n))
+    writer.write(raw)
+    (conn,) = server.connections
+    assert isinstance(conn, native.HttpProtocol) and conn.transport is not None
+    for _ in range(10_000):  # until the server holds back (a condition, not a time)
+        if conn.write_paused and conn.reading_paused:
+            break
+        await asyncio.sleep(0.005)
+    assert conn.write_paused and conn.reading_paused
+    _, high = conn.transport.get_write_buffer_limits()
+    one_answer = len(b"HTTP/1.1 404 Not Found\r\n") + 512
+    for _ in range(50):  # the server stays held back while the client does not read
+        await asyncio.sleep(0.01)
+        assert conn.transport.get_write_buffer_size() <= high + one_answer
+        assert len(conn.pending) <= (256 << 10) // len(request("GET", "/v0/topics/n0"))
+    # held back only by the client: it counts as idle for the keep-alive sweep
+    assert conn.idle_for(server.loop.time() + native.KEEP_ALIVE_S) >= native.KEEP_ALIVE_S
+    for i in range(n):
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        assert head.startswith(b"HTTP/1.1 404"), head
+        length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        body = await reader.readexactly(length)
+        assert b'"n%d"' % i in body or b"n%d " % i in body or b"'n%d'" % i in body, (i, body)
+    writer.close()
 
 
 async def test_expect_100_continue_gets_an_interim_response(port: int) -> None:

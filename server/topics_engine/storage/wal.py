@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import logging
 import threading
 import time
 from collections import deque
@@ -58,6 +59,8 @@ from .formats import RecordBatch
 from .frames import Frame, FrameType, frame_parts, scan
 from .fs import FileSystem
 from .versions import WAL
+
+log = logging.getLogger("topics.wal")
 
 WAL_SUFFIX = ".wal"
 WAL_MAGIC = b"TWAL"
@@ -312,6 +315,7 @@ class Wal:
         """Storage beside the log failed (a segment or snapshot write): stop accepting writes."""
         if self.failed is None:
             self.failed = error
+            _log_read_only(error)
 
     def submit(
         self,
@@ -451,6 +455,7 @@ class Wal:
     def _fail(self, error: BaseException, after_lsn: int | None = None) -> None:
         if self.failed is None:
             self.failed = error
+            _log_read_only(error)
         self._fail_waiters(error, after_lsn)
 
     def _fail_waiters(self, error: BaseException, after_lsn: int | None = None) -> None:
@@ -611,3 +616,12 @@ def _settle(
         future.set_result(0.0)
     else:
         future.set_exception(error_for(error))
+
+
+def _log_read_only(error: BaseException) -> None:
+    """The one log line of the WAL turning read-only (it stays so until a restart)."""
+    log.error(
+        "the write-ahead log is read-only after an I/O error (%s): writes are refused with 503 "
+        "not_ready (wal_read_only) until a restart, reads still work — fix the disk and restart",
+        error,
+    )

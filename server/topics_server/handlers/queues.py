@@ -141,6 +141,13 @@ def work_stream(req: ValidatedRequest, ctx: ServerContext) -> StreamReply:
     return StreamReply(stream.produce, stream.close)
 
 
+WORK_ROUND_BYTES = 32 << 10
+"""About the most job-frame bytes a ``/work`` stream leases and writes in one round before it
+looks whether the client keeps up (``StreamLoop.flush``): a stream with ``max=1000`` does not
+write a thousand jobs into the buffer of a client that reads nothing. A round leases
+``WORK_ROUND_BYTES // (largest job frame it sent so far)`` jobs, at least one."""
+
+
 class _WorkStream:
     """One /work connection on the shared :class:`StreamLoop`: woken by appends to the queue
     (hub listener) and by changes to the jobs it holds (the subscription's ``wake``)."""
@@ -148,6 +155,8 @@ class _WorkStream:
     def __init__(self, ctx: ServerContext, topic: Topic, sub: WorkSubscription) -> None:
         self.ctx, self.topic, self.sub = ctx, topic, sub
         self.loop: StreamLoop | None = None
+        self.frame_bytes = 0
+        """The largest job frame this stream sent (0: none yet): sizes a round's lease."""
         self.pacer = StreamPacer(ctx.throttle, ctx.engine.clock, "work stream paced under CPU pressure")
 
     def topic_changed(self, name: str) -> None:
@@ -174,7 +183,9 @@ class _WorkStream:
                     self.pacer.calm()
                 jobs = await self._refill()
                 for job in jobs:
-                    loop.write(event("job", job.encode(self.topic.name), job.seq))
+                    frame = event("job", job.encode(self.topic.name), job.seq)
+                    self.frame_bytes = max(self.frame_bytes, len(frame))
+                    loop.write(frame)
                 if jobs:
                     self.ctx.requests.pushed["work"] += len(jobs)
                     await loop.flush()
@@ -203,6 +214,8 @@ class _WorkStream:
         want = self.sub.max - len(self.sub.held)
         if want <= 0:
             return []
+        # one round: about WORK_ROUND_BYTES of frames (the first job sizes the rounds after it)
+        want = min(want, max(1, WORK_ROUND_BYTES // self.frame_bytes)) if self.frame_bytes else 1
         reads, missing = preload_now(self.ctx.queues.cold_chunks(self.topic.name, want))
         if missing:
             await preload(missing, reads)
