@@ -53,6 +53,8 @@ import httpx
 TOPICS = Path(sys.executable).with_name("topics")
 INF = float("inf")
 OK = (200, 201)
+MIN_ACKED_WAIT_S = 120.0
+"""How long a run waits past its duration for its minimum of acknowledged appends."""
 
 # Violation kinds (keys of Summary.counts). All must stay 0.
 KINDS = (
@@ -619,8 +621,10 @@ class Run:
 
     # ---- one server lifetime --------------------------------------------------------------------
 
-    async def drive(self, server: ServerProcess, run_s: float, kill: str) -> None:
-        """Run the load for ``run_s`` seconds, then ``kill`` ∈ {"sigkill", "sigterm", "quiesce"}.
+    async def drive(self, server: ServerProcess, run_s: float, kill: str, min_acked: int = 0) -> None:
+        """Run the load for ``run_s`` seconds, then ``kill`` ∈ {"sigkill", "sigterm", "quiesce"};
+        with ``min_acked``, on (up to :data:`MIN_ACKED_WAIT_S` more) until that many appends were
+        acknowledged in all (not for an ack-triggered kill).
 
         ``quiesce`` stops the load and waits for every request to finish first (nothing in flight),
         then leaves the server running (the caller stops it).
@@ -656,6 +660,9 @@ class Run:
                     self.stop = True
                 else:
                     await asyncio.sleep(run_s)
+                    give_up = time.monotonic() + MIN_ACKED_WAIT_S
+                    while self.summary.acked_appends < min_acked and time.monotonic() < give_up:
+                        await asyncio.sleep(0.05)
                 if kill == "sigkill":
                     server.sigkill()
                     self.stop = True
@@ -929,10 +936,10 @@ def _next_lifetime(run: Run) -> None:
         t.new_cycle(run.cycle)
 
 
-async def _sigterm_restart_verify(run: Run, server: ServerProcess, run_s: float) -> None:
+async def _sigterm_restart_verify(run: Run, server: ServerProcess, run_s: float, min_acked: int = 0) -> None:
     """Load running into a SIGTERM, restart, verify with the clean-stop rules (nothing acked lost)."""
     _next_lifetime(run)
-    await run.drive(server, run_s, "sigterm")
+    await run.drive(server, run_s, "sigterm", min_acked)
     rc = run.summary.sigterm_exit_codes[-1]
     if rc != 0:
         run.summary.violations.append(
@@ -956,11 +963,16 @@ async def crash_loop(
     topics: list[Topic] | None = None,
     big_batch_p: float = 0.02,
     double_kill_p: float = 0.25,
+    min_acked_appends: int = 0,
 ) -> Summary:
     """``cycles`` × (write concurrently, SIGKILL at a random moment, restart, verify).
 
     Then one more lifetime on the same data dir ending in a SIGTERM (clean-stop rules), and a
     short final load so the seq floor after that restart is exercised too.
+
+    ``min_acked_appends``: more cycles run (past ``cycles``, within ``time_budget_s``) until that
+    many appends were acknowledged, so a slow machine checks as much acknowledged data as a fast
+    one rather than less (a test's non-vacuity bound then holds on any machine).
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     run = Run(seed, topics or default_topics())
@@ -972,7 +984,7 @@ async def crash_loop(
         await server.wait_ready()
         async with httpx.AsyncClient(base_url=server.base, timeout=15.0) as client:
             await run.put_configs(client)
-        for _ in range(cycles):
+        while run.cycle < cycles or run.summary.acked_appends < min_acked_appends:
             if time.monotonic() - t0 > time_budget_s:
                 break
             _next_lifetime(run)
@@ -1013,8 +1025,9 @@ async def crash_loop(
     return run.summary
 
 
-async def clean_stop(data_dir: Path, seed: int, run_s: float = 1.0) -> Summary:
-    """Fresh data dir: write concurrently into a SIGTERM, check the exit status, restart, verify.
+async def clean_stop(data_dir: Path, seed: int, run_s: float = 1.0, min_acked_appends: int = 0) -> Summary:
+    """Fresh data dir: write concurrently into a SIGTERM, check the exit status, restart, verify
+    (the load runs at least ``run_s``, and on until ``min_acked_appends`` appends were acked).
 
     After a clean stop nothing acked may be lost on any non-ephemeral class, disk included;
     then a short load checks that new seqs are above everything acked before.
@@ -1028,7 +1041,7 @@ async def clean_stop(data_dir: Path, seed: int, run_s: float = 1.0) -> Summary:
         await server.wait_ready()
         async with httpx.AsyncClient(base_url=server.base, timeout=15.0) as client:
             await run.put_configs(client)
-        await _sigterm_restart_verify(run, server, run_s)
+        await _sigterm_restart_verify(run, server, run_s, min_acked_appends)
         run.summary.cycles = 1
         _next_lifetime(run)
         await run.drive(server, 0.2, "quiesce")

@@ -10,6 +10,10 @@ bench/crash_loop.py is the long variant.
 ``TOPICS_CRASH_SEED`` overrides the seed (the RNG fixes the intent — kill points, batch sizes,
 deletes — not the server's timing; a failure message carries the full JSON summary).
 
+How much is checked does not depend on the machine's speed: the cycles go on (within a time
+budget far above what they need) until a minimum of appends was acknowledged, so the bounds
+asserted on the counts hold on a loaded machine too.
+
 The server runs without the elastic throttle (``TOPICS_THROTTLE=false``, inherited from this
 process's environment): the harness counts a ``429 throttled`` as an unexpected status and an
 unknown outcome, which a loaded machine's loop lag would cause.
@@ -42,15 +46,17 @@ def _assert_clean(s: Summary) -> None:
 
 
 async def test_sigkill_restart_cycles_keep_every_durability_promise(tmp_path: Path) -> None:
-    s = await crash_loop(tmp_path / "data", cycles=5, seed=SEED, run_s=(0.3, 1.2), time_budget_s=30)
+    s = await crash_loop(
+        tmp_path / "data", cycles=5, seed=SEED, run_s=(0.3, 1.2), time_budget_s=300, min_acked_appends=250
+    )
     _assert_clean(s)
-    assert s.cycles >= 4, summary_json(s)
+    assert s.cycles >= 5, summary_json(s)
     assert s.acked_appends > 200 and s.acked_deletes > 5, summary_json(s)
     assert s.sigterm_exit_codes == [0], summary_json(s)
 
 
 async def test_sigterm_stop_loses_nothing_on_fsync_or_disk_and_exits_0(tmp_path: Path) -> None:
-    s = await clean_stop(tmp_path / "data", seed=SEED + 1, run_s=1.0)
+    s = await clean_stop(tmp_path / "data", seed=SEED + 1, run_s=1.0, min_acked_appends=60)
     _assert_clean(s)
     assert s.sigterm_exit_codes == [0], summary_json(s)
     assert s.acked_appends > 50, summary_json(s)
@@ -124,8 +130,10 @@ async def test_sigkill_cycles_with_everything_cold_keep_every_promise(
 ) -> None:
     for key, value in COLD.items():
         monkeypatch.setenv(key, value)
-    s = await crash_loop(tmp_path / "data", cycles=4, seed=SEED + 5, run_s=(0.3, 1.0), time_budget_s=30)
+    s = await crash_loop(
+        tmp_path / "data", cycles=4, seed=SEED + 5, run_s=(0.3, 1.0), time_budget_s=300, min_acked_appends=200
+    )
     _assert_clean(s)
-    assert s.cycles >= 3, summary_json(s)
+    assert s.cycles >= 4, summary_json(s)
     assert s.acked_appends > 150 and s.acked_deletes > 3, summary_json(s)
     assert s.sigterm_exit_codes == [0], summary_json(s)
