@@ -36,13 +36,16 @@ FREEZE_INTERVAL_S = 0.5
 def freeze_long_lived() -> None:
     """Collect garbage, then freeze every surviving object out of future collections.
 
-    Stored records are long-lived and never in reference cycles, but CPython's cyclic collector
-    would otherwise walk all of them on every full collection (measured: ~90 ms per collection
-    at 430k records, ~30 % of batched-append CPU, and 130–180 ms pauses). Freezing right after a
-    collection keeps only objects created since the last freeze in the collector's generations
-    (a 0.5 s freeze interval bounds a pause to ~10 ms at 130k records/s); records are still
-    freed normally by reference counting when evicted or deleted. Cycles that were alive at a
-    freeze and die later are not collected — request-scoped objects rarely live that long.
+    Stored data is long-lived and acyclic, but CPython's cyclic collector would otherwise walk
+    all of it on every full collection. Records live in chunk buffers now, not one object each,
+    yet every stored batch still keeps ~4 tracked objects (its ``_Chunk``, ``RecordBatch`` and
+    arrays), besides the interpreter's own ~68k: measured with ``bench/gc_policy.py``
+    (docs/BENCHMARKS.md, "The cyclic collector"), 108k tracked objects at 1M recovered records
+    and 190k at 3M, a full collection 85–150 ms of CPU — and without freezing, batched appends
+    trigger one every ~20 s. Freezing right after a collection keeps only what was allocated
+    since the last freeze in the collector's generations (every pause ≤ ~5 ms there); data is
+    still freed normally by reference counting when evicted or deleted. Cycles alive at a
+    freeze that die later are left to :class:`Freezer`'s sweeps.
     """
     gc.collect()
     gc.freeze()

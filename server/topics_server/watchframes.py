@@ -30,25 +30,70 @@ from .streams import Frame
 Parts = list[bytes | memoryview]
 
 
-class FrameCache:
-    """Record-frame payloads by (kind, share key); bounded, oldest out first."""
+FRAME_CACHE_BYTES = 8 << 20
+"""The bytes :class:`FrameCache` may keep alive (8 MiB): a memoryview part pins the *whole*
+buffer it views (a record batch, often far bigger than the records a frame shows), so a frame
+counts every distinct buffer its parts keep alive, in full, plus its own ``bytes`` parts."""
 
-    def __init__(self, capacity: int = 1024) -> None:
+FRAME_CACHE_ENTRIES = 1024
+"""At most this many cached frames, whatever their size."""
+
+
+def pinned_bytes(parts: Parts) -> int:
+    """The bytes ``parts`` keep alive: a ``bytes`` part's length, and once per distinct buffer
+    the full size of what a memoryview part views (``memoryview.obj``), not just its slice."""
+    total = 0
+    seen: set[int] = set()
+    for part in parts:
+        if isinstance(part, memoryview):
+            base = part.obj
+            if id(base) in seen:
+                continue
+            seen.add(id(base))
+            total += memoryview(base).nbytes if base is not None else part.nbytes
+        else:
+            total += len(part)
+    return total
+
+
+class FrameCache:
+    """Record-frame payloads by (kind, share key), least recently used out first, bounded by
+    ``capacity`` entries and by ``max_bytes`` of what they keep alive (:func:`pinned_bytes`).
+
+    Invariant after every :meth:`put`: ``bytes <= max_bytes`` and ``len <= capacity``; a frame
+    bigger than ``max_bytes`` on its own is returned to its caller but not kept."""
+
+    def __init__(self, capacity: int = FRAME_CACHE_ENTRIES, max_bytes: int = FRAME_CACHE_BYTES) -> None:
         self.capacity = capacity
-        self._frames: OrderedDict[tuple[Any, ...], Parts] = OrderedDict()
+        self.max_bytes = max_bytes
+        self._frames: OrderedDict[tuple[Any, ...], tuple[Parts, int]] = OrderedDict()
+        self.bytes = 0
         self.hits = 0
 
+    def __len__(self) -> int:
+        return len(self._frames)
+
     def get(self, key: tuple[Any, ...]) -> Parts | None:
-        parts = self._frames.get(key)
-        if parts is not None:
-            self.hits += 1
-        return parts
+        entry = self._frames.get(key)
+        if entry is None:
+            return None
+        self._frames.move_to_end(key)
+        self.hits += 1
+        return entry[0]
 
     def put(self, key: tuple[Any, ...], parts: Parts) -> Parts:
+        size = pinned_bytes(parts)
         frames = self._frames
-        frames[key] = parts
-        if len(frames) > self.capacity:
-            frames.popitem(last=False)
+        old = frames.pop(key, None)
+        if old is not None:
+            self.bytes -= old[1]
+        if size > self.max_bytes:
+            return parts
+        frames[key] = (parts, size)
+        self.bytes += size
+        while len(frames) > self.capacity or self.bytes > self.max_bytes:
+            _, (_, dropped) = frames.popitem(last=False)
+            self.bytes -= dropped
         return parts
 
 
