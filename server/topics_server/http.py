@@ -279,9 +279,26 @@ class HttpProtocol(asyncio.Protocol):
             await self.drained
 
     def close(self) -> None:
+        """Close once the write buffer is flushed; a client that takes none of it for
+        :data:`STALLED_CLOSE_S` is cut (else a client that never reads would keep the
+        connection — its descriptor, its buffers, its place under the gate — for ever)."""
         if self.transport is not None and not self.closed:
             self.transport.close()
+            self._abort_if_stalled(None)
         self.closed = True
+
+    def _abort_if_stalled(self, before: int | None) -> None:
+        """Abort a closing connection whose unsent bytes did not shrink since ``before``."""
+        transport = self.transport
+        if transport is None or self not in self.server.connections:
+            return  # gone (connection_lost)
+        left = transport.get_write_buffer_size()
+        if not left:
+            return  # flushed: the transport closes by itself
+        if before is not None and left >= before:
+            transport.abort()
+            return
+        self.loop.call_later(STALLED_CLOSE_S, self._abort_if_stalled, left)
 
     def idle_for(self, now: float) -> float:
         """Seconds since the connection last received bytes, 0 while a request is in hand —

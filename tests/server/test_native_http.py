@@ -154,6 +154,33 @@ async def test_a_pipelining_client_that_does_not_read_is_not_read_either(
     writer.close()
 
 
+async def test_an_idle_close_of_a_client_that_never_reads_does_not_wait_for_ever(
+    server: native.HttpServer, port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pipelining client that stopped reading is closed by the keep-alive sweep; its unread
+    answers are given ``STALLED_CLOSE_S`` without progress, then dropped: the connection (its
+    descriptor, its buffers, its place under the connection limit) goes away, not only its
+    ``closed`` flag."""
+    monkeypatch.setattr(native, "STALLED_CLOSE_S", 0.2)
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, limit=1 << 12)
+    writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    writer.write(b"".join(request("GET", f"/v0/topics/n{i}") for i in range(20_000)))
+    (conn,) = server.connections
+    assert isinstance(conn, native.HttpProtocol)
+    for _ in range(10_000):  # until the server holds back (a condition, not a time)
+        if conn.write_paused and conn.reading_paused:
+            break
+        await asyncio.sleep(0.005)
+    assert conn.write_paused
+    assert server.close_idle(server.loop.time() + native.KEEP_ALIVE_S) == 1
+    for _ in range(2_000):
+        if conn not in server.connections:
+            break
+        await asyncio.sleep(0.005)
+    assert conn not in server.connections
+    writer.close()
+
+
 async def test_expect_100_continue_gets_an_interim_response(port: int) -> None:
     c = await Conn.open(port)
     payload = orjson.dumps({"records": [{"data": "x"}]})
