@@ -145,6 +145,8 @@ async def test_a_pipelining_client_that_does_not_read_is_not_read_either(
         assert len(conn.pending) <= (256 << 10) // len(request("GET", "/v0/topics/n0"))
     # held back only by the client: it counts as idle for the keep-alive sweep
     assert conn.idle_for(server.loop.time() + native.KEEP_ALIVE_S) >= native.KEEP_ALIVE_S
+    # now read at full speed: a 4 KiB window makes every answer wait on a delayed ACK
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
     for i in range(n):
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
         assert head.startswith(b"HTTP/1.1 404"), head
