@@ -57,6 +57,7 @@ if str(REPO) not in sys.path:
 import httpx  # noqa: E402
 
 from bench.http_bench import emit_result, free_port, log, percentile, result_path, run_header  # noqa: E402
+from bench.proc import cpu_ticks, rss_bytes, wait_idle  # noqa: E402
 
 STALL_RCVBUF = 4096
 """The hostile sockets' receive buffer: small, so the server's sends stall soon."""
@@ -65,37 +66,6 @@ BUDGET_PER_CONNECTION = 256 << 10
 HEALTH_INTERVAL_S = 0.020
 RSS_INTERVAL_S = 0.25
 HEALTH_GOAL_P99_MS = 50.0
-
-
-def rss_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS")
-
-
-def cpu_ticks(pid: int) -> int:
-    """utime + stime of the process, in clock ticks."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def idle_ticks(pid: int, window_s: float = 2.0, patience_s: float = 60.0) -> int:
-    """Wait until the process uses under a fifth of a core over ``window_s`` (a busy loop takes a
-    whole one); returns that window's ticks. Raises ``AssertionError`` if it never does within
-    ``patience_s``."""
-    limit = int(os.sysconf("SC_CLK_TCK") * window_s / 5)
-    deadline = time.monotonic() + patience_s
-    while True:
-        before = cpu_ticks(pid)
-        time.sleep(window_s)
-        used = cpu_ticks(pid) - before
-        if used <= limit:
-            return used
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the server stays busy: {used} ticks in {window_s} s (limit {limit})")
 
 
 def raise_nofile(at_least: int) -> None:
@@ -339,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
             log("waiting for the server to be idle")
             hz = os.sysconf("SC_CLK_TCK")
             settled = time.monotonic()
-            idle_ticks(proc.pid)
+            wait_idle(proc.pid)
             settled_s = time.monotonic() - settled
             before = cpu_ticks(proc.pid)
             time.sleep(2.0)

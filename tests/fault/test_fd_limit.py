@@ -16,9 +16,10 @@ from pathlib import Path
 import httpx
 from topics_server.transport import FD_RESERVE, connection_limit
 
+from bench.proc import wait_idle
 from tests.server.processes import ServerProcess
 
-from .rawhttp import connect, get, open_fds, read_head, wait_idle
+from .rawhttp import connect, get, open_fds, read_head
 
 NOFILE = 200
 

@@ -20,7 +20,8 @@ from pathlib import Path
 import httpx
 from topics_server.transport import STREAM_BUDGET, STREAM_SNDBUF
 
-from bench.hostile_readers import Episode, idle_ticks, rss_bytes
+from bench.hostile_readers import Episode
+from bench.proc import rss_bytes, wait_idle
 from tests.server.processes import ServerProcess
 
 WATCHERS = 200
@@ -63,7 +64,7 @@ def test_stalled_watchers_and_workers_stay_within_budget(tmp_path: Path) -> None
                 queues = _send_queues(server.port)
                 assert len(queues) >= WATCHERS + WORKERS
                 assert max(queues) <= 2 * STREAM_SNDBUF, max(queues)
-            idle_ticks(pid)  # stalled streams cost no CPU
+            wait_idle(pid)  # stalled streams cost no CPU
             assert _sse_connections(server.url) == WATCHERS + WORKERS  # all still open
         finally:
             episode.close_hostile()
@@ -71,4 +72,4 @@ def test_stalled_watchers_and_workers_stay_within_budget(tmp_path: Path) -> None
         while _sse_connections(server.url):  # every stream noticed its client left
             assert time.monotonic() < deadline, "streams still open"
             time.sleep(0.1)
-        idle_ticks(pid)  # and nothing spins after them
+        wait_idle(pid)  # and nothing spins after them
