@@ -16,6 +16,11 @@ def rss_bytes(pid: int) -> int:
     raise RuntimeError(f"/proc/{pid}/status has no VmRSS")
 
 
+def open_fds(pid: int) -> int:
+    """How many file descriptors process ``pid`` has open."""
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
 def cpu_ticks(pid: int) -> int:
     """utime + stime of process ``pid``, in clock ticks (``os.sysconf("SC_CLK_TCK")`` a second)."""
     with open(f"/proc/{pid}/stat") as f:

@@ -84,6 +84,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import topics  # noqa: E402
 
 from bench.crash_harness import ServerProcess, free_port  # noqa: E402
+from bench.proc import open_fds, rss_bytes  # noqa: E402
 from bench.watch_load import Tally, open_ws_subscriber, raise_nofile  # noqa: E402
 
 OK = (200, 201)
@@ -449,16 +450,14 @@ class Soak:
     def proc_stats(self) -> tuple[float, int]:
         assert self.server.proc is not None
         pid = self.server.proc.pid
-        rss_kb = 0
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    rss_kb = int(line.split()[1])
+        rss = 0
+        with contextlib.suppress(OSError, RuntimeError):  # a process gone or going
+            rss = rss_bytes(pid)
         try:
-            fds = len(os.listdir(f"/proc/{pid}/fd"))
+            fds = open_fds(pid)
         except OSError:
             fds = -1
-        return rss_kb / 1024, fds
+        return rss / (1 << 20), fds
 
     def sampler(self) -> None:
         """Every second, on its own thread (so the load's event loop does not delay the probe):

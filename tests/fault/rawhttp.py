@@ -1,11 +1,10 @@
 """Raw-socket HTTP/1.1 for fault tests: open a stream and read it to its end exactly as sent
 (to tell a well-formed chunked end from a cut one), stall a reader (a small receive buffer, never
-read), pipeline requests without reading, and the server process's own figures (RSS, CPU time,
-open descriptors) from ``/proc``."""
+read) and pipeline requests without reading (the server process's own figures from ``/proc``:
+``bench.proc``)."""
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 
@@ -103,10 +102,3 @@ class Chunked:
 
 class Incomplete(Exception):
     """The chunked body was cut (what a client reports as an incomplete chunked read)."""
-
-
-# -- the server process, from /proc (see also bench.proc) -----------------------------------------
-
-
-def open_fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))

@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 from topics_server.transport import FD_RESERVE, connection_limit
 
-from bench.proc import wait_idle
+from bench.proc import open_fds, wait_idle
 from tests.server.processes import ServerProcess
 
-from .rawhttp import connect, get, open_fds, read_head
+from .rawhttp import connect, get, read_head
 
 NOFILE = 200
 
