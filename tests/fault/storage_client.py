@@ -1,6 +1,6 @@
-"""What the storage fault tests do over HTTP: write numbered batches to an ``fsync`` topic and
-remember which were acknowledged, read a topic whole, and check that every acknowledged batch
-is there whole and no batch is there in part."""
+"""What the storage fault tests do over HTTP: write numbered batches to an ``fsync`` topic (until
+the WAL refuses them) and remember which were acknowledged, read a topic whole, and check that
+every acknowledged batch is there whole and no batch is there in part."""
 
 from __future__ import annotations
 
@@ -26,6 +26,19 @@ def assert_read_only_refusal(r: httpx.Response) -> None:
     error = r.json()["error"]
     assert error["code"] == "not_ready" and error["detail"]["wal_read_only"] is True, error
     assert "retry-after" not in r.headers  # it does not clear until a restart
+
+
+def write_until_refused(http: httpx.Client, topic: str, batches: range, never: str) -> set[int]:
+    """Write ``batches`` in order until one is refused — with the read-only refusal, asserted —
+    and return those acknowledged before it; ``never`` is the failure message if none is."""
+    acked: set[int] = set()
+    for b in batches:
+        r = write_batch(http, topic, b)
+        if r.status_code not in (200, 201):
+            assert_read_only_refusal(r)
+            return acked
+        acked.add(b)
+    raise AssertionError(never)
 
 
 def read_all(http: httpx.Client, topic: str) -> list[dict[str, Any]]:

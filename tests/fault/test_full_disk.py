@@ -19,7 +19,13 @@ import httpx
 from tests.server.processes import ServerProcess
 
 from .mounts import resize_tmpfs, tmpfs
-from .storage_client import assert_batches_whole, assert_read_only_refusal, read_all, write_batch
+from .storage_client import (
+    assert_batches_whole,
+    assert_read_only_refusal,
+    read_all,
+    write_batch,
+    write_until_refused,
+)
 
 MAX_BATCHES = 2_000
 """More than 16 MiB of batches: the file system fills long before."""
@@ -36,15 +42,7 @@ def test_full_disk_refuses_writes_serves_reads_and_loses_nothing(tmp_path: Path)
             server.start()
             http = httpx.Client(base_url=server.url, timeout=30)
             assert http.put("/v0/topics/f", json={"durability": "fsync"}).status_code == 201
-            acked: set[int] = set()
-            for b in range(MAX_BATCHES):
-                r = write_batch(http, "f", b)
-                if r.status_code not in (200, 201):
-                    assert_read_only_refusal(r)
-                    break
-                acked.add(b)
-            else:
-                raise AssertionError("the file system never filled up")
+            acked = write_until_refused(http, "f", range(MAX_BATCHES), "the file system never filled up")
             assert acked, "not one batch fitted"
             # every later write is refused the same way, whatever it is
             assert_read_only_refusal(write_batch(http, "f", MAX_BATCHES))

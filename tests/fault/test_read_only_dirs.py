@@ -19,7 +19,13 @@ import pytest
 from tests.server.processes import ServerProcess
 
 from .mounts import ReadOnlyBind
-from .storage_client import assert_batches_whole, assert_read_only_refusal, read_all, write_batch
+from .storage_client import (
+    assert_batches_whole,
+    assert_read_only_refusal,
+    read_all,
+    write_batch,
+    write_until_refused,
+)
 
 MAX_BATCHES = 500
 """Far more batches than a seal or a checkpoint needs to fall due."""
@@ -43,17 +49,11 @@ def test_read_only_storage_directory_turns_writes_away_and_loses_nothing(
         http = httpx.Client(base_url=server.url, timeout=30)
         assert http.put("/v0/topics/f", json={"durability": "fsync"}).status_code == 201
         assert write_batch(http, "f", 0).status_code in (200, 201)
-        acked = {0}
         bind = ReadOnlyBind(data / directory)
         bind.read_only()
-        for b in range(1, MAX_BATCHES):
-            r = write_batch(http, "f", b)
-            if r.status_code not in (200, 201):
-                assert_read_only_refusal(r)
-                break
-            acked.add(b)
-        else:
-            raise AssertionError(f"nothing was written to {directory}")
+        acked = {0} | write_until_refused(
+            http, "f", range(1, MAX_BATCHES), f"nothing was written to {directory}"
+        )
         assert_read_only_refusal(write_batch(http, "f", MAX_BATCHES))
         assert_batches_whole(read_all(http, "f"), acked)  # reads are served
         ready = http.get("/v0/ready")
