@@ -9,12 +9,10 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-from topics_engine import Engine, ManualClock
-from topics_server.app import build
+from topics_engine import ManualClock
 from topics_server.cors import ALLOW_HEADERS, MAX_AGE_S
-from topics_server.http import HttpServer
-from topics_server.settings import load_settings
 
+from .native import native_server
 from .sse_client import SseStream
 
 APP = "https://app.example.com"
@@ -144,18 +142,11 @@ async def test_preflights_are_counted_apart(cors_client: Callable[[str], httpx.A
 async def test_sse_stream_of_an_allowed_origin_over_the_native_transport() -> None:
     """An ``EventSource`` on another origin: the stream's head carries the CORS headers; a
     preflight on the wire is a 204 without ``Content-Length``."""
-    settings = load_settings({"TOPICS_CORS_ORIGINS": APP})
-    app, ctx = build(settings, engine=Engine(ManualClock(), settings.limits))
-    await ctx.start()
-    native = HttpServer(app)
-    await native.start("127.0.0.1", 0)
-    port = native.sockets[0].getsockname()[1]
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", verify=False) as http:
-            await http.put("/v0/topics/t", json={})
-            wid = (await http.post("/v0/watch", json={"topics": {"t": {"from_seq": 0}}})).json()["wid"]
-            r = await http.options(f"/v0/watch/{wid}", headers=preflight(APP, "GET", "last-event-id"))
-            assert r.status_code == 204 and "content-length" not in r.headers
+    async with native_server(ManualClock(), {"TOPICS_CORS_ORIGINS": APP}) as (port, _, _, http):
+        await http.put("/v0/topics/t", json={})
+        wid = (await http.post("/v0/watch", json={"topics": {"t": {"from_seq": 0}}})).json()["wid"]
+        r = await http.options(f"/v0/watch/{wid}", headers=preflight(APP, "GET", "last-event-id"))
+        assert r.status_code == 204 and "content-length" not in r.headers
         stream = await SseStream.open(port, f"/v0/watch/{wid}", {"Origin": APP})
         assert stream.status == 200
         assert stream.headers["access-control-allow-origin"] == APP
@@ -164,9 +155,6 @@ async def test_sse_stream_of_an_allowed_origin_over_the_native_transport() -> No
         plain = await SseStream.open(port, f"/v0/watch/{wid}", {"Origin": OTHER})
         assert plain.status == 200 and "access-control-allow-origin" not in plain.headers
         plain.close()
-    finally:
-        await native.shutdown(1.0)
-        await ctx.stop()
 
 
 async def test_served_document_has_no_options(client: httpx.AsyncClient) -> None:

@@ -11,7 +11,7 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -19,14 +19,13 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from topics_engine import Engine, ManualClock
+from topics_engine import ManualClock
 from topics_server.accounting import DURATION_BUCKETS_S
-from topics_server.app import build
 from topics_server.context import VERSION, ServerContext
 from topics_server.http import HttpServer
-from topics_server.settings import load_settings
 from websockets.asyncio.client import connect
 
+from .native import native_server, until
 from .sse_client import SseStream
 from .test_metrics import Samples, parse_text, value
 
@@ -50,31 +49,14 @@ class Srv:
 
 @asynccontextmanager
 async def serving(clock: ManualClock, env: dict[str, str] | None = None) -> AsyncIterator[Srv]:
-    settings = load_settings({"TOPICS_THROTTLE": "false", **(env or {})})
-    app, ctx = build(settings, engine=Engine(clock, settings.limits))
-    await ctx.start()
-    native = HttpServer(app)
-    await native.start("127.0.0.1", 0)
-    port = native.sockets[0].getsockname()[1]
-    try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5.0, verify=False) as http:
-            yield Srv(port, ctx, http, native)
-    finally:
-        await native.shutdown(1.0)
-        await ctx.stop()
+    async with native_server(clock, {"TOPICS_THROTTLE": "false", **(env or {})}) as (port, ctx, native, http):
+        yield Srv(port, ctx, http, native)
 
 
 @pytest.fixture
 async def srv(clock: ManualClock) -> AsyncIterator[Srv]:
     async with serving(clock) as s:
         yield s
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.005)
 
 
 def requests(s: Samples) -> dict[tuple[str, str], float]:

@@ -31,20 +31,18 @@ import asyncio
 import base64
 import json
 import re
-import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
-from topics_engine import Engine, ManualClock
-from topics_server.app import build
+from topics_engine import ManualClock
 from topics_server.context import ServerContext
 from topics_server.http import HttpServer
-from topics_server.settings import load_settings
 
+from .native import native_server, until
 from .sse_client import SseFrame, SseStream, assert_event_conforms
 
 WID = re.compile(r"^wid_[A-Za-z0-9_-]{22,}$")
@@ -112,19 +110,8 @@ class Srv:
 
 @asynccontextmanager
 async def serving(clock: ManualClock, env: dict[str, str] | None = None) -> AsyncIterator[Srv]:
-    settings = load_settings(env or {})
-    app, ctx = build(settings, engine=Engine(clock, settings.limits))
-    await ctx.start()
-    native = HttpServer(app)
-    await native.start("127.0.0.1", 0)
-    port = native.sockets[0].getsockname()[1]
-    try:
-        # plain HTTP: verify=False spares building an SSL context (~80 ms) per test
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5.0, verify=False) as http:
-            yield Srv(port, ctx, http, clock, native)
-    finally:
-        await native.shutdown(1.0)
-        await ctx.stop()
+    async with native_server(clock, env or {}) as (port, ctx, native, http):
+        yield Srv(port, ctx, http, clock, native)
 
 
 @pytest.fixture
@@ -136,13 +123,6 @@ async def srv(clock: ManualClock) -> AsyncIterator[Srv]:
 # ---------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------
-
-
-async def until(predicate: Callable[[], bool], timeout: float = 2.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.005)
 
 
 def decode_id(token: str) -> dict[str, int]:
