@@ -84,6 +84,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import topics  # noqa: E402
 
 from bench.crash_harness import ServerProcess, free_port  # noqa: E402
+from bench.http_bench import percentile  # noqa: E402
 from bench.proc import open_fds, rss_bytes  # noqa: E402
 from bench.watch_load import Tally, open_ws_subscriber, raise_nofile  # noqa: E402
 
@@ -838,13 +839,10 @@ def _round(v: float | None) -> float | None:
 
 
 def _pcts(xs: list[float]) -> dict[str, float | None]:
+    """p50, p99 (nearest rank, as every benchmark reports them) and max of the sorted ``xs``."""
     if not xs:
         return {"p50": None, "p99": None, "max": None}
-    return {
-        "p50": round(xs[len(xs) // 2], 2),
-        "p99": round(xs[min(len(xs) - 1, len(xs) * 99 // 100)], 2),
-        "max": round(xs[-1], 2),
-    }
+    return {"p50": round(percentile(xs, 50), 2), "p99": round(percentile(xs, 99), 2), "max": round(xs[-1], 2)}
 
 
 def plot(summary: dict[str, Any], path: Path) -> str | None:
