@@ -38,6 +38,7 @@ import itertools
 import json
 import os
 import random
+import resource
 import signal
 import socket
 import subprocess
@@ -91,6 +92,7 @@ class ServerProcess:
         log_path: Path,
         extra_env: dict[str, str] | None = None,
         argv: list[str] | None = None,
+        nofile: int | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.log_path = log_path
@@ -98,6 +100,8 @@ class ServerProcess:
         self.argv = argv or [str(TOPICS), "serve"]
         """The command that runs the server (``topics serve``; ``bench/soak.py --trace-dir``
         runs it under tracemalloc instead)."""
+        self.nofile = nofile
+        """The child's descriptor limit (``RLIMIT_NOFILE``, soft and hard), if not inherited."""
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
 
@@ -129,9 +133,14 @@ class ServerProcess:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # a ^C to the harness does not hit the child first
+                preexec_fn=None if self.nofile is None else self._limit_nofile,
             )
         finally:
             log.close()
+
+    def _limit_nofile(self) -> None:
+        assert self.nofile is not None
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.nofile, self.nofile))
 
     async def wait_ready(self, timeout: float = 30.0) -> float:
         """Poll GET /v0/ready until 200; returns seconds waited. Raises if the child exits."""

@@ -37,11 +37,10 @@ connections`` (the budget: 256 KiB, docs/SECURITY.md); the health probe's latenc
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
-import resource
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -56,8 +55,10 @@ if str(REPO) not in sys.path:
 
 import httpx  # noqa: E402
 
-from bench.http_bench import emit_result, free_port, log, percentile, result_path, run_header  # noqa: E402
+from bench.crash_harness import ServerProcess  # noqa: E402
+from bench.http_bench import emit_result, log, percentile, result_path, run_header  # noqa: E402
 from bench.proc import cpu_ticks, rss_bytes, wait_idle  # noqa: E402
+from bench.watch_load import raise_nofile  # noqa: E402
 
 STALL_RCVBUF = 4096
 """The hostile sockets' receive buffer: small, so the server's sends stall soon."""
@@ -66,14 +67,6 @@ BUDGET_PER_CONNECTION = 256 << 10
 HEALTH_INTERVAL_S = 0.020
 RSS_INTERVAL_S = 0.25
 HEALTH_GOAL_P99_MS = 50.0
-
-
-def raise_nofile(at_least: int) -> None:
-    """This process's soft descriptor limit up to ``at_least`` (within the hard limit)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != resource.RLIM_INFINITY and soft < at_least:
-        target = at_least if hard == resource.RLIM_INFINITY else min(at_least, hard)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 def open_stalled(port: int, path: str) -> socket.socket:
@@ -249,37 +242,6 @@ class Episode:
         }
 
 
-def start_server(workdir: Path, nofile: int) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    binary = Path(sys.executable).parent / "topics"
-    if not binary.exists():
-        binary = REPO / ".venv" / "bin" / "topics"
-    env = {
-        **os.environ,
-        "TOPICS_PORT": str(port),
-        "TOPICS_HOST": "127.0.0.1",
-        "TOPICS_DATA_DIR": str(workdir / "data"),
-        "TOPICS_LOG_LEVEL": "warning",
-        "TOPICS_MAX_SSE_CONNECTIONS_PER_KEY": "0",
-    }
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
-
-    logfile = open(workdir / "server.log", "ab")  # noqa: SIM115 — the child's, for its lifetime
-    proc = subprocess.Popen(
-        [str(binary), "serve"], env=env, stdout=logfile, stderr=subprocess.STDOUT, preexec_fn=limit
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"http://127.0.0.1:{port}/v0/ready", timeout=1).status_code == 200:
-                return proc, port
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError("the server did not become ready")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--watchers", type=int, default=1000)
@@ -292,12 +254,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.time()
     connections = args.watchers + args.workers
-    raise_nofile(connections + 256)
+    raise_nofile()
     result: dict[str, Any] = run_header("hostile readers", False, False, started)
     with tempfile.TemporaryDirectory(prefix="topics-hostile-") as tmp:
-        proc, port = start_server(Path(tmp), connections + 512)
+        env = {"TOPICS_LOG_LEVEL": "warning", "TOPICS_MAX_SSE_CONNECTIONS_PER_KEY": "0"}
+        server = ServerProcess(Path(tmp) / "data", Path(tmp) / "server.log", env, nofile=connections + 512)
+        server.start()
         try:
-            episode = Episode(port, proc.pid, args.watchers, args.workers, args.record_bytes, args.work_max)
+            asyncio.run(server.wait_ready())
+            assert server.proc is not None
+            proc = server.proc
+            episode = Episode(
+                server.port, proc.pid, args.watchers, args.workers, args.record_bytes, args.work_max
+            )
             log("set-up: topics, jobs, watch sessions")
             episode.set_up()
             log(f"opening {connections} hostile connections")
@@ -319,8 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                 "rss_mb": round(rss_bytes(proc.pid) / 2**20, 1),
             }
         finally:
-            proc.terminate()
-            proc.wait(30)
+            server.sigterm(timeout=30)
     report = result["episode"]
     result["goals"] = {
         "per_connection_within_budget": report["per_connection_kib"] <= BUDGET_PER_CONNECTION / 1024,
