@@ -26,6 +26,19 @@ def _put(api: httpx.Client, topic: str, config: dict[str, object]) -> None:
     assert r.status_code in (200, 201), r.text
 
 
+def _dead_lettered(api: httpx.Client, queue: str, *jobs: object, **extra: object) -> str:
+    """``queue`` made a queue with ``jobs`` whose first is claimed and dead-lettered at once (a
+    dead letter's ``extra`` fields, e.g. its ``reason``); returns its dead-letter topic."""
+    dlq = f"{queue}.dlq"
+    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": dlq})
+    _append(api, queue, *jobs)
+    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
+    seq = claimed[0]["$seq"]
+    r = api.post(f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [seq], **extra})
+    assert r.json()["moved"] == [seq], r.text
+    return dlq
+
+
 def _stat(page: object, key: str) -> object:
     return page.locator(f'#queue-counters [data-stat="{key}"]')  # type: ignore[attr-defined]
 
@@ -221,15 +234,7 @@ def test_queue_counters_follow_claims_and_acks(page: Page, api: httpx.Client, na
 
 def test_redrive_moves_a_dead_lettered_job_back(page: Page, api: httpx.Client, name: Names) -> None:
     queue = name("redrive")
-    dlq = f"{queue}.dlq"
-    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": dlq})
-    _append(api, queue, {"job": "poison"}, {"job": "fine"})
-    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
-    r = api.post(
-        f"/v0/topics/{queue}/dead_letter",
-        json={"node": "w", "seqs": [claimed[0]["$seq"]], "reason": "bad input"},
-    )
-    assert r.json()["moved"] == [claimed[0]["$seq"]], r.text
+    dlq = _dead_lettered(api, queue, {"job": "poison"}, {"job": "fine"}, reason="bad input")
     p = page.open(f"/topic/{queue}")
     panel = p.locator("section", has=p.get_by_role("heading", name=f"Dead letters ({dlq})"))
     expect(panel.locator('td[data-label="Reason"]')).to_have_text("bad input")
@@ -266,11 +271,7 @@ def test_a_plain_log_page_reads_one_record_to_tell_it_is_no_dead_letter_topic(
     assert diffs and all(d["limit"] == 1 for d in diffs), diffs
     # a dead-letter topic opened directly still shows its jobs
     queue = name("big.jobs")
-    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": f"{queue}.dlq"})
-    _append(api, queue, {"job": 1})
-    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
-    api.post(f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]]})
-    p = page.open(f"/topic/{queue}.dlq")
+    p = page.open(f"/topic/{_dead_lettered(api, queue, {'job': 1})}")
     panel = p.locator("section", has=p.get_by_role("heading", name="Dead letters"))
     expect(panel.locator('td[data-label="From"]')).to_have_text(queue)
 
@@ -279,11 +280,7 @@ def test_a_redrive_confirmed_late_skips_a_job_deleted_meanwhile(
     page: Page, api: httpx.Client, name: Names
 ) -> None:
     queue = name("late")
-    dlq = f"{queue}.dlq"
-    _put(api, queue, {"type": "queue", "max_deliveries": 1, "dead_letter": dlq})
-    _append(api, queue, {"job": "poison"}, {"job": "fine"})
-    claimed = api.post(f"/v0/topics/{queue}/claim", json={"node": "w", "max": 1}).json()["claimed"]
-    api.post(f"/v0/topics/{queue}/dead_letter", json={"node": "w", "seqs": [claimed[0]["$seq"]]})
+    dlq = _dead_lettered(api, queue, {"job": "poison"}, {"job": "fine"})
     p = page.open(f"/topic/{queue}")
     panel = p.locator("section", has=p.get_by_role("heading", name=f"Dead letters ({dlq})"))
     panel.get_by_role("button", name="Redrive 1").click()
