@@ -118,10 +118,10 @@ class ServerProcess:
         log_path: Path | None = None,
     ) -> None:
         self.nofile = nofile
+        """The server's descriptor limit (``RLIMIT_NOFILE``, soft and hard), if not inherited."""
         self.log_path = log_path or Path(f"{data_dir}.log")
         """The server's output (beside the data directory unless told: a test filling the data
         directory's file system keeps its log elsewhere)."""
-        """The server's descriptor limit (``RLIMIT_NOFILE``, soft and hard), if not inherited."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.data_dir = data_dir
