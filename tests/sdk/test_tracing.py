@@ -16,7 +16,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
-from topics import Job, Worker, WorkerStats
+from topics import Job, Worker, WorkerStats, tracing
+from topics_engine import Limits
 
 from tests.server.processes import ServerProcess
 
@@ -150,6 +151,13 @@ def test_a_meta_at_the_servers_limits_is_written_unstamped(
     metas = [r.meta for r in client.read(t)]
     assert metas[0] == by_keys and metas[1] == by_bytes
     assert "traceparent" in metas[2]
+
+
+def test_the_meta_limits_tracing_leaves_room_under_are_the_servers_defaults() -> None:
+    """``topics.tracing`` copies the server's default meta limits (the SDK does not import the
+    server): a change to either must change both."""
+    defaults = Limits()
+    assert (defaults.max_meta_keys, defaults.max_meta_bytes) == (tracing.META_KEYS, tracing.META_BYTES)
 
 
 def test_a_job_whose_traceparent_is_not_a_string_is_processed_in_a_root_span(
