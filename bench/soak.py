@@ -220,6 +220,17 @@ class Soak:
         else:
             self.undocumented[f"{what} {type(exc).__name__}"] += 1
 
+    async def post(self, http: httpx.AsyncClient, what: str, path: str, body: Any) -> httpx.Response | None:
+        """``POST path`` with its status counted under ``what``; ``None`` on a transport error
+        (counted as expected during a restart, else as undocumented)."""
+        try:
+            r = await http.post(path, json=body)
+        except httpx.TransportError as exc:
+            self.transport_error(what, exc)
+            return None
+        self.status(what, r.status_code)
+        return r
+
     async def gate(self) -> None:
         """Wait until the server is up and the load is on."""
         while not (self.up.is_set() and self.load_on.is_set()) and not self.stopping:
@@ -266,20 +277,15 @@ class Soak:
                 for u, p in zip(uids, pads, strict=True)
             ]
             sent = time.monotonic()
-            try:
-                r = await http.post(
-                    f"/v0/topics/{log.plan.name}",
-                    json={"records": records, "idempotency_key": uids[0]},
-                )
-            except httpx.TransportError as exc:
-                self.transport_error("append", exc)
+            body = {"records": records, "idempotency_key": uids[0]}
+            r = await self.post(http, "append", f"/v0/topics/{log.plan.name}", body)
+            if r is None:
                 continue
-            self.status("append", r.status_code)
             if r.status_code not in OK:
                 await asyncio.sleep(0.05)
                 continue
-            body = r.json()
-            seqs = body.get("seqs") or list(range(body["first_seq"], body["last_seq"] + 1))
+            acked = r.json()
+            seqs = acked.get("seqs") or list(range(acked["first_seq"], acked["last_seq"] + 1))
             now = time.time()
             log.acked.extend(Acked(s, u, tag, sent, now) for s, u in zip(seqs, uids, strict=True))
 
@@ -293,12 +299,7 @@ class Soak:
             deleted_upto += 1
             tag = f"g{deleted_upto}"
             log.deleted_tags[tag] = time.monotonic()
-            try:
-                r = await http.post(f"/v0/topics/{log.plan.name}/delete", json={"match": tag})
-            except httpx.TransportError as exc:
-                self.transport_error("delete", exc)
-                continue
-            self.status("delete", r.status_code)
+            await self.post(http, "delete", f"/v0/topics/{log.plan.name}/delete", {"match": tag})
 
     # ---- load: jobs -----------------------------------------------------------------------
 
@@ -311,16 +312,9 @@ class Soak:
                 return
             jids = [self.uid("job", n, k) for k in range(self.rng.choice((1, 1, 2, 4)))]
             n += 1
-            try:
-                r = await http.post(
-                    f"/v0/topics/{QUEUE}",
-                    json={"records": [{"data": {"jid": j}} for j in jids], "idempotency_key": jids[0]},
-                )
-            except httpx.TransportError as exc:
-                self.transport_error("enqueue", exc)
-                continue
-            self.status("enqueue", r.status_code)
-            if r.status_code in OK:
+            body = {"records": [{"data": {"jid": j}} for j in jids], "idempotency_key": jids[0]}
+            r = await self.post(http, "enqueue", f"/v0/topics/{QUEUE}", body)
+            if r is not None and r.status_code in OK:
                 self.jobs_acked.update(jids)
 
     def poison(self, jid: str) -> bool:
