@@ -41,7 +41,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .matching import TagMatch
@@ -89,7 +89,8 @@ class _Chunk:
         self.first_seq = batch.first_seq
         self.count = batch.count
         self.ends = batch.ends
-        self.ts_runs = batch.ts_runs
+        self.ts_runs: Sequence[tuple[int, int]] = batch.ts_runs
+        """``(ordinal, $ts)`` runs (``RecordBatch.ts_runs``); a cold chunk's in a :class:`TsRuns`."""
         self.tag_summary: ChunkTags | None = None
         """A cold chunk's tags, summarized (``None``: hot, or no record has a tag)."""
         self.tier = tier
@@ -103,7 +104,7 @@ class _Chunk:
         ch = cls.__new__(cls)
         ch._batch, ch.cold = None, cold
         ch.first_seq, ch.count = index.first_seq, index.count
-        ch.ends, ch.ts_runs = index.ends, index.ts_runs
+        ch.ends, ch.ts_runs = index.ends, TsRuns.of(index.ts_runs)
         ch.tag_summary = ChunkTags(index.tags) if index.tags is not None else None
         ch.tier, ch.front, ch.dead, ch.live = _NEVER, 0, None, index.count
         return ch
@@ -124,6 +125,7 @@ class _Chunk:
         batch = self._batch
         assert batch is not None
         self.tag_summary = ChunkTags(batch.tags) if batch.tags is not None else None
+        self.ts_runs = TsRuns.of(self.ts_runs)
         self._batch, self.cold = None, cold
         return batch
 
@@ -175,6 +177,30 @@ class _Chunk:
         flags = bytearray(self.dead) if self.dead is not None else bytearray(self.count)
         flags[: self.front] = b"\x01" * self.front
         return bytes(flags)
+
+
+class TsRuns(Sequence[tuple[int, int]]):
+    """A cold chunk's ``$ts`` runs, compact: the ordinals and the ``$ts`` of the runs in two
+    arrays (12 bytes a run, where a list of tuples costs about 100) — a sealed chunk of small
+    writes has a run per write, and it stays resident as long as the chunk is retained.
+    Read-only; indexing yields ``(ordinal, $ts)`` like the list it replaces."""
+
+    __slots__ = ("_at", "_ts")
+
+    def __init__(self, at: array[int], ts: array[int]) -> None:
+        self._at, self._ts = at, ts
+
+    @classmethod
+    def of(cls, runs: Sequence[tuple[int, int]]) -> TsRuns:
+        if isinstance(runs, TsRuns):
+            return runs
+        return cls(array("I", [at for at, _ in runs]), array("q", [ts for _, ts in runs]))
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __getitem__(self, k: int) -> tuple[int, int]:  # type: ignore[override]  # no slices
+        return self._at[k], self._ts[k]
 
 
 @dataclass(slots=True)
@@ -720,18 +746,37 @@ class RecordLog:
         n = min(ch.count, below - first_seq)
         return [first_seq + i for i in range(n) if ch.is_live(i) and match.matches(tags[i])]
 
-    def make_cold(self, first_seq: int, count: int, cold: ColdChunk) -> RecordBatch | None:
-        """The chunk of seqs ``first_seq ..`` (``count`` records) is durable where ``cold``
-        says: its batch leaves memory (returned, for the cache). ``None`` when no such hot chunk
-        is stored any more (evicted meanwhile)."""
-        at = self._at(first_seq)
-        if at is None or at[1] != 0:
-            return None
-        ch = at[0]
-        if ch.count != count or not ch.is_hot:
-            return None
+    def make_cold(self, sealed: RecordBatch, cold: ColdChunk) -> bool:
+        """The records of ``sealed`` are durable where ``cold`` says: the hot chunks holding
+        them become one cold chunk — one chunk, or a run of them the segment thread joined into
+        ``sealed`` (:func:`join_small`) — and their batches leave memory. What happened to those
+        records since they were exported is kept: deletes (the chunks' flags, joined) and an
+        eviction from the front (whole chunks dropped, a ``front``). ``False`` when those
+        chunks are not all here as exported (evicted meanwhile, or a chunk only partly sealed):
+        nothing changes then."""
+        first, last = sealed.first_seq, sealed.last_seq
+        k = bisect.bisect_left(self._firsts, first)
+        m = bisect.bisect_right(self._firsts, last)
+        members = self._chunks[k:m]
+        if not members or (k and self._chunks[k - 1].first_seq + self._chunks[k - 1].count > first):
+            return False
+        if members[0].first_seq != first and k:  # only an eviction drops chunks, from the front
+            return False
+        expected = members[0].first_seq
+        for ch in members:
+            if not ch.is_hot or ch.first_seq != expected:
+                return False
+            expected += ch.count
+        if expected != last + 1:
+            return False
+        if len(members) == 1 and members[0].first_seq == first:
+            members[0].go_cold(cold)
+        else:
+            self._chunks[k:m] = [_joined(sealed, members, cold)]
+            self._firsts[k:m] = [first]
         self.cold_chunks += 1
-        return ch.go_cold(cold)
+        self._drop_dead_front()
+        return True
 
     def load_sealed(self, index: ChunkIndex, cold: ColdChunk, gone: bytes) -> tuple[int, int]:
         """Recovery: a sealed chunk, from its segment's index, whose records flagged in ``gone``
@@ -800,7 +845,49 @@ class RecordLog:
         return live, size
 
 
-def _first_at_or_after(ts_runs: list[tuple[int, int]], count: int, start: int, ts: int) -> int:
+def _joined(sealed: RecordBatch, members: list[_Chunk], cold: ColdChunk) -> _Chunk:
+    """The cold chunk of ``sealed``, whose records the hot chunks ``members`` held (the first
+    ones may be gone: evicted from the front): their liveness carried over."""
+    ch = _Chunk(sealed)
+    ch.go_cold(cold)
+    ch.front = members[0].first_seq - sealed.first_seq + members[0].front
+    ch.live = sum(m.live for m in members)
+    if any(m.dead is not None for m in members):
+        dead = ch.dead = bytearray(ch.count)
+        for m in members:
+            if m.dead is not None:
+                at = m.first_seq - sealed.first_seq
+                dead[at : at + m.count] = m.dead
+    return ch
+
+
+def join_small(batches: list[RecordBatch], most: int = MERGE_MAX_BYTES) -> list[RecordBatch]:
+    """``batches`` (a topic's exported hot batches, ascending) with each run of consecutive
+    seqs joined into batches of up to ``most`` bytes (a batch that size or bigger stays as it
+    is). Run on the segment thread before sealing: a cold chunk keeps its descriptor, index
+    entry and cache handle resident whatever its size, so fewer, bigger sealed chunks keep a
+    cold topic's memory small against its bytes (``bench/cold_index.py``); the join copies the
+    small batches' bytes once. Record order and count are unchanged (a segment's per-record
+    flags still line up)."""
+    out: list[RecordBatch] = []
+    run: list[RecordBatch] = []
+    size = 0
+    for batch in batches:
+        n = len(batch.blob) + 1
+        if run and (n >= most or batch.first_seq != run[-1].last_seq + 1 or size + n > most):
+            out.append(run[0] if len(run) == 1 else merge_batches(run))
+            run, size = [], 0
+        if n >= most:
+            out.append(batch)
+        else:
+            run.append(batch)
+            size += n
+    if run:
+        out.append(run[0] if len(run) == 1 else merge_batches(run))
+    return out
+
+
+def _first_at_or_after(ts_runs: Sequence[tuple[int, int]], count: int, start: int, ts: int) -> int:
     """The first ordinal ``>= start`` whose ``$ts >= ts`` (``count`` if none) in a chunk of
     ``count`` records with these ``$ts`` runs; ``$ts`` never decreases along a topic, so the
     runs are bisected by their ``$ts``."""
@@ -817,7 +904,7 @@ def _newest_ts(ch: _Chunk) -> int:
     return ch.ts_runs[-1][1]
 
 
-def _ts_of(ts_runs: list[tuple[int, int]], i: int) -> int:
+def _ts_of(ts_runs: Sequence[tuple[int, int]], i: int) -> int:
     """``$ts`` of record ``i``: that of the last run starting at or before it."""
     return ts_runs[bisect.bisect_right(ts_runs, (i, _TS_MAX)) - 1][1]
 

@@ -485,15 +485,13 @@ class Topic:
         self._last_ts = max(self._last_ts, index.ts_runs[-1][1])
         self.reserved_seq = max(self.reserved_seq, self.head_seq)
 
-    def make_cold(self, first_seq: int, count: int, cold: ColdChunk) -> RecordBatch | None:
-        """The chunk of ``count`` records from ``first_seq`` is durable where ``cold`` says: its
-        records leave memory, and its tags the tag index (the chunk keeps a summary). Returns
-        the batch (for the cache), ``None`` if no such chunk is in memory any more."""
-        batch = self.log.make_cold(first_seq, count, cold)
-        if batch is not None and batch.tags is not None:
-            tags = (tag for tag in batch.tags if tag is not None)
-            self.tags.forget_range(tags, batch.first_seq, batch.last_seq)
-        return batch
+    def make_cold(self, sealed: RecordBatch, cold: ColdChunk) -> None:
+        """The records of ``sealed`` are durable where ``cold`` says: they leave memory
+        (``RecordLog.make_cold``), and their tags the tag index (the chunk keeps a summary).
+        Nothing changes if they are not in memory as sealed any more."""
+        if self.log.make_cold(sealed, cold) and sealed.tags is not None:
+            tags = (tag for tag in sealed.tags if tag is not None)
+            self.tags.forget_range(tags, sealed.first_seq, sealed.last_seq)
 
     def advance_head(self, seq: int) -> None:
         """Recovery: the head moves to ``seq`` though the seqs above the last live record hold

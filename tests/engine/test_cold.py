@@ -23,6 +23,7 @@ from topics_engine.coldreads import (
 )
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
+from topics_engine.recordlog import MERGE_MAX_BYTES
 from topics_engine.storage.fs import FileSystem
 
 from .conftest import T0, read_all, recs
@@ -39,12 +40,17 @@ class DiskOnly(FileSystem):
 
 class Node:
     def __init__(
-        self, path: Path, clock: ManualClock, cache_bytes: int = 64 << 10, fs: FileSystem | None = None
+        self,
+        path: Path,
+        clock: ManualClock,
+        cache_bytes: int = 64 << 10,
+        fs: FileSystem | None = None,
+        policy: SegmentPolicy = TINY,
     ) -> None:
         self.loop = asyncio.new_event_loop()
         self.engine = Engine(clock, Limits())
         self.datadir = DataDirectory(
-            path, fs, segment_policy=TINY, cache_bytes=cache_bytes, inline_segments=True
+            path, fs, segment_policy=policy, cache_bytes=cache_bytes, inline_segments=True
         )
         self.datadir.lock()
         for _ in self.datadir.recover(self.engine):
@@ -147,6 +153,85 @@ def test_a_tag_delete_reads_only_the_cold_chunks_that_may_match(node: Node) -> N
     assert cold.loads - loads == 1  # the one chunk whose summary lists "rare"
     assert engine.delete_records("t", match=["tag", "Glob", "k*"]).deleted == 196
     assert topic.count == 0
+
+
+def test_sealing_joins_small_writes_into_big_cold_chunks(tmp_path: Path) -> None:
+    """Writes too big for the append-time merge (3 records of ~2 KB) are sealed as chunks of up
+    to MERGE_MAX_BYTES: the cold index then costs per 64 KiB, not per write. Deletes made before
+    the seal, ``$ts`` lookups and recovery see the same records as before."""
+    clock = ManualClock(T0)
+    node = Node(tmp_path / "data", clock, policy=SegmentPolicy())
+    engine = node.engine
+    for w in range(200):
+        clock.advance(1)  # a $ts run per write
+        engine.append(
+            "t", [{"data": {"i": 3 * w + j, "pad": "x" * 2000}, "tag": f"k{w % 7}"} for j in range(3)]
+        )
+    assert engine.delete_records("t", match=["tag", "Eq", "k3"]).deleted == 3 * 29
+    engine.put_topic("t", {"cap_records": 580})  # 20 records evicted from the front
+    before, _ = read_all(engine, "t", limit=100)
+    from_ts = [r["$seq"] for r in recs(engine.diff("t", from_ts=T0 + 150, limit=1))]
+    topic = engine.get("t")
+    writes = len(topic.log._chunks)
+    node.checkpoint()
+    chunks = topic.log._chunks
+    assert all(not ch.is_hot for ch in chunks)
+    assert len(chunks) <= 21 < writes  # ~1.2 MB in chunks of up to 64 KiB, not one per write
+    assert all(ch.ends[-1] < MERGE_MAX_BYTES for ch in chunks)
+    assert read_all(engine, "t", limit=100)[0] == before
+    assert [r["$seq"] for r in recs(engine.diff("t", from_ts=T0 + 150, limit=1))] == from_ts
+    engine.put_topic("t", {"ttl_ms": 60_000})
+    clock.advance(60_000 - 100)  # records with $ts below T0 + 100 expire (by their $ts runs)
+    expected = [r for r in before if r["$ts"] >= T0 + 100]
+    assert read_all(engine, "t", limit=100)[0] == expected
+    node.close()
+    again = Node(tmp_path / "data", clock, policy=SegmentPolicy())
+    try:
+        assert read_all(again.engine, "t", limit=100)[0] == expected
+        assert len(again.engine.get("t").log._chunks) <= 21
+    finally:
+        again.close()
+
+
+def test_records_deleted_and_evicted_while_their_segment_is_written_stay_gone(tmp_path: Path) -> None:
+    """Between a seal's export and its chunks going cold (the segment thread writes the joined
+    batches meanwhile), deletes and a front eviction change the hot chunks: the joined cold
+    chunk keeps both, and its tags leave the tag index."""
+    clock = ManualClock(T0)
+    loop = asyncio.new_event_loop()
+    engine = Engine(clock, Limits())
+    store = DataDirectory(tmp_path / "data", FileSystem(), segment_policy=SegmentPolicy())
+    store.lock()
+    for _ in store.recover(engine):
+        pass
+    store.open(engine, loop)
+    try:
+        for w in range(60):
+            clock.advance(1)
+            engine.append(
+                "t", [{"data": {"i": 3 * w + j, "pad": "x" * 2000}, "tag": f"k{w % 7}"} for j in range(3)]
+            )
+        topic = engine.get("t")
+        assert store.sealer is not None
+        sealing = store.sealer.seal(topic)
+        assert sealing is not None
+        assert engine.delete_records("t", match=["tag", "Eq", "k3"]).deleted == 3 * 9
+        engine.put_topic("t", {"cap_records": 130})  # whole chunks and part of one evicted
+        expected = read_all(engine, "t", limit=100)[0]
+        assert len(expected) == 130
+        loop.run_until_complete(sealing)
+        loop.run_until_complete(asyncio.sleep(0))  # the release runs on the loop
+        chunks = topic.log._chunks
+        assert chunks and all(not ch.is_hot for ch in chunks)
+        assert len(chunks) < 60 / 3
+        assert topic.count == 130 and read_all(engine, "t", limit=100)[0] == expected
+        assert not topic.tags._seqs or all(not seqs for seqs in topic.tags._seqs.values())
+        assert engine.delete_records("t", match=["tag", "Eq", "k4"]).deleted == len(
+            [r for r in expected if r["data"]["i"] // 3 % 7 == 4]
+        )
+    finally:
+        store.close()
+        loop.close()
 
 
 def test_recovery_reads_segment_indexes_not_records(tmp_path: Path) -> None:

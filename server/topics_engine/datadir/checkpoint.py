@@ -36,10 +36,10 @@ from ..routers import Routers
 from ..schedules import Schedules
 from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
-from ..storage.segments import Segment, SegmentStore
+from ..storage.segments import SegmentStore
 from ..storage.snapshot import write_snapshot
 from ..topic import Topic
-from .sealing import Sealer, hot_batches, mark_sealed, release_sealed, segment_groups
+from .sealing import Sealed, Sealer, hot_batches, mark_sealed, release_sealed, seal_batches
 from .walpersistence import WalPersistence
 
 
@@ -125,7 +125,7 @@ def topic_image(topic: Topic, reserved: int, final: bool = False, shift: int = 0
 
 def write_cut(
     cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: Path
-) -> dict[int, list[Segment]]:
+) -> dict[int, list[Sealed]]:
     """The file work of a checkpoint, in order: seal the hot records into segments, flip the
     delete flags (each touched segment fsynced once), write the snapshot atomically, then drop
     the segments no live record needs. Once the snapshot is durable, every WAL frame at or below
@@ -142,10 +142,9 @@ def write_cut(
 
     Returns the segments it sealed, by topic id (their chunks can go cold:
     ``sealing.release_sealed``)."""
-    sealed: dict[int, list[Segment]] = {}
+    sealed: dict[int, list[Sealed]] = {}
     for topic_id, batches, flags in cut.seals:
-        for group, group_flags in segment_groups(batches, flags, max_events):
-            sealed.setdefault(topic_id, []).append(segments.seal(topic_id, group, group_flags))
+        sealed.setdefault(topic_id, []).extend(seal_batches(segments, topic_id, batches, flags, max_events))
     for topic_id, seqs in cut.flips.items():
         segments.flip_deleted(topic_id, sorted(set(seqs)))
     keep = {tid: segments.live_segments(tid, floor) for tid, floor in cut.earliest.items()}
@@ -160,7 +159,7 @@ def write_cut(
     return sealed
 
 
-def release_cut(engine: Engine, cold: ColdStore, sealed: dict[int, list[Segment]]) -> None:
+def release_cut(engine: Engine, cold: ColdStore, sealed: dict[int, list[Sealed]]) -> None:
     """The segments a checkpoint sealed are durable: their topics' chunks go cold."""
     for topic_id, topic_segments in sealed.items():
         topic = engine.topic_by_id(topic_id)

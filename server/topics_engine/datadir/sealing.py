@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..config import Durability
+from ..recordlog import join_small
 from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch
 from ..storage.segments import Segment, SegmentStore
@@ -125,7 +126,7 @@ class Sealer:
         ):
             self.seal(topic)
 
-    def seal(self, topic: Topic) -> asyncio.Future[list[Segment]] | None:
+    def seal(self, topic: Topic) -> asyncio.Future[list[Sealed]] | None:
         """Seal ``topic``'s hot records now (the file work runs on the segment thread); once
         the segments are durable their chunks go cold."""
         batches, flags = hot_batches(topic)
@@ -134,31 +135,50 @@ class Sealer:
             return None
         segments, topic_id, max_events = self.segments, topic.id, self.policy.max_events
 
-        def task() -> list[Segment]:
-            return [
-                segments.seal(topic_id, group, group_flags)
-                for group, group_flags in segment_groups(batches, flags, max_events)
-            ]
+        def task() -> list[Sealed]:
+            return seal_batches(segments, topic_id, batches, flags, max_events)
 
-        def release(sealed: list[Segment]) -> None:
+        def release(sealed: list[Sealed]) -> None:
             release_sealed(self.cold, topic, sealed)
             self.released()
 
         return self.run(task, release)
 
 
-def release_sealed(cold: ColdStore, topic: Topic, sealed: Iterable[Segment]) -> None:
+@dataclass(frozen=True, slots=True)
+class Sealed:
+    """A segment just written, and the batches its chunks hold (in order; small ones joined)."""
+
+    segment: Segment
+    batches: list[RecordBatch]
+
+
+def seal_batches(
+    segments: SegmentStore, topic_id: int, batches: list[RecordBatch], flags: bytes, max_events: int
+) -> list[Sealed]:
+    """Segment-thread work: write a topic's exported hot batches (and their gone-flags) into
+    segments of about ``max_events`` records, runs of small batches joined first
+    (``recordlog.join_small``: a cold chunk's resident cost is per chunk, whatever its size)."""
+    joined = join_small(batches)
+    return [
+        Sealed(segments.seal(topic_id, group, group_flags), group)
+        for group, group_flags in segment_groups(joined, flags, max_events)
+    ]
+
+
+def release_sealed(cold: ColdStore, topic: Topic, sealed: Iterable[Sealed]) -> None:
     """``sealed`` (``topic``'s new segments) are durable: their chunks go cold — each batch
     leaves memory. It does not enter the cache: the segment was just written, so the OS page
     cache holds its bytes, which a reader a little behind gets at once (``RWF_NOWAIT``), and a
     writer filling a topic no one reads would otherwise fill the cache for nothing. A chunk
     evicted or dropped meanwhile is simply gone."""
-    for segment in sealed:
-        for k, first_seq in enumerate(segment.chunk_firsts):
+    for done in sealed:
+        segment = done.segment
+        for k, batch in enumerate(done.batches):
             chunk = cold.chunk(
                 segment.path, segment.chunk_offsets[k], segment.chunk_lengths[k], segment.chunk_crcs[k]
             )
-            topic.make_cold(first_seq, segment.chunk_counts[k], chunk)
+            topic.make_cold(batch, chunk)
 
 
 def hot_batches(topic: Topic) -> tuple[list[RecordBatch], bytes]:
