@@ -53,6 +53,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+import h2.config  # noqa: E402
+import h2.connection  # noqa: E402
+import h2.events  # noqa: E402
+import h2.settings  # noqa: E402
 import httpx  # noqa: E402
 
 from bench.crash_harness import ServerProcess  # noqa: E402
@@ -62,6 +66,8 @@ from bench.watch_load import raise_nofile  # noqa: E402
 
 STALL_RCVBUF = 4096
 """The hostile sockets' receive buffer: small, so the server's sends stall soon."""
+MAX_WINDOW = (1 << 31) - 1
+"""The largest HTTP/2 flow-control window (RFC 9113 §6.9.1)."""
 BUDGET_PER_CONNECTION = 256 << 10
 """The documented most server memory one stalled connection may cost (docs/SECURITY.md)."""
 HEALTH_INTERVAL_S = 0.020
@@ -85,6 +91,42 @@ def open_stalled(port: int, path: str) -> socket.socket:
         head += chunk
     if not head.startswith(b"HTTP/1.1 200"):
         raise ConnectionError(f"{path}: {head[:200]!r}")
+    return sock
+
+
+def open_stalled_h2(port: int, paths: list[str]) -> socket.socket:
+    """One h2c connection (prior knowledge) with a tiny receive buffer that opens a ``GET``
+    SSE stream on each of ``paths``, grants the server the largest flow-control windows HTTP/2
+    allows (so only the socket holds the server back), reads until every stream's response
+    head came, then never reads again."""
+    config = h2.config.H2Configuration(client_side=True, header_encoding="utf-8")
+    conn = h2.connection.H2Connection(config)
+    conn.initiate_connection()
+    conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: MAX_WINDOW})
+    conn.increment_flow_control_window(MAX_WINDOW - 65_535)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, STALL_RCVBUF)
+    sock.settimeout(30)
+    sock.connect(("127.0.0.1", port))
+    heads: set[int] = set()
+    for path in paths:
+        stream_id = conn.get_next_available_stream_id()
+        headers = [(":method", "GET"), (":scheme", "http"), (":authority", "hostile"), (":path", path)]
+        conn.send_headers(stream_id, [*headers, ("accept", "text/event-stream")], end_stream=True)
+    sock.sendall(conn.data_to_send())
+    while len(heads) < len(paths):
+        data = sock.recv(65536)
+        if not data:
+            raise RuntimeError("the server closed the h2c connection")
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ResponseReceived):
+                status = dict(event.headers).get(":status")
+                if status != "200":
+                    raise RuntimeError(f"stream {event.stream_id}: status {status}")
+                heads.add(event.stream_id)
+            elif isinstance(event, h2.events.StreamReset | h2.events.ConnectionTerminated):
+                raise RuntimeError(f"h2c: {event}")
+        sock.sendall(conn.data_to_send())
     return sock
 
 

@@ -80,7 +80,15 @@ from .request import Request
 from .responses import JSON_HEADERS, Response
 from .sse import SHUTDOWN_EVENT, SSE_HEADERS, StreamReply
 from .streams import Frame
-from .transport import STALLED_CLOSE_S, BadTarget, BodyBuffer, Listener, build_request, content_length
+from .transport import (
+    STALLED_CLOSE_S,
+    BadTarget,
+    BodyBuffer,
+    Listener,
+    bound_stream_buffers,
+    build_request,
+    content_length,
+)
 from .websocket import WebSocketReply
 
 log = logging.getLogger("topics.http2")
@@ -190,6 +198,9 @@ class Http2Connection(asyncio.Protocol):
         """Request-body bytes held for the open streams (at most ``max_body_bytes``)."""
         self.closed = False
         self.write_paused = False
+        self.bounded = False
+        """The socket and transport buffers are a streaming connection's (``bound_stream_buffers``:
+        set when its first SSE stream starts, kept for the connection's life)."""
         self.going_away = False
         """Shutting down: new streams are refused, GOAWAY goes out once no stream is left."""
         self.last_taken = 0
@@ -481,6 +492,9 @@ class Http2Connection(asyncio.Protocol):
             return
         self._flush()
         stream.streaming = True
+        if not self.bounded:  # the connection now carries a stream: the budget of one
+            self.bounded = True
+            bound_stream_buffers(self.transport)
         try:
             await reply.produce(_StreamSink(self, stream))
         except (ConnectionError, OSError):

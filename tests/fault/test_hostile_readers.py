@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 from topics_server.transport import STREAM_BUDGET, STREAM_SNDBUF
 
-from bench.hostile_readers import Episode
+from bench.hostile_readers import Episode, open_stalled_h2
 from bench.proc import rss_bytes, wait_idle
 from tests.server.processes import ServerProcess
 
@@ -73,3 +73,38 @@ def test_stalled_watchers_and_workers_stay_within_budget(tmp_path: Path) -> None
             assert time.monotonic() < deadline, "streams still open"
             time.sleep(0.1)
         wait_idle(pid)  # and nothing spins after them
+
+
+H2_STREAMS = 50
+
+
+def test_a_stalled_h2c_connection_stays_within_budget(tmp_path: Path) -> None:
+    """One h2c connection carrying 50 watch streams, whose client grants the largest windows
+    and never reads: the connection gets the streaming budget (kernel send queue within
+    2 × ``STREAM_SNDBUF``, not autotuned to megabytes), RSS stays within the per-stream
+    budget, other clients are served, and the server does not spin."""
+    with ServerProcess(tmp_path / "data") as server:
+        assert server.proc is not None
+        pid = server.proc.pid
+        episode = Episode(server.port, pid, H2_STREAMS, 0, record_bytes=1024)
+        episode.set_up()
+        sock = open_stalled_h2(server.port, [f"/v0/watch/{wid}" for wid in episode.wids])
+        try:
+            assert _sse_connections(server.url) == H2_STREAMS
+            episode.run_load(seconds=0, rate=1000, records=RECORDS)
+            assert episode.written == RECORDS and episode.write_failures == 0
+            assert episode.health_ms and episode.health_failures == 0
+            episode.rss_samples.append(rss_bytes(pid))
+            growth = max(episode.rss_samples) - episode.baseline_rss
+            assert growth <= STREAM_BUDGET * H2_STREAMS, f"{growth / 1024:.0f} KiB for {H2_STREAMS} streams"
+            if shutil.which("ss"):
+                queues = _send_queues(server.port)
+                assert max(queues) <= 2 * STREAM_SNDBUF, max(queues)
+            wait_idle(pid)
+        finally:
+            sock.close()
+        deadline = time.monotonic() + 60
+        while _sse_connections(server.url):
+            assert time.monotonic() < deadline, "streams still open"
+            time.sleep(0.1)
+        wait_idle(pid)
