@@ -30,8 +30,10 @@ Hot and cold
     sizing, eviction and deletes by seq never read a record; a tag delete reads the cold
     chunks whose summaries may match (:meth:`cold_tag_candidates`). Reads do read records, and
     in a strict read (the event loop's) a chunk not in memory raises ``ColdRead`` naming the
-    chunks the read's budget reaches (:meth:`_cold_ahead`). Chunks exported for sealing never
-    merge again (``frozen_upto``), so the chunk a segment holds is the one that goes cold.
+    chunks the read's budget reaches (:meth:`_cold_ahead`). A segment's chunk is a run of
+    exported hot chunks joined (:func:`join_small`, up to :data:`MERGE_MAX_BYTES`); when it is
+    durable those hot chunks become that one cold chunk. Chunks exported for sealing never
+    merge again (``frozen_upto``), so they are still the chunks the join covers then.
 
 Every record here has ``seq <= head_seq``; ``head_seq`` may exceed the last stored seq.
 """
@@ -235,7 +237,8 @@ class RecordLog:
         """How many stored chunks are cold (0: every read is served from memory)."""
         self.frozen_upto = 0
         """Chunks starting at or below this seq were exported for sealing: they never merge
-        again, so the chunk a segment holds is still the same chunk when it goes cold."""
+        again, so the hot chunks a sealed (joined) chunk covers are still those chunks when it
+        goes cold (:meth:`make_cold`)."""
 
     # -- lookup -----------------------------------------------------------------------------------
 

@@ -26,6 +26,12 @@ of ``len(record) + 1``. After every step:
 
 A crash may raise the head (seqs reserved before it are never handed out again): the model
 takes the recovered head, which must not be below its own, and keeps every record.
+
+The record log's own invariants (:func:`check_log`) hold after every step too. A second machine
+(:class:`DeferredColdTopicMachine`) lets sealed chunks go cold only when a ``release`` step says
+(as the segment thread's completion would): every other step can run between a seal's export and
+its release, when the hot chunks each joined batch covers become one cold chunk
+(``RecordLog.make_cold``) keeping the deletes and front evictions made meanwhile.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +51,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from topics_engine import Engine, Limits, ManualClock
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
+from topics_engine.matching import TagMatch
+from topics_engine.recordlog import TsRuns
+from topics_engine.topic import Topic
 
 from ..storage import harness
 from .conftest import T0, record_bytes
@@ -176,9 +186,15 @@ class Model:
 
 class Node:
     """One "process": an engine recovered from ``path`` over a data directory of tiny segments
-    sealed inline, and its event loop (which the sync calls never run, as in the engine suite)."""
+    sealed inline, and its event loop (which the sync calls never run, as in the engine suite).
 
-    def __init__(self, path: Path, clock: ManualClock, cache_bytes: int) -> None:
+    ``deferred``: a seal's segment is written at once (on the calling thread, in submission
+    order, as the segment thread would), but its chunks go cold only when the test says
+    (:meth:`release`) — or before a checkpoint's own release, which the segment thread's order
+    puts after every earlier seal's: everything the event loop does between a seal's export and
+    its release can happen in between."""
+
+    def __init__(self, path: Path, clock: ManualClock, cache_bytes: int, deferred: bool = False) -> None:
         self.loop = asyncio.new_event_loop()
         self.engine = Engine(clock, Limits())
         self.datadir = DataDirectory(path, segment_policy=TINY, cache_bytes=cache_bytes, inline_segments=True)
@@ -186,6 +202,26 @@ class Node:
         for _ in self.datadir.recover(self.engine):
             pass
         self.datadir.open(self.engine, self.loop)
+        self.pending: list[Callable[[], None]] = []
+        """Releases of written segments not run yet, oldest first (``deferred``)."""
+        if deferred:
+            sealer = self.datadir.sealer
+            assert sealer is not None
+            run_inline = sealer.run
+
+            def run(fn: Callable[[], Any], then: Callable[[Any], None] | None = None) -> asyncio.Future[Any]:
+                if then is None:  # a checkpoint's file work: it releases its own segments after
+                    future = run_inline(fn)
+                    self.release(len(self.pending))
+                    return future
+                return run_inline(fn, lambda result: self.pending.append(lambda: then(result)))
+
+            sealer.run = run  # type: ignore[method-assign]
+
+    def release(self, n: int = 1) -> None:
+        """Run the ``n`` oldest pending releases (segments durable: their chunks go cold)."""
+        for _ in range(n):
+            self.pending.pop(0)()
 
     def flush(self) -> None:
         wal = self.datadir.wal
@@ -224,6 +260,9 @@ match_strategy = st.one_of(
 
 
 class ColdTopicMachine(RuleBasedStateMachine):
+    deferred = False
+    """Whether sealed chunks go cold only when the :meth:`release` rule says (see :class:`Node`)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="topics-cold-props-"))
@@ -244,7 +283,7 @@ class ColdTopicMachine(RuleBasedStateMachine):
         segment as it grows), so every run starts with cold records; with a ``spread``, every
         third record is written that many ms after the one before (``$ts`` steps to seek to)."""
         self.cache_bytes = cache_bytes
-        self.node = Node(self.dir / "data", self.clock, cache_bytes)
+        self.node = Node(self.dir / "data", self.clock, cache_bytes, self.deferred)
         assert self.engine.put_topic(TOPIC, {}).created
         for i, record in enumerate(fill):
             if i % 3 == 2:
@@ -351,6 +390,13 @@ class ColdTopicMachine(RuleBasedStateMachine):
 
     # -- storage ----------------------------------------------------------------------------------
 
+    @precondition(lambda self: self.node is not None and self.node.pending)
+    @rule(data=st.data())
+    def release(self, data: st.DataObject) -> None:
+        """Segments written earlier are durable now: their chunks go cold (deferred only)."""
+        assert self.node is not None
+        self.node.release(data.draw(st.integers(1, len(self.node.pending)), label="releases"))
+
     @rule()
     def checkpoint(self) -> None:
         assert self.node is not None
@@ -366,7 +412,7 @@ class ColdTopicMachine(RuleBasedStateMachine):
         else:
             self.node.close()
         self.node = None
-        self.node = Node(self.dir / "data", self.clock, self.cache_bytes)
+        self.node = Node(self.dir / "data", self.clock, self.cache_bytes, self.deferred)
         head = self.engine.get(TOPIC).head_seq
         if how == "crash":
             assert head >= self.model.head  # a crash may skip seqs, never reuse them
@@ -473,8 +519,10 @@ class ColdTopicMachine(RuleBasedStateMachine):
         assert (s.head_seq, s.count, s.bytes, s.earliest_seq) == (m.head, m.count, m.bytes, m.earliest)
         topic = self.engine.get(TOPIC)
         assert topic.evict_floor == m.evict_floor
-        # the records really are cold: only the unsealed tail stays in memory
-        assert topic.log.resident()[0] <= topic.head_seq - topic.hot.sealed_upto
+        settled = not self.node.pending
+        if settled:  # the records really are cold: only the unsealed tail stays in memory
+            assert topic.log.resident()[0] <= topic.head_seq - topic.hot.sealed_upto
+        check_log(topic, settled)
         cold = self.node.datadir.cold
         assert cold.cache.bytes <= cold.cache.capacity
 
@@ -485,5 +533,62 @@ class ColdTopicMachine(RuleBasedStateMachine):
         self._scan(0, 1000, 0)
 
 
+def check_log(topic: Topic, settled: bool) -> None:
+    """The record log's invariants (``recordlog``): chunks ascend without overlap, ``_firsts``
+    mirrors them, each chunk's ``live`` counts its records at or above ``front`` not flagged,
+    no wholly dead chunk leads, ``cold_chunks`` counts the cold ones; a chunk with a live
+    record holds what its resident ``ends`` and ``$ts`` runs say (a cold one's tag summary
+    admits its live records' tags), and the tag index holds every live tagged record of a hot
+    chunk and no live record of a cold one. ``settled`` (no release pending): every sealed
+    chunk is cold."""
+    log = topic.log
+    chunks = log._chunks
+    assert log._firsts == [ch.first_seq for ch in chunks]
+    last = 0
+    for ch in chunks:
+        assert ch.first_seq > last and ch.count == len(ch.ends) > 0
+        last = ch.first_seq + ch.count - 1
+        assert 0 <= ch.front <= ch.count
+        assert ch.live == ch.dead_flags().count(0)
+        if settled and last <= topic.hot.sealed_upto:
+            assert not ch.is_hot, (ch.first_seq, ch.count, topic.hot.sealed_upto)
+        if not ch.live:  # never read again (its segment may be gone: every flag set)
+            continue
+        batch = ch.batch()
+        assert (batch.first_seq, batch.count) == (ch.first_seq, ch.count)
+        if not ch.is_hot:
+            assert isinstance(ch.ts_runs, TsRuns)
+            assert list(ch.ts_runs) == list(batch.ts_runs) and ch.ends == batch.ends
+            live_tags = {t for i, t in enumerate(batch.tags or []) if t is not None and ch.is_live(i)}
+            assert all(
+                ch.tag_summary is not None and ch.tag_summary.may_match(TagMatch(tag, None))
+                for tag in live_tags
+            )
+        elif batch.tags is not None:
+            for i, tag in enumerate(batch.tags):
+                if tag is not None and ch.is_live(i):
+                    assert ch.first_seq + i in topic.tags.eq(tag, ch.first_seq + i + 1)
+    assert last <= log.head_seq
+    assert not chunks or chunks[0].live > 0
+    assert log.cold_chunks == sum(not ch.is_hot for ch in chunks)
+    for tag, seqs in topic.tags._seqs.items():  # the index covers the hot chunks only
+        assert seqs == sorted(seqs), tag
+        for seq in seqs:
+            at = log._at(seq)
+            assert at is None or not at[0].is_live(at[1]) or at[0].is_hot, (tag, seq)
+
+
 ColdTopicMachine.TestCase.settings = COLD_SETTINGS
 test_cold_topic_state_machine = ColdTopicMachine.TestCase
+
+
+class DeferredColdTopicMachine(ColdTopicMachine):
+    """The same topic, its sealed chunks going cold only when :meth:`release` says: deletes,
+    evictions, checkpoints and restarts happen between a seal's export and its release (when
+    ``RecordLog.make_cold`` turns the hot chunks each joined batch covers into one cold chunk)."""
+
+    deferred = True
+
+
+DeferredColdTopicMachine.TestCase.settings = COLD_SETTINGS
+test_cold_topic_released_late = DeferredColdTopicMachine.TestCase
