@@ -182,27 +182,31 @@ class _Chunk:
 
 
 class TsRuns(Sequence[tuple[int, int]]):
-    """A cold chunk's ``$ts`` runs, compact: the ordinals and the ``$ts`` of the runs in two
-    arrays (12 bytes a run, where a list of tuples costs about 100) — a sealed chunk of small
-    writes has a run per write, and it stays resident as long as the chunk is retained.
-    Read-only; indexing yields ``(ordinal, $ts)`` like the list it replaces."""
+    """A cold chunk's ``$ts`` runs, compact: one array of ``ordinal, $ts`` pairs (16 bytes a
+    run, where a list of tuples costs about 100) — a sealed chunk of joined small writes has a
+    run per write, and it stays resident as long as the chunk is retained. Read-only; indexing
+    (negative too) yields ``(ordinal, $ts)`` like the list it replaces."""
 
-    __slots__ = ("_at", "_ts")
+    __slots__ = ("_pairs",)
 
-    def __init__(self, at: array[int], ts: array[int]) -> None:
-        self._at, self._ts = at, ts
+    def __init__(self, pairs: array[int]) -> None:
+        self._pairs = pairs
 
     @classmethod
     def of(cls, runs: Sequence[tuple[int, int]]) -> TsRuns:
         if isinstance(runs, TsRuns):
             return runs
-        return cls(array("I", [at for at, _ in runs]), array("q", [ts for _, ts in runs]))
+        return cls(array("q", [value for run in runs for value in run]))
 
     def __len__(self) -> int:
-        return len(self._at)
+        return len(self._pairs) >> 1
 
     def __getitem__(self, k: int) -> tuple[int, int]:  # type: ignore[override]  # no slices
-        return self._at[k], self._ts[k]
+        if k < 0:
+            k += len(self._pairs) >> 1
+        if not 0 <= k < len(self._pairs) >> 1:
+            raise IndexError(k)
+        return self._pairs[2 * k], self._pairs[2 * k + 1]
 
 
 @dataclass(slots=True)

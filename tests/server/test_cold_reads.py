@@ -141,14 +141,16 @@ class Cold:
 
 
 @contextlib.asynccontextmanager
-async def cold_server(path: Path, *, cache_bytes: int = 0, page_cache: bool = False) -> AsyncIterator[Cold]:
+async def cold_server(
+    path: Path, *, cache_bytes: int = 0, page_cache: bool = False, policy: SegmentPolicy = TINY
+) -> AsyncIterator[Cold]:
     settings = load_settings({"TOPICS_DATA_DIR": str(path), **NO_THROTTLE})
     clock = ManualClock(T0)
     engine = Engine(clock, settings.limits)
     datadir = DataDirectory(
         path,
         fs=FileSystem() if page_cache else NoPageCache(),
-        segment_policy=TINY,
+        segment_policy=policy,
         cache_bytes=cache_bytes,
     )
     app, ctx = build(settings, engine, datadir)
@@ -512,10 +514,20 @@ async def test_a_router_catches_up_from_a_cold_source(cold: Cold) -> None:
 
 # -- one record per write: a chunk per record -------------------------------------------------------
 #
-# A topic written one record at a time and sealed before its chunks merge (16 of a tier) holds one
-# chunk per record. A read then needs a chunk per record it returns: more than one read loads
-# ahead (``recordlog.READ_AHEAD_CHUNKS``), and for a diff more than ``coldreads.MAX_ATTEMPTS``
-# rounds of them. Whatever the shape, a request must not read a chunk on the event loop.
+# A topic written one record at a time and sealed before its chunks merge (16 of a tier), by a
+# server that does not join small writes when it seals them (``SegmentPolicy.join_bytes`` 0: as
+# every server before the join did, so older data directories hold such segments), has one chunk
+# per record. A read then needs a chunk per record it returns: more than one read loads ahead
+# (``recordlog.READ_AHEAD_CHUNKS``), and for a diff more than ``coldreads.MAX_ATTEMPTS`` rounds of
+# them. Whatever the shape, a request must not read a chunk on the event loop.
+
+UNJOINED = SegmentPolicy(max_events=8, max_bytes=4 << 10, max_age_ms=60_000, join_bytes=0)
+
+
+@pytest.fixture
+async def unjoined(tmp_path: Path) -> AsyncIterator[Cold]:
+    async with cold_server(tmp_path / "data", policy=UNJOINED) as server:
+        yield server
 
 
 async def fill_singly(cold: Cold, topic: str, n: int) -> list[Json]:
@@ -530,7 +542,8 @@ async def fill_singly(cold: Cold, topic: str, n: int) -> list[Json]:
     return out
 
 
-async def test_a_max_limit_diff_of_single_record_chunks_reads_off_the_event_loop(cold: Cold) -> None:
+async def test_a_max_limit_diff_of_single_record_chunks_reads_off_the_event_loop(unjoined: Cold) -> None:
+    cold = unjoined
     expected = await fill_singly(cold, "t", 300)
     reads = await Reads.start(cold)
     body = await cold.call("POST", "/v0/topics/t/diff", {"from_seq": 0, "limit": 1000})
@@ -538,7 +551,8 @@ async def test_a_max_limit_diff_of_single_record_chunks_reads_off_the_event_loop
     await reads.check(cold)
 
 
-async def test_a_large_claim_of_single_record_jobs_loads_off_the_event_loop(cold: Cold) -> None:
+async def test_a_large_claim_of_single_record_jobs_loads_off_the_event_loop(unjoined: Cold) -> None:
+    cold = unjoined
     await cold.put("q", {"type": "queue"})
     expected = await fill_singly(cold, "q", 300)
     reads = await Reads.start(cold)
@@ -549,7 +563,8 @@ async def test_a_large_claim_of_single_record_jobs_loads_off_the_event_loop(cold
     await reads.check(cold)
 
 
-async def test_a_deep_work_stream_of_single_record_jobs_loads_off_the_event_loop(cold: Cold) -> None:
+async def test_a_deep_work_stream_of_single_record_jobs_loads_off_the_event_loop(unjoined: Cold) -> None:
+    cold = unjoined
     await cold.put("q", {"type": "queue"})
     expected = await fill_singly(cold, "q", 300)
     reads = await Reads.start(cold)
@@ -569,7 +584,8 @@ async def test_a_deep_work_stream_of_single_record_jobs_loads_off_the_event_loop
     await reads.check(cold)
 
 
-async def test_a_watch_of_single_record_chunks_replays_off_the_event_loop(cold: Cold) -> None:
+async def test_a_watch_of_single_record_chunks_replays_off_the_event_loop(unjoined: Cold) -> None:
+    cold = unjoined
     expected = await fill_singly(cold, "t", 300)
     reads = await Reads.start(cold)
     body = await cold.call("POST", "/v0/watch", {"topics": {"t": {"from_seq": 0}}, "limit": 1000})

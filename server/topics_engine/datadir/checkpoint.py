@@ -39,7 +39,7 @@ from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.segments import SegmentStore
 from ..storage.snapshot import write_snapshot
 from ..topic import Topic
-from .sealing import Sealed, Sealer, hot_batches, mark_sealed, release_sealed, seal_batches
+from .sealing import Sealed, Sealer, SegmentPolicy, hot_batches, mark_sealed, release_sealed, seal_batches
 from .walpersistence import WalPersistence
 
 
@@ -124,7 +124,7 @@ def topic_image(topic: Topic, reserved: int, final: bool = False, shift: int = 0
 
 
 def write_cut(
-    cut: Cut, segments: SegmentStore, max_events: int, snapshot_dir: Path
+    cut: Cut, segments: SegmentStore, policy: SegmentPolicy, snapshot_dir: Path
 ) -> dict[int, list[Sealed]]:
     """The file work of a checkpoint, in order: seal the hot records into segments, flip the
     delete flags (each touched segment fsynced once), write the snapshot atomically, then drop
@@ -144,7 +144,7 @@ def write_cut(
     ``sealing.release_sealed``)."""
     sealed: dict[int, list[Sealed]] = {}
     for topic_id, batches, flags in cut.seals:
-        sealed.setdefault(topic_id, []).extend(seal_batches(segments, topic_id, batches, flags, max_events))
+        sealed.setdefault(topic_id, []).extend(seal_batches(segments, topic_id, batches, flags, policy))
     for topic_id, seqs in cut.flips.items():
         segments.flip_deleted(topic_id, sorted(set(seqs)))
     keep = {tid: segments.live_segments(tid, floor) for tid, floor in cut.earliest.items()}
@@ -209,10 +209,10 @@ class Checkpointer:
             final,
         )
         segments, snapshot_dir = self.sealer.segments, self.snapshot_dir
-        max_events = self.sealer.policy.max_events
+        policy = self.sealer.policy
         wal = self.wal
         await wal.run_task(lambda: None)  # the frames the flips witness are durable
-        sealed = await self.sealer.run(lambda: write_cut(cut, segments, max_events, snapshot_dir))
+        sealed = await self.sealer.run(lambda: write_cut(cut, segments, policy, snapshot_dir))
         release_cut(self.engine, self.sealer.cold, sealed)
         self.sealer.released()
         await wal.trim(lsn)

@@ -152,7 +152,7 @@ class DataDirectory:
         cut = take_cut(engine, routers, schedules, report.next_lsn - 1, report.flips, report.reserved)
         report.flips = {}
         try:
-            sealed = write_cut(cut, self.segments, self.segment_policy.max_events, self.snapshot_dir)
+            sealed = write_cut(cut, self.segments, self.segment_policy, self.snapshot_dir)
         except OSError as err:
             log.error("could not record the heads a crash raised (%s); writes are refused", err)
             self.recovery_failed = err

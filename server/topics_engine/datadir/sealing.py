@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from ..config import Durability
-from ..recordlog import join_small
+from ..recordlog import MERGE_MAX_BYTES, join_small
 from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch
 from ..storage.segments import Segment, SegmentStore
@@ -43,6 +43,9 @@ class SegmentPolicy:
     max_events: int = 100_000
     max_bytes: int = 16 << 20
     max_age_ms: int = 600_000
+    join_bytes: int = MERGE_MAX_BYTES
+    """Sealed chunks are runs of small writes joined up to this size (``recordlog.join_small``;
+    0: every write stays its own chunk, as servers before the join sealed them)."""
 
 
 class Sealer:
@@ -133,10 +136,10 @@ class Sealer:
         mark_sealed(topic)
         if not batches:
             return None
-        segments, topic_id, max_events = self.segments, topic.id, self.policy.max_events
+        segments, topic_id, policy = self.segments, topic.id, self.policy
 
         def task() -> list[Sealed]:
-            return seal_batches(segments, topic_id, batches, flags, max_events)
+            return seal_batches(segments, topic_id, batches, flags, policy)
 
         def release(sealed: list[Sealed]) -> None:
             release_sealed(self.cold, topic, sealed)
@@ -154,15 +157,16 @@ class Sealed:
 
 
 def seal_batches(
-    segments: SegmentStore, topic_id: int, batches: list[RecordBatch], flags: bytes, max_events: int
+    segments: SegmentStore, topic_id: int, batches: list[RecordBatch], flags: bytes, policy: SegmentPolicy
 ) -> list[Sealed]:
     """Segment-thread work: write a topic's exported hot batches (and their gone-flags) into
-    segments of about ``max_events`` records, runs of small batches joined first
-    (``recordlog.join_small``: a cold chunk's resident cost is per chunk, whatever its size)."""
-    joined = join_small(batches)
+    segments of about ``policy.max_events`` records, runs of small batches joined first up to
+    ``policy.join_bytes`` (``recordlog.join_small``: a cold chunk's resident cost is per chunk,
+    whatever its size)."""
+    joined = join_small(batches, policy.join_bytes) if policy.join_bytes else batches
     return [
         Sealed(segments.seal(topic_id, group, group_flags), group)
-        for group, group_flags in segment_groups(joined, flags, max_events)
+        for group, group_flags in segment_groups(joined, flags, policy.max_events)
     ]
 
 
