@@ -25,7 +25,7 @@ import base64
 import binascii
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
@@ -45,7 +45,7 @@ from .bodies import BodyCompiler, BodyDecoder, check_utf8, fields_set
 from .handlers.records import append
 from .responses import await_ack
 from .spec import load_document, routing_document
-from .streams import Sink, SlowConsumer, StreamLoop
+from .streams import SharedStep, Sink, SlowConsumer, StreamLoop
 from .subscriptions import lagged, positions_body, records_in, topic_starts, watch_options
 from .throttle import priority_of
 from .watchframes import ws_frame
@@ -442,6 +442,7 @@ class WebSocketSession:
         loop = self.loop
         try:
             loop.pump = self._pump
+            loop.share = self
             while True:
                 done = self._pump()
                 await loop.settle()
@@ -486,6 +487,44 @@ class WebSocketSession:
                 self.subs.append(self.subs.pop(i))
                 return sub, step
         return None
+
+    # -- Shareable (streams "Broadcast": many sockets at one position, one read and one send) --
+
+    def share_key(self) -> Hashable | None:
+        """Sockets with one subscription of one topic, at the same cursor of it with the same
+        options, write the same frames — unless loading cold records."""
+        subs = self.subs
+        if len(subs) != 1:
+            return None
+        sub = subs[0]
+        reads = self.cold.get(sub)
+        if reads is not None and not reads.idle:
+            return None
+        position = sub.only_dirty()
+        if position is None:
+            return None
+        topic = id(position.topic)
+        return ("ws", position.name, topic, position.cursor, position.live, position.fresh, sub.options)
+
+    def share_read(self) -> SharedStep | None:
+        sub = self.subs[0]
+        position = sub.only_dirty()
+        assert position is not None
+        reads = self.cold.get(sub)
+        if reads is None:
+            reads = self.cold[sub] = ColdReads()
+        step = reads.attempt(lambda: sub.read(position))
+        if step.more or step.ended:
+            return None
+        frames = self.ctx.frames
+        return SharedStep([ws_frame(ev, frames) for ev in step.events], step, records_in(step))
+
+    def share_commit(self, shared: SharedStep) -> None:
+        sub = self.subs[0]
+        position = sub.only_dirty()
+        assert position is not None
+        sub.commit_same(position, shared.step)
+        self.ctx.requests.pushed["websocket"] += shared.records
 
     def close(self) -> None:
         """The socket ended: stop following every topic, drop pending acks' frames, give the

@@ -12,6 +12,7 @@ only to rewind — which a malformed value cannot disturb (ignored, logged).
 from __future__ import annotations
 
 import logging
+from collections.abc import Hashable
 from typing import Any
 
 from topics_engine.coldreads import ColdRead, ColdReads
@@ -22,7 +23,7 @@ from ..context import ServerContext
 from ..errors import NotAcceptable, Unauthorized
 from ..responses import Reply
 from ..sse import RETRY, StreamReply, accepts_event_stream, error_event, heartbeat
-from ..streams import Sink, SlowConsumer, StreamLoop
+from ..streams import SharedStep, Sink, SlowConsumer, StreamLoop
 from ..subscriptions import lagged, positions_body, records_in, topic_starts, watch_options
 from ..throttle import StreamPacer, priorities_of
 from ..validation import ValidatedRequest
@@ -112,6 +113,7 @@ class WatchStream:
         try:
             await loop.send(RETRY)
             loop.pump = self._pump_unless_paced
+            loop.share = self
             while True:
                 if session.owner is not self:
                     await loop.send(error_event(409, "superseded: another stream opened this watch session"))
@@ -162,6 +164,41 @@ class WatchStream:
             sub.commit(step)
             self.ctx.requests.pushed["watch"] += records_in(step)
         return False
+
+    # -- Shareable (streams "Broadcast": many sessions at one position, one read and one send) --
+
+    def share_key(self) -> Hashable | None:
+        """Sessions following one topic, at the same cursor of it with the same options, write
+        the same frames (a one-topic session's ids depend only on the topic and the cursor) —
+        unless taken over, paced (the throttle is on), or loading cold records."""
+        session = self.session
+        sub = session.sub
+        if session.owner is not self or self.ctx.throttle.active or not self.cold.idle:
+            return None
+        position = sub.only_dirty()
+        if position is None:
+            return None
+        topic = id(position.topic)
+        return ("sse", position.name, topic, position.cursor, position.live, position.fresh, sub.options)
+
+    def share_read(self) -> SharedStep | None:
+        session = self.session
+        sub = session.sub
+        position = sub.only_dirty()
+        assert position is not None
+        step = self.cold.attempt(lambda: sub.read(position))
+        if step.more or step.ended:
+            return None
+        name, cache = position.name, self.ctx.frames
+        frames = [sse_frame(ev, session.event_id((name, ev.cursor)), cache) for ev in step.events]
+        return SharedStep(frames, step, records_in(step))
+
+    def share_commit(self, shared: SharedStep) -> None:
+        sub = self.session.sub
+        position = sub.only_dirty()
+        assert position is not None
+        sub.commit_same(position, shared.step)
+        self.ctx.requests.pushed["watch"] += shared.records
 
     def _rewind(self) -> None:
         token = self.last_event_id
