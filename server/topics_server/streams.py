@@ -62,7 +62,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast
 
 from topics_engine.clock import Clock, Timer
 
@@ -94,7 +94,6 @@ class Sink(Protocol):
         goes away meanwhile)."""
 
 
-@runtime_checkable
 class DirectSink(Sink, Protocol):
     """A sink on a socket of its own that frames may be sent to directly (HTTP/1.1 chunked,
     a native WebSocket): the broadcast path of :class:`_PumpBatch`."""
@@ -167,7 +166,7 @@ class StreamLoop:
         self.pump: Callable[[], bool] | None = None
         self.share: Shareable | None = None
         """Set with ``pump`` by a stream whose steps a group may share (the broadcast path)."""
-        self.direct: DirectSink | None = sink if isinstance(sink, DirectSink) else None
+        self.direct: DirectSink | None = cast(DirectSink, sink) if hasattr(sink, "direct_fd") else None
         """The sink, when frames may be sent to its socket directly."""
         self.parked = False
         """The stream's task waits in :meth:`idle` (so a pump may run in its place)."""

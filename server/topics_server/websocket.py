@@ -34,7 +34,7 @@ import msgspec
 import orjson
 from topics_engine.coldreads import ColdRead, ColdReads
 from topics_engine.errors import InvalidRequest, Throttled
-from topics_engine.watch import Subscription
+from topics_engine.watch import Position, Subscription
 
 from . import wire
 from .access import forbid_name, forbid_scopes
@@ -277,6 +277,8 @@ class WebSocketSession:
         self.by_topic: dict[str, Subscription] = {}
         self.pending_acks: set[asyncio.Task[None]] = set()
         self.closed = False
+        self.shared_at: Position | None = None
+        """The position :meth:`share_key` last found to share (read and committed by the group)."""
         self.cold: dict[Subscription, ColdReads] = {}
         """Per subscription, the cold records its last read missed and those loaded for it:
         loaded by the delivery task (never in a pump), pinned until that subscription's read
@@ -500,15 +502,14 @@ class WebSocketSession:
         reads = self.cold.get(sub)
         if reads is not None and not reads.idle:
             return None
-        position = sub.only_dirty()
+        position = self.shared_at = sub.only_dirty()
         if position is None:
             return None
-        topic = id(position.topic)
-        return ("ws", position.name, topic, position.cursor, position.live, position.fresh, sub.options)
+        topic, options = id(position.topic), id(sub.options)  # options are interned: one object
+        return ("ws", position.name, topic, position.cursor, position.live, position.fresh, options)
 
     def share_read(self) -> SharedStep | None:
-        sub = self.subs[0]
-        position = sub.only_dirty()
+        sub, position = self.subs[0], self.shared_at
         assert position is not None
         reads = self.cold.get(sub)
         if reads is None:
@@ -520,10 +521,9 @@ class WebSocketSession:
         return SharedStep([ws_frame(ev, frames) for ev in step.events], step, records_in(step))
 
     def share_commit(self, shared: SharedStep) -> None:
-        sub = self.subs[0]
-        position = sub.only_dirty()
+        position = self.shared_at
         assert position is not None
-        sub.commit_same(position, shared.step)
+        self.subs[0].commit_same(position, shared.step)
         self.ctx.requests.pushed["websocket"] += shared.records
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from topics_engine.coldreads import ColdRead, ColdReads
-from topics_engine.watch import WatchSession
+from topics_engine.watch import Position, WatchSession
 
 from ..bodies import opt
 from ..context import ServerContext
@@ -87,6 +87,8 @@ class WatchStream:
         self.pacer = StreamPacer(ctx.throttle, ctx.engine.clock, "watch throttled under CPU pressure")
         self.cold = ColdReads()
         """Cold records a read of this stream missed: loaded by its task (never in a pump)."""
+        self.shared_at: Position | None = None
+        """The position :meth:`share_key` last found to share (read and committed by the group)."""
 
     def superseded(self) -> None:
         """Another stream took the session (docs/DECISIONS.md, "Takeover"): this one ends at its
@@ -172,20 +174,19 @@ class WatchStream:
         the same frames (a one-topic session's ids depend only on the topic and the cursor) —
         unless taken over, paced (the throttle is on), or loading cold records."""
         session = self.session
-        sub = session.sub
         if session.owner is not self or self.ctx.throttle.active or not self.cold.idle:
             return None
-        position = sub.only_dirty()
+        sub = session.sub
+        position = self.shared_at = sub.only_dirty()
         if position is None:
             return None
-        topic = id(position.topic)
-        return ("sse", position.name, topic, position.cursor, position.live, position.fresh, sub.options)
+        topic, options = id(position.topic), id(sub.options)  # options are interned: one object
+        return ("sse", position.name, topic, position.cursor, position.live, position.fresh, options)
 
     def share_read(self) -> SharedStep | None:
-        session = self.session
-        sub = session.sub
-        position = sub.only_dirty()
+        session, position = self.session, self.shared_at
         assert position is not None
+        sub = session.sub
         step = self.cold.attempt(lambda: sub.read(position))
         if step.more or step.ended:
             return None
@@ -194,10 +195,9 @@ class WatchStream:
         return SharedStep(frames, step, records_in(step))
 
     def share_commit(self, shared: SharedStep) -> None:
-        sub = self.session.sub
-        position = sub.only_dirty()
+        position = self.shared_at
         assert position is not None
-        sub.commit_same(position, shared.step)
+        self.session.sub.commit_same(position, shared.step)
         self.ctx.requests.pushed["watch"] += shared.records
 
     def _rewind(self) -> None:
