@@ -347,11 +347,12 @@ class _PumpBatch:
 
 def _broadcast(members: list[StreamLoop]) -> None:
     """Send one shared step to every member ready for a direct send; the others — and all of
-    them when the step is not one to share — run their own pumps."""
+    them when the step is not one to share — run their own pumps. (Every member has ``share``
+    and ``direct``: :meth:`StreamLoop.share_key` gave it a key.)"""
     ready: list[StreamLoop] = []
     fds: list[int] = []
     for loop in members:
-        fd = loop.direct.direct_fd()  # type: ignore[union-attr]  # share_key checked it
+        fd = cast(DirectSink, loop.direct).direct_fd()
         if fd < 0:
             loop.run_pump()
         else:
@@ -363,34 +364,36 @@ def _broadcast(members: list[StreamLoop]) -> None:
         return
     leader = ready[0]
     try:
-        shared = leader.share.share_read()  # type: ignore[union-attr]
+        shared = cast(Shareable, leader.share).share_read()
     except Exception:  # noqa: BLE001 — the members' own pumps meet it (and their tasks act)
         shared = None
     if shared is None:
         for loop in ready:
             loop.run_pump()
         return
-    data = leader.direct.wire(shared.frames) if shared.frames else b""  # type: ignore[union-attr]
-    sent = send_all(fds, data) if data else [0] * len(ready)
+    data = cast(DirectSink, leader.direct).wire(shared.frames) if shared.frames else b""
     size = len(data)
+    sent = send_all(fds, data) if size else [0] * len(ready)
+    view = memoryview(data)
     now = leader.clock.steady_ms()
     for loop, count in zip(ready, sent, strict=True):
         if count < 0:  # the socket failed: the member's own pump meets the error
             loop.run_pump()
             continue
         loop._pump_due = False
-        sink = loop.direct
-        assert sink is not None and loop.share is not None
-        if count < size:
+        blocked = False
+        if count < size:  # the rest through the transport: its flow control takes over
+            sink = cast(DirectSink, loop.direct)
             try:
-                sink.write_wire(memoryview(data)[count:])
+                sink.write_wire(view[count:])
             except ConnectionError:  # gone meanwhile: its task ends the stream
                 loop._woken.set()
                 continue
-        loop.share.share_commit(shared)
+            blocked = sink.blocked
+        cast(Shareable, loop.share).share_commit(shared)
         if size:
             loop.sent_ms = now
-        if sink.blocked:  # as a pump stops: the task waits for the client
+        if blocked:  # as a pump stops: the task waits for the client
             loop._woken.set()
 
 
