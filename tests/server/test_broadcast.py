@@ -17,11 +17,14 @@ Covered:
   position); once it reads again it gets every frame — the same bytes as without the path.
 - a subscriber that disconnects just before a broadcast: its send fails, its own path meets the
   error and its stream ends (the session is let go); the others get their frames.
+- a real ``topics serve`` (uvloop's transports): SSE and WebSocket subscribers at one position
+  get the same bytes, and one that stops reading mid-way gets every record once it reads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import errno
 import json
 import socket
@@ -29,6 +32,7 @@ import struct
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -42,6 +46,7 @@ from topics_server.http import HttpProtocol, HttpServer
 from topics_server.streams import StreamLoop
 
 from .native import native_server, until
+from .processes import ServerProcess
 
 TIMEOUT = 5.0
 BIG = "x" * 400_000
@@ -224,6 +229,30 @@ WS_UPGRADE = (
 # -- the scenarios ---------------------------------------------------------------------------------
 
 
+async def subscribe(
+    http: httpx.AsyncClient, port: int, kind: str, start: dict[str, Any], rcvbuf: int | None = None
+) -> Tap:
+    """One subscriber of topic ``t`` from ``start`` — a watch session's stream (``sse``) or a
+    WebSocket (``ws``) — read until it caught up."""
+    if kind == "sse":
+        r = await http.post("/v0/watch", json={"topics": {"t": start}})
+        assert r.status_code == 200, r.text
+        path = r.json()["stream_url"]
+        request = f"GET {path} HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n".encode()
+        tap = await Tap.connect(port, request, rcvbuf)
+    else:
+        tap = await Tap.connect(port, WS_UPGRADE, rcvbuf)
+        await tap.read_until(lambda raw: b"\r\n\r\n" in raw)
+        command = {"op": "subscribe", "request_id": "s", "topic": "t", **start}
+        tap.writer.write(client_text(orjson.dumps(command)))
+    try:
+        await tap.read_until(lambda raw: caught_up(kind, raw))
+    except BaseException:
+        tap.close()
+        raise
+    return tap
+
+
 @dataclass
 class Run:
     port: int
@@ -240,20 +269,8 @@ class Run:
         self.ctx.engine.append("t", [{"data": d} for d in datas])
 
     async def subscribe(self, start: dict[str, Any], rcvbuf: int | None = None) -> Tap:
-        """One subscriber of topic ``t`` from ``start``, read until it caught up."""
-        if self.kind == "sse":
-            r = await self.http.post("/v0/watch", json={"topics": {"t": start}})
-            assert r.status_code == 200, r.text
-            path = r.json()["stream_url"]
-            request = f"GET {path} HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n".encode()
-            tap = await Tap.connect(self.port, request, rcvbuf)
-        else:
-            tap = await Tap.connect(self.port, WS_UPGRADE, rcvbuf)
-            await tap.read_until(lambda raw: b"\r\n\r\n" in raw)
-            command = {"op": "subscribe", "request_id": "s", "topic": "t", **start}
-            tap.writer.write(client_text(orjson.dumps(command)))
+        tap = await subscribe(self.http, self.port, self.kind, start, rcvbuf)
         self.taps.append(tap)
-        await tap.read_until(lambda raw: caught_up(self.kind, raw))
         return tap
 
     def connection(self, tap: Tap) -> HttpProtocol:
@@ -453,3 +470,44 @@ async def test_a_subscriber_that_disconnects_mid_broadcast(
     (count, size, sent), after = sends
     assert count == N and sent[1] < 0 and sent[:1] + sent[2:] == [size] * (N - 1)
     assert after[0] == N - 1
+
+
+async def test_a_real_server_on_uvloop(tmp_path: Path) -> None:
+    """``topics serve`` as its own process (uvloop): N SSE and N WebSocket subscribers at one
+    position, the last of each kind with a small receive buffer and not reading; writes of one
+    record, a BIG one (which the slow ones cannot take), then more. The readers get the same
+    bytes of their kind; the slow ones, once they read, every record in order."""
+    taps: dict[str, list[Tap]] = {"sse": [], "ws": []}
+    with ServerProcess(tmp_path / "data") as server:
+        async with httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT) as http:
+            try:
+                r = await http.put("/v0/topics/t", json={"durability": "memory"})
+                assert r.status_code in (200, 201), r.text
+                for kind, group in taps.items():
+                    for i in range(N):
+                        slow = 4096 if i == N - 1 else None
+                        group.append(await subscribe(http, server.port, kind, {"tail": True}, slow))
+                readers = [(kind, tap) for kind, group in taps.items() for tap in group[:-1]]
+                for n, data in enumerate([0, 1, BIG, 3, 4], start=1):
+                    r = await http.post("/v0/topics/t", json={"records": [{"data": data}]})
+                    assert r.status_code == 200, r.text
+                    for kind, tap in readers:
+                        await tap.read_until(frames_at_least(kind, n))
+                for kind, group in taps.items():
+                    await group[-1].read_until(lambda raw, kind=kind: all_seqs(kind, raw) == [1, 2, 3, 4, 5])
+                    assert len({after_head(tap.data) for tap in group[:-1]}) == 1
+                    assert all(all_seqs(kind, tap.data) == [1, 2, 3, 4, 5] for tap in group)
+                last = sse_events(after_head(taps["sse"][-1].data))[-1]
+                assert last["event"] == "record" and json.loads(b64(last["id"])) == {"t": 5}
+            finally:
+                for group in taps.values():
+                    for tap in group:
+                        tap.close()
+
+
+def all_seqs(kind: str, raw: bytes | bytearray) -> list[int]:
+    return [seq for frame in record_seqs(kind, after_head(raw)) for seq in frame]
+
+
+def b64(token: str) -> bytes:
+    return base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
