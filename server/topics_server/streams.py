@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
@@ -67,6 +68,8 @@ from typing import Any, Protocol, cast
 from topics_engine.clock import Clock, Timer
 
 from .broadcast import send_all
+
+log = logging.getLogger("topics.streams")
 
 BUFFER_GRACE_MS = 5_000
 SLOW_CONSUMER_TIMEOUT_MS = 30_000
@@ -341,8 +344,15 @@ class _PumpBatch:
         for members in groups.values():
             if len(members) == 1:
                 members[0].run_pump()
-            else:
+                continue
+            try:
                 _broadcast(members)
+            except Exception:  # never expected; no stream may be left unwoken
+                log.exception("broadcast to %d streams failed; their tasks take over", len(members))
+                for loop in members:
+                    if loop._pump_due:
+                        loop._pump_due = False
+                        loop._woken.set()
 
 
 def _broadcast(members: list[StreamLoop]) -> None:

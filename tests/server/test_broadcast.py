@@ -372,6 +372,22 @@ async def test_subscribers_at_one_position_get_one_send_of_the_same_bytes(
         assert count == N and sent == [size] * N
 
 
+async def test_a_failing_broadcast_leaves_the_streams_to_their_tasks(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Never expected, but no stream may be left unwoken: the group's tasks pump themselves."""
+    async with running(monkeypatch, "sse", broadcast=False) as run:
+        alone = await at_one_position(run)
+
+    def failing(fds: list[int], data: bytes) -> list[int]:
+        raise RuntimeError("send_all failed")
+
+    monkeypatch.setattr(streams, "send_all", failing)
+    async with running(monkeypatch, "sse", broadcast=True) as run:
+        assert await at_one_position(run) == alone
+    assert "broadcast to 4 streams failed" in caplog.text
+
+
 async def one_stops_reading(run: Run) -> list[bytes]:
     """N - 1 subscribers that read and one (the last) that stops: its socket takes part of the
     first BIG frame and its transport the rest, which pauses it; two more BIG writes reach the
