@@ -17,6 +17,8 @@ Covered:
   position); once it reads again it gets every frame — the same bytes as without the path.
 - a subscriber that disconnects just before a broadcast: its send fails, its own path meets the
   error and its stream ends (the session is let go); the others get their frames.
+- under the throttle's cutoff: watch streams on a topic below it are paced by their tasks (no
+  broadcast), on a topic at or above it they share the send as before.
 - a real ``topics serve`` (uvloop's transports): SSE and WebSocket subscribers at one position
   get the same bytes, and one that stops reading mid-way gets every record once it reads.
 """
@@ -144,6 +146,14 @@ class Tap:
             assert chunk, f"the server closed the connection; have {bytes(self.data[-300:])!r}"
             self.data += chunk
 
+    async def read_some(self, timeout: float) -> None:
+        """What arrives within ``timeout`` seconds, if anything."""
+        try:
+            chunk = await asyncio.wait_for(self.reader.read(1 << 20), timeout)
+        except TimeoutError:
+            return
+        self.data += chunk
+
     def reset(self) -> None:
         """Close with a reset (SO_LINGER 0): the server's socket fails its next send at once."""
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -230,12 +240,17 @@ WS_UPGRADE = (
 
 
 async def subscribe(
-    http: httpx.AsyncClient, port: int, kind: str, start: dict[str, Any], rcvbuf: int | None = None
+    http: httpx.AsyncClient,
+    port: int,
+    kind: str,
+    start: dict[str, Any],
+    rcvbuf: int | None = None,
+    **options: Any,
 ) -> Tap:
-    """One subscriber of topic ``t`` from ``start`` — a watch session's stream (``sse``) or a
-    WebSocket (``ws``) — read until it caught up."""
+    """One subscriber of topic ``t`` from ``start`` — a watch session's stream (``sse``, with
+    the session's ``options``) or a WebSocket (``ws``) — read until it caught up."""
     if kind == "sse":
-        r = await http.post("/v0/watch", json={"topics": {"t": start}})
+        r = await http.post("/v0/watch", json={"topics": {"t": start}, **options})
         assert r.status_code == 200, r.text
         path = r.json()["stream_url"]
         request = f"GET {path} HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n\r\n".encode()
@@ -268,8 +283,8 @@ class Run:
         await (so nothing of the server runs in between)."""
         self.ctx.engine.append("t", [{"data": d} for d in datas])
 
-    async def subscribe(self, start: dict[str, Any], rcvbuf: int | None = None) -> Tap:
-        tap = await subscribe(self.http, self.port, self.kind, start, rcvbuf)
+    async def subscribe(self, start: dict[str, Any], rcvbuf: int | None = None, **options: Any) -> Tap:
+        tap = await subscribe(self.http, self.port, self.kind, start, rcvbuf, **options)
         self.taps.append(tap)
         return tap
 
@@ -386,6 +401,42 @@ async def test_a_failing_broadcast_leaves_the_streams_to_their_tasks(
     async with running(monkeypatch, "sse", broadcast=True) as run:
         assert await at_one_position(run) == alone
     assert "broadcast to 4 streams failed" in caplog.text
+
+
+async def under_the_cutoff(run: Run, priority: int) -> list[bytes]:
+    """N watch sessions on ``t`` (of ``priority``; heartbeats a minute apart), then the
+    throttle's cutoff at 500: two writes, each read by all while the clock moves on in steps of
+    the pacing pause (100 ms at no pressure) until they have it."""
+    r = await run.http.put("/v0/topics/t", json={"priority": priority})
+    assert r.status_code == 200, r.text
+    taps = [await run.subscribe({"tail": True}, heartbeat_ms=60_000) for _ in range(N)]
+    run.ctx.throttle.cutoff = 500
+    clock = run.ctx.engine.clock
+    assert isinstance(clock, ManualClock)
+    loop = asyncio.get_running_loop()
+    for n in (1, 2):
+        await run.parked(N)
+        run.append(n)
+        deadline = loop.time() + TIMEOUT
+        while not all(frames_at_least(run.kind, n)(tap.data) for tap in taps):
+            assert loop.time() < deadline, "not delivered in time"
+            for tap in taps:
+                await tap.read_some(0.01)
+            clock.advance(100)  # a paced stream's pause (none of them waits for a heartbeat)
+    return [after_head(tap.data) for tap in taps]
+
+
+@pytest.mark.parametrize(("priority", "shared"), [(0, False), (900, True)])
+async def test_under_the_throttle_paced_streams_keep_their_own_path(
+    monkeypatch: pytest.MonkeyPatch, sends: list[Send], priority: int, shared: bool
+) -> None:
+    async with running(monkeypatch, "sse", broadcast=False) as run:
+        alone = await under_the_cutoff(run, priority)
+    async with running(monkeypatch, "sse", broadcast=True) as run:
+        assert await under_the_cutoff(run, priority) == alone
+    paced = [e for e in sse_events(alone[0]) if e.get("event") == "error"]
+    assert len(paced) == (0 if shared else 1)  # the advisory 429, once per episode
+    assert [count for count, _, _ in sends] == ([N, N] if shared else [])
 
 
 async def one_stops_reading(run: Run) -> list[bytes]:

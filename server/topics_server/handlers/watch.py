@@ -172,9 +172,13 @@ class WatchStream:
     def share_key(self) -> Hashable | None:
         """Sessions following one topic, at the same cursor of it with the same options, write
         the same frames (a one-topic session's ids depend only on the topic and the cursor) —
-        unless taken over, paced (the throttle is on), or loading cold records."""
+        unless taken over, paced (as :meth:`_pump_unless_paced`: the throttle's cutoff is over
+        every topic it serves), or loading cold records."""
         session = self.session
-        if session.owner is not self or self.ctx.throttle.active or not self.cold.idle:
+        if session.owner is not self or not self.cold.idle:
+            return None
+        throttle = self.ctx.throttle
+        if throttle.active and throttle.stream_pause_ms(self._priorities()):
             return None
         sub = session.sub
         position = self.shared_at = sub.only_dirty()
