@@ -332,7 +332,10 @@ class _PumpBatch:
             self._due = []
         groups: dict[Hashable, list[StreamLoop]] = {}
         for loop in due:
-            key = loop.share_key()
+            try:
+                key = loop.share_key()
+            except Exception:  # noqa: BLE001 — never expected: the stream runs alone
+                key = None
             if key is None:
                 loop.run_pump()
             else:
