@@ -1,6 +1,6 @@
-"""Builds the one C extension (the record codec's hot loop; without a C compiler the build stops
-saying so) and puts the OpenAPI document into the ``topics_server`` package of a wheel;
-everything else is in pyproject.toml.
+"""Builds the C extensions (the record codec's hot loop, the live fan-out's broadcast send;
+without a C compiler the build stops saying so) and puts the OpenAPI document into the
+``topics_server`` package of a wheel; everything else is in pyproject.toml.
 
 ``openapi/v0.yaml`` (and the OAS 3.1 meta-schema beside it) stays the single source of truth in
 the repository: a build copies it to ``topics_server/openapi/`` (``spec.py`` reads that copy
@@ -34,14 +34,15 @@ class BuildWithSpec(build_py):
 
 
 class BuildCodec(build_ext):
-    """``build_ext``, failing with what to do when the C codec cannot be compiled."""
+    """``build_ext``, failing with what to do when a C extension cannot be compiled."""
 
     def run(self) -> None:
         try:
             super().run()
         except Exception as err:
             raise SystemExit(
-                f"topics: building the record codec (server/topics_engine/_codec.c) failed: {err}\n"
+                "topics: building the record codec (server/topics_engine/_codec.c) or the broadcast "
+                f"send (server/topics_server/broadcast.c) failed: {err}\n"
                 "It needs a C compiler and the Python headers: on Debian/Ubuntu "
                 "`apt-get install gcc libc6-dev python3-dev`, then install again — or install "
                 "the prebuilt wheel instead of the sdist."
@@ -55,6 +56,11 @@ setup(
             "topics_engine._codec",
             ["server/topics_engine/_codec.c"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", *STRICT],
-        )
+        ),
+        Extension(
+            "topics_server.broadcast",
+            ["server/topics_server/broadcast.c"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", *STRICT],
+        ),
     ],
 )

@@ -315,6 +315,16 @@ def test_each_protocol_stays_in_its_transport_module() -> None:
     assert not graph["topics_server.transport"] & {"topics_server.http", "topics_server.http2"}
 
 
+def test_only_the_pump_batch_sends_to_sockets_directly() -> None:
+    """``broadcast`` (C: ``send`` on raw descriptors) is used by ``streams`` alone, whose pump
+    batch sends only to sockets whose transport holds no unsent bytes (``streams``,
+    "Broadcast"); anywhere else a direct send could overtake bytes a transport still holds."""
+    graph = _import_graph()
+    assert "topics_server.broadcast" in graph
+    users = {module for module, targets in graph.items() if "topics_server.broadcast" in targets}
+    assert users == {"topics_server.streams"}
+
+
 def test_the_console_module_serves_files_and_knows_nothing_else() -> None:
     """``topics_server.console`` serves static files only: it imports the served-file resource
     of ``apidocs`` and no engine, handler or transport (the page's data comes from ``/v0``

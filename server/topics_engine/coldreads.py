@@ -72,6 +72,11 @@ class ColdReads:
         self.release()
         return result
 
+    @property
+    def idle(self) -> bool:
+        """Nothing to load and nothing pinned: a read elsewhere may stand for this reader's."""
+        return not self.missing and not self._pinned
+
     def progresses(self) -> bool:
         """Whether the last miss names a chunk this reader has not loaded yet: loading it moves
         the read on, while a miss of loaded chunks only would repeat forever (their segment

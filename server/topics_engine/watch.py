@@ -438,6 +438,23 @@ class Subscription:
             events.append(CaughtUpEvent(position.name, upto, cursor))  # strong: the durable head
         return Step(position, events, cursor, caught_up, more=not caught_up)
 
+    def only_dirty(self) -> Position | None:
+        """The position to read next when it is the subscription's only one and the only topic
+        dirty (the common live watch: a step that may be shared with other subscriptions)."""
+        positions, dirty = self.positions, self.dirty
+        if len(positions) != 1 or len(dirty) != 1:
+            return None
+        return positions.get(next(iter(dirty)))
+
+    def commit_same(self, position: Position, step: Step) -> None:
+        """Commit at ``position`` a step read at the very same place for another subscription —
+        the same topic, cursor, ``live`` and ``fresh``, and the same options, hence the same
+        read — whose frames went out to this one too: what :meth:`next_step` then
+        :meth:`commit` of its own read would do. Only for a step neither ``more`` nor ``ended``."""
+        self.dirty.pop(position.name, None)
+        position.fresh = False
+        position.cursor, position.live = step.cursor, step.live
+
     def commit(self, step: Step) -> None:
         """The step's frames went out: its position moves on."""
         position = step.position

@@ -159,6 +159,10 @@ class HttpProtocol(asyncio.Protocol):
         self.upgrade_data: bytearray | None = None
         """Bytes after an upgrade request's head (set once the parser met the upgrade)."""
         self.websocket: _NativeWebSocket | None = None
+        self.fd = -1
+        """The socket's descriptor (cached at ``connection_made``; -1 for a TLS transport, whose
+        bytes must go through it): a stream's frames may be sent to it directly
+        (``streams`` "Broadcast", :meth:`direct_fd`)."""
 
     # -- connection -------------------------------------------------------------------------------
 
@@ -172,6 +176,8 @@ class HttpProtocol(asyncio.Protocol):
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if transport.get_extra_info("sslcontext") is None:
+                self.fd = sock.fileno()
         self.server.connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -270,6 +276,22 @@ class HttpProtocol(asyncio.Protocol):
         ):
             self.transport.resume_reading()
             self.reading_paused = False
+
+    def direct_fd(self) -> int:
+        """The socket's descriptor if bytes sent to it now go out in order, else -1: the
+        connection is open and not winding down, the client takes what it is sent, and the
+        transport is not closing and holds no unsent bytes (``streams`` "Broadcast")."""
+        transport = self.transport
+        if (
+            self.closed
+            or self.write_paused
+            or self.ending
+            or transport is None
+            or transport.is_closing()
+            or transport.get_write_buffer_size()
+        ):
+            return -1
+        return self.fd
 
     async def drain(self) -> None:
         if self.closed:
@@ -512,6 +534,20 @@ class _ChunkedSink:
     async def drain(self) -> None:
         await self.conn.drain()
 
+    # -- DirectSink (streams "Broadcast") -------------------------------------------------------
+
+    def direct_fd(self) -> int:
+        return self.conn.direct_fd()
+
+    def wire(self, frames: list[Frame]) -> bytes:
+        return b"".join([_chunk(frame if isinstance(frame, bytes) else b"".join(frame)) for frame in frames])
+
+    def write_wire(self, data: memoryview) -> None:
+        conn = self.conn
+        if conn.closed or conn.transport is None:
+            raise ConnectionResetError("client went away")
+        conn.transport.write(data)
+
 
 class _NativeWebSocket:
     """A WebSocket on an :class:`HttpProtocol` connection: the :class:`MessageSink` of its
@@ -545,6 +581,24 @@ class _NativeWebSocket:
 
     async def drain(self) -> None:
         await self.conn.drain()
+
+    # -- DirectSink (streams "Broadcast") -------------------------------------------------------
+
+    def direct_fd(self) -> int:
+        return -1 if self.protocol.state is not State.OPEN else self.conn.direct_fd()
+
+    def wire(self, frames: list[Frame]) -> bytes:
+        out: list[bytes | memoryview] = []
+        for frame in frames:
+            payload = frame if isinstance(frame, bytes) else b"".join(frame)
+            out += (text_frame_head(len(payload)), payload)
+        return b"".join(out)
+
+    def write_wire(self, data: memoryview) -> None:
+        transport = self.conn.transport
+        if self.closed or transport is None:
+            raise ConnectionResetError("client went away")
+        transport.write(data)
 
     def ping(self, payload: bytes) -> None:
         if not self.closed:

@@ -26,6 +26,32 @@ a thousand task switches. The batch runs after the current callback, so the writ
 it is answered first, and in slices of :data:`PUMP_SLICE` streams, one per event-loop iteration,
 so requests on other connections are not held behind a fan-out to thousands.
 
+**Broadcast** (the live fan-out's fast path). Streams woken in one slice whose next step is
+the very same read — a :class:`Shareable` stream gives the same :meth:`Shareable.share_key`:
+one dirty topic, the same topic, cursor, liveness and options — and whose sink is a
+:class:`DirectSink` ready for a direct send form a group: the first member reads the step
+(:meth:`Shareable.share_read`), its frames are put in wire form once (chunk framing or WebSocket
+frame heads included) and :func:`broadcast.send_all` hands the bytes to every member's socket
+in one call (the GIL released, no Python per socket); then each member commits the step
+(:meth:`Shareable.share_commit`) as its own pump would have. What a socket did not take goes to
+its transport (``write``: the transport's buffering and pause/resume flow control take over, so
+backpressure and the slow-consumer rules are unchanged); a socket that failed (EPIPE,
+ECONNRESET, ...) and everything unusual — a read not caught up, a topic deleted, a cold read,
+a group of one — runs the member's own pump, as without the fast path. Each member's bytes are
+exactly those its pump would have written.
+
+A direct send is in order only while the connection's transport holds no unsent bytes
+(:meth:`DirectSink.direct_fd` checks it at once before the send; nothing runs in between).
+Checked in uvloop's ``handles/stream.pyx`` (0.22/0.23): ``UVStream.write`` does not defer to
+the end of the iteration — with the protocol not paused and libuv's write queue empty it tries
+the write at once, buffering only the rest; a paused protocol's writes wait in ``_buffer`` for
+the loop's check phase. ``get_write_buffer_size()`` is libuv's ``write_queue_size`` plus
+``_buffer_size`` — every byte accepted and not yet given to the kernel — so 0 means none is
+waiting. asyncio's selector transport likewise writes at once when its buffer is empty, and
+counts its buffer in ``get_write_buffer_size()``. A transport that is closing (``is_closing()``)
+is never sent to directly: uvloop closes the descriptor as it starts closing, and the number
+could meanwhile name another connection.
+
 Time is the engine's clock (a test moves a :class:`ManualClock` to fire heartbeats and
 timeouts); every wait is woken on the event loop.
 """
@@ -34,10 +60,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import Protocol
+import logging
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
 from topics_engine.clock import Clock, Timer
+
+from .broadcast import send_all
+
+log = logging.getLogger("topics.streams")
 
 BUFFER_GRACE_MS = 5_000
 SLOW_CONSUMER_TIMEOUT_MS = 30_000
@@ -63,6 +95,47 @@ class Sink(Protocol):
     async def drain(self) -> None:
         """Return once the sink is no longer blocked (``ConnectionResetError`` if the client
         goes away meanwhile)."""
+
+
+class DirectSink(Sink, Protocol):
+    """A sink on a socket of its own that frames may be sent to directly (HTTP/1.1 chunked,
+    a native WebSocket): the broadcast path of :class:`_PumpBatch`."""
+
+    def direct_fd(self) -> int:
+        """The socket's descriptor if bytes sent to it now go out in order — the connection is
+        open, not closing, not paused, and its transport holds no unsent bytes — else -1."""
+
+    def wire(self, frames: list[Frame]) -> bytes:
+        """The bytes :meth:`write` of each of ``frames`` would hand the transport, joined."""
+
+    def write_wire(self, data: memoryview) -> None:
+        """Hand the transport wire bytes (the rest of a direct send that the socket did not
+        take), as :meth:`write` would."""
+
+
+@dataclass(slots=True)
+class SharedStep:
+    """A step read once for a group of streams at the same place: its frames, the engine's step
+    (committed by each member) and the records it carries (the pushed-records counter)."""
+
+    frames: list[Frame]
+    step: Any
+    records: int
+
+
+class Shareable(Protocol):
+    """A stream whose next step a group may share (see "Broadcast" above)."""
+
+    def share_key(self) -> Hashable | None:
+        """Equal for streams whose next step is the very same read, hence the very same bytes;
+        ``None`` when this stream's next step is its own (its pump runs)."""
+
+    def share_read(self) -> SharedStep | None:
+        """Read the next step for the group (nothing committed); ``None`` when it is not one to
+        share (not caught up, the topic ended, a cold read): every member pumps itself."""
+
+    def share_commit(self, shared: SharedStep) -> None:
+        """``shared``'s frames went to this stream: commit its step here."""
 
 
 class SlowConsumer(Exception):
@@ -94,6 +167,10 @@ class StreamLoop:
         self.sent_ms = clock.steady_ms()
         """When a frame was last written (the steady clock: heartbeats measure quiet time)."""
         self.pump: Callable[[], bool] | None = None
+        self.share: Shareable | None = None
+        """Set with ``pump`` by a stream whose steps a group may share (the broadcast path)."""
+        self.direct: DirectSink | None = cast(DirectSink, sink) if hasattr(sink, "direct_fd") else None
+        """The sink, when frames may be sent to its socket directly."""
         self.parked = False
         """The stream's task waits in :meth:`idle` (so a pump may run in its place)."""
         self._pump_due = False
@@ -180,6 +257,13 @@ class StreamLoop:
         if not done:
             self._woken.set()
 
+    def share_key(self) -> Hashable | None:
+        """The group this woken stream's pump may join (``None``: it runs alone)."""
+        share = self.share
+        if share is None or self.direct is None or not self.parked or self.pump is None:
+            return None
+        return share.share_key()
+
     async def idle(self, timeout_ms: int | None = None) -> None:
         """Wait until :meth:`wake` (returns at once if woken since the last idle), or until
         ``timeout_ms`` passed; send a heartbeat if one fell due meanwhile."""
@@ -246,8 +330,84 @@ class _PumpBatch:
             asyncio.get_running_loop().call_soon(self._run)  # after the sockets are polled
         else:
             self._due = []
+        groups: dict[Hashable, list[StreamLoop]] = {}
         for loop in due:
+            try:
+                key = loop.share_key()
+            except Exception:  # noqa: BLE001 — never expected: the stream runs alone
+                key = None
+            if key is None:
+                loop.run_pump()
+            else:
+                members = groups.get(key)
+                if members is None:
+                    groups[key] = [loop]
+                else:
+                    members.append(loop)
+        for members in groups.values():
+            if len(members) == 1:
+                members[0].run_pump()
+                continue
+            try:
+                _broadcast(members)
+            except Exception:  # never expected; no stream may be left unwoken
+                log.exception("broadcast to %d streams failed; their tasks take over", len(members))
+                for loop in members:
+                    if loop._pump_due:
+                        loop._pump_due = False
+                        loop._woken.set()
+
+
+def _broadcast(members: list[StreamLoop]) -> None:
+    """Send one shared step to every member ready for a direct send; the others — and all of
+    them when the step is not one to share — run their own pumps. (Every member has ``share``
+    and ``direct``: :meth:`StreamLoop.share_key` gave it a key.)"""
+    ready: list[StreamLoop] = []
+    fds: list[int] = []
+    for loop in members:
+        fd = cast(DirectSink, loop.direct).direct_fd()
+        if fd < 0:
             loop.run_pump()
+        else:
+            ready.append(loop)
+            fds.append(fd)
+    if len(ready) < 2:
+        for loop in ready:
+            loop.run_pump()
+        return
+    leader = ready[0]
+    try:
+        shared = cast(Shareable, leader.share).share_read()
+    except Exception:  # noqa: BLE001 — the members' own pumps meet it (and their tasks act)
+        shared = None
+    if shared is None:
+        for loop in ready:
+            loop.run_pump()
+        return
+    data = cast(DirectSink, leader.direct).wire(shared.frames) if shared.frames else b""
+    size = len(data)
+    sent = send_all(fds, data) if size else [0] * len(ready)
+    view = memoryview(data)
+    now = leader.clock.steady_ms()
+    for loop, count in zip(ready, sent, strict=True):
+        if count < 0:  # the socket failed: the member's own pump meets the error
+            loop.run_pump()
+            continue
+        loop._pump_due = False
+        blocked = False
+        if count < size:  # the rest through the transport: its flow control takes over
+            sink = cast(DirectSink, loop.direct)
+            try:
+                sink.write_wire(view[count:])
+            except ConnectionError:  # gone meanwhile: its task ends the stream
+                loop._woken.set()
+                continue
+            blocked = sink.blocked
+        cast(Shareable, loop.share).share_commit(shared)
+        if size:
+            loop.sent_ms = now
+        if blocked:  # as a pump stops: the task waits for the client
+            loop._woken.set()
 
 
 _PUMPS = _PumpBatch()

@@ -25,7 +25,7 @@ import base64
 import binascii
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,7 +34,7 @@ import msgspec
 import orjson
 from topics_engine.coldreads import ColdRead, ColdReads
 from topics_engine.errors import InvalidRequest, Throttled
-from topics_engine.watch import Subscription
+from topics_engine.watch import Position, Subscription
 
 from . import wire
 from .access import forbid_name, forbid_scopes
@@ -45,7 +45,7 @@ from .bodies import BodyCompiler, BodyDecoder, check_utf8, fields_set
 from .handlers.records import append
 from .responses import await_ack
 from .spec import load_document, routing_document
-from .streams import Sink, SlowConsumer, StreamLoop
+from .streams import SharedStep, Sink, SlowConsumer, StreamLoop
 from .subscriptions import lagged, positions_body, records_in, topic_starts, watch_options
 from .throttle import priority_of
 from .watchframes import ws_frame
@@ -277,6 +277,8 @@ class WebSocketSession:
         self.by_topic: dict[str, Subscription] = {}
         self.pending_acks: set[asyncio.Task[None]] = set()
         self.closed = False
+        self.shared_at: Position | None = None
+        """The position :meth:`share_key` last found to share (read and committed by the group)."""
         self.cold: dict[Subscription, ColdReads] = {}
         """Per subscription, the cold records its last read missed and those loaded for it:
         loaded by the delivery task (never in a pump), pinned until that subscription's read
@@ -442,6 +444,7 @@ class WebSocketSession:
         loop = self.loop
         try:
             loop.pump = self._pump
+            loop.share = self
             while True:
                 done = self._pump()
                 await loop.settle()
@@ -486,6 +489,42 @@ class WebSocketSession:
                 self.subs.append(self.subs.pop(i))
                 return sub, step
         return None
+
+    # -- Shareable (streams "Broadcast": many sockets at one position, one read and one send) --
+
+    def share_key(self) -> Hashable | None:
+        """Sockets with one subscription of one topic, at the same cursor of it with the same
+        options, write the same frames — unless loading cold records."""
+        subs = self.subs
+        if len(subs) != 1:
+            return None
+        sub = subs[0]
+        reads = self.cold.get(sub)
+        if reads is not None and not reads.idle:
+            return None
+        position = self.shared_at = sub.only_dirty()
+        if position is None:
+            return None
+        topic, options = id(position.topic), id(sub.options)  # options are interned: one object
+        return ("ws", position.name, topic, position.cursor, position.live, position.fresh, options)
+
+    def share_read(self) -> SharedStep | None:
+        sub, position = self.subs[0], self.shared_at
+        assert position is not None
+        reads = self.cold.get(sub)
+        if reads is None:
+            reads = self.cold[sub] = ColdReads()
+        step = reads.attempt(lambda: sub.read(position))
+        if step.more or step.ended:
+            return None
+        frames = self.ctx.frames
+        return SharedStep([ws_frame(ev, frames) for ev in step.events], step, records_in(step))
+
+    def share_commit(self, shared: SharedStep) -> None:
+        position = self.shared_at
+        assert position is not None
+        self.subs[0].commit_same(position, shared.step)
+        self.ctx.requests.pushed["websocket"] += shared.records
 
     def close(self) -> None:
         """The socket ended: stop following every topic, drop pending acks' frames, give the

@@ -41,14 +41,15 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_the_sdist_carries_the_spec_and_the_codec_source(dist: Path) -> None:
+def test_the_sdist_carries_the_spec_and_the_c_sources(dist: Path) -> None:
     (sdist,) = dist.glob("topics-*.tar.gz")
     with tarfile.open(sdist) as tar:
         names = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
-    assert {"openapi/v0.yaml", "server/topics_engine/_codec.c", "setup.py", "pyproject.toml"} <= names
+    sources = {"server/topics_engine/_codec.c", "server/topics_server/broadcast.c"}
+    assert {"openapi/v0.yaml", *sources, "setup.py", "pyproject.toml"} <= names
 
 
-def test_the_wheel_carries_the_spec_the_codec_and_the_sdk_type_marker(dist: Path) -> None:
+def test_the_wheel_carries_the_spec_the_c_extensions_and_the_sdk_type_marker(dist: Path) -> None:
     (wheel,) = dist.glob("topics-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
@@ -57,6 +58,7 @@ def test_the_wheel_carries_the_spec_the_codec_and_the_sdk_type_marker(dist: Path
     console = {f"topics_server/console/{name}" for name in [*CONSOLE_FILES, CONSOLE_INDEX]}
     assert console <= names, console - names
     assert any(n.startswith("topics_engine/_codec.") and n.endswith(".so") for n in names)
+    assert any(n.startswith("topics_server/broadcast.") and n.endswith(".so") for n in names)
 
 
 def test_the_wheel_runs_the_server_and_the_sdk_from_a_fresh_virtualenv(dist: Path, tmp_path: Path) -> None:
@@ -127,5 +129,5 @@ def test_without_a_compiler_the_sdist_build_says_what_to_install(dist: Path, tmp
     run = subprocess.run(build, cwd=source, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode != 0
     output = run.stdout + run.stderr
-    assert "topics: building the record codec (server/topics_engine/_codec.c) failed" in output
+    assert "topics: building the record codec (server/topics_engine/_codec.c) or the broadcast send" in output
     assert "apt-get install gcc" in output and "prebuilt wheel" in output

@@ -12,17 +12,18 @@ only to rewind — which a malformed value cannot disturb (ignored, logged).
 from __future__ import annotations
 
 import logging
+from collections.abc import Hashable
 from typing import Any
 
 from topics_engine.coldreads import ColdRead, ColdReads
-from topics_engine.watch import WatchSession
+from topics_engine.watch import Position, WatchSession
 
 from ..bodies import opt
 from ..context import ServerContext
 from ..errors import NotAcceptable, Unauthorized
 from ..responses import Reply
 from ..sse import RETRY, StreamReply, accepts_event_stream, error_event, heartbeat
-from ..streams import Sink, SlowConsumer, StreamLoop
+from ..streams import SharedStep, Sink, SlowConsumer, StreamLoop
 from ..subscriptions import lagged, positions_body, records_in, topic_starts, watch_options
 from ..throttle import StreamPacer, priorities_of
 from ..validation import ValidatedRequest
@@ -86,6 +87,8 @@ class WatchStream:
         self.pacer = StreamPacer(ctx.throttle, ctx.engine.clock, "watch throttled under CPU pressure")
         self.cold = ColdReads()
         """Cold records a read of this stream missed: loaded by its task (never in a pump)."""
+        self.shared_at: Position | None = None
+        """The position :meth:`share_key` last found to share (read and committed by the group)."""
 
     def superseded(self) -> None:
         """Another stream took the session (docs/DECISIONS.md, "Takeover"): this one ends at its
@@ -112,6 +115,7 @@ class WatchStream:
         try:
             await loop.send(RETRY)
             loop.pump = self._pump_unless_paced
+            loop.share = self
             while True:
                 if session.owner is not self:
                     await loop.send(error_event(409, "superseded: another stream opened this watch session"))
@@ -162,6 +166,43 @@ class WatchStream:
             sub.commit(step)
             self.ctx.requests.pushed["watch"] += records_in(step)
         return False
+
+    # -- Shareable (streams "Broadcast": many sessions at one position, one read and one send) --
+
+    def share_key(self) -> Hashable | None:
+        """Sessions following one topic, at the same cursor of it with the same options, write
+        the same frames (a one-topic session's ids depend only on the topic and the cursor) —
+        unless taken over, paced (as :meth:`_pump_unless_paced`: the throttle's cutoff is over
+        every topic it serves), or loading cold records."""
+        session = self.session
+        if session.owner is not self or not self.cold.idle:
+            return None
+        throttle = self.ctx.throttle
+        if throttle.active and throttle.stream_pause_ms(self._priorities()):
+            return None
+        sub = session.sub
+        position = self.shared_at = sub.only_dirty()
+        if position is None:
+            return None
+        topic, options = id(position.topic), id(sub.options)  # options are interned: one object
+        return ("sse", position.name, topic, position.cursor, position.live, position.fresh, options)
+
+    def share_read(self) -> SharedStep | None:
+        session, position = self.session, self.shared_at
+        assert position is not None
+        sub = session.sub
+        step = self.cold.attempt(lambda: sub.read(position))
+        if step.more or step.ended:
+            return None
+        name, cache = position.name, self.ctx.frames
+        frames = [sse_frame(ev, session.event_id((name, ev.cursor)), cache) for ev in step.events]
+        return SharedStep(frames, step, records_in(step))
+
+    def share_commit(self, shared: SharedStep) -> None:
+        position = self.shared_at
+        assert position is not None
+        self.session.sub.commit_same(position, shared.step)
+        self.ctx.requests.pushed["watch"] += shared.records
 
     def _rewind(self) -> None:
         token = self.last_event_id
