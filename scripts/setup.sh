@@ -31,7 +31,7 @@ fi
 stamp=.venv/.topics-installed
 # reinstall when the project's metadata or its C extension changed (the editable install builds it)
 stale=0
-for f in pyproject.toml setup.py server/topics_engine/*.c; do
+for f in pyproject.toml setup.py server/topics_engine/*.c server/topics_server/*.c; do
   [ "$f" -nt "$stamp" ] && stale=1
 done
 if [ ! -f "$stamp" ] || [ "$stale" = 1 ]; then
