@@ -29,7 +29,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.topics-installed
-# reinstall when the project's metadata or its C extension changed (the editable install builds it)
+# reinstall when the project's metadata or a C extension changed (the editable install builds them)
 stale=0
 for f in pyproject.toml setup.py server/topics_engine/*.c server/topics_server/*.c; do
   [ "$f" -nt "$stamp" ] && stale=1
