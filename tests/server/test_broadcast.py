@@ -29,8 +29,11 @@ import asyncio
 import base64
 import errno
 import json
+import os
 import socket
 import struct
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -111,6 +114,39 @@ def test_send_all_refuses_what_is_no_descriptor() -> None:
         send_all(["3"], b"x")  # type: ignore[list-item]
     with pytest.raises(TypeError):
         send_all([1], "text")  # type: ignore[arg-type]
+
+
+MUTATING_FDS = """
+import socket
+from topics_server.broadcast import send_all
+
+a, b = socket.socketpair()
+
+
+class Clears:
+    def __index__(self) -> int:  # run by the int conversion: it empties the caller's list
+        fds.clear()
+        return a.fileno()
+
+
+fds = [Clears(), a.fileno(), a.fileno()]
+print(send_all(fds, b"x"), b.recv(8))
+"""
+
+
+def test_send_all_reads_fds_that_change_while_it_converts_them() -> None:
+    """An fd whose ``__index__`` empties the caller's list: ``send_all`` reads the fds it was
+    given, not the list's freed item array (the debug allocator overwrites freed memory, so a
+    read of it crashes at once)."""
+    done = subprocess.run(
+        [sys.executable, "-c", MUTATING_FDS],
+        env={**os.environ, "PYTHONMALLOC": "debug"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1, 1, 1] b'xxx'"
 
 
 # -- clients ---------------------------------------------------------------------------------------
