@@ -24,14 +24,17 @@ static PyObject *send_all(PyObject *self, PyObject *const *args, Py_ssize_t narg
         PyErr_SetString(PyExc_TypeError, "send_all(fds, data) takes exactly 2 arguments");
         return NULL;
     }
-    PyObject *seq = PySequence_Fast(args[0], "send_all: fds must be a sequence of ints");
+    /* a tuple of the fds (a copy of a list): converting an item may run Python code
+     * (``__index__``) that changes the caller's sequence; a tuple of our own stays as it is,
+     * its items alive, while they are read */
+    PyObject *seq = PySequence_Tuple(args[0]);
     if (!seq) return NULL;
     Py_buffer data;
     if (PyObject_GetBuffer(args[1], &data, PyBUF_SIMPLE) < 0) {
         Py_DECREF(seq);
         return NULL;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t n = PyTuple_GET_SIZE(seq);
     PyObject *out = NULL;
     int *fds = PyMem_Malloc(sizeof(int) * (size_t)(n ? n : 1));
     Py_ssize_t *sent = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n ? n : 1));
@@ -39,9 +42,8 @@ static PyObject *send_all(PyObject *self, PyObject *const *args, Py_ssize_t narg
         PyErr_NoMemory();
         goto done;
     }
-    PyObject **items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < n; i++) {
-        long fd = PyLong_AsLong(items[i]);
+        long fd = PyLong_AsLong(PyTuple_GET_ITEM(seq, i));
         if (fd == -1 && PyErr_Occurred()) goto done;
         if (fd < 0 || fd > INT_MAX) {
             PyErr_Format(PyExc_ValueError, "send_all: %ld is not a file descriptor", fd);

@@ -350,7 +350,7 @@ class _PumpBatch:
                 continue
             try:
                 _broadcast(members)
-            except Exception:  # never expected; no stream may be left unwoken
+            except Exception:  # never expected, and only before the send: no stream left unwoken
                 log.exception("broadcast to %d streams failed; their tasks take over", len(members))
                 for loop in members:
                     if loop._pump_due:
@@ -394,20 +394,31 @@ def _broadcast(members: list[StreamLoop]) -> None:
             loop.run_pump()
             continue
         loop._pump_due = False
-        blocked = False
-        if count < size:  # the rest through the transport: its flow control takes over
-            sink = cast(DirectSink, loop.direct)
-            try:
-                sink.write_wire(view[count:])
-            except ConnectionError:  # gone meanwhile: its task ends the stream
-                loop._woken.set()
-                continue
-            blocked = sink.blocked
-        cast(Shareable, loop.share).share_commit(shared)
-        if size:
-            loop.sent_ms = now
-        if blocked:  # as a pump stops: the task waits for the client
+        try:
+            _deliver(loop, view[count:], shared, now if size else None)
+        except Exception:  # never expected: the bytes went out, so only this member's task acts
+            log.exception("a broadcast's commit failed; the stream's task takes over")
             loop._woken.set()
+
+
+def _deliver(loop: StreamLoop, rest: memoryview, shared: SharedStep, sent_ms: int | None) -> None:
+    """After :func:`broadcast.send_all`: the ``rest`` of the bytes a member's socket did not
+    take to its transport, and its commit of ``shared`` (``sent_ms``: when the frames went out,
+    ``None`` if there were none)."""
+    blocked = False
+    if rest:  # through the transport: its flow control takes over
+        sink = cast(DirectSink, loop.direct)
+        try:
+            sink.write_wire(rest)
+        except ConnectionError:  # gone meanwhile: its task ends the stream
+            loop._woken.set()
+            return
+        blocked = sink.blocked
+    cast(Shareable, loop.share).share_commit(shared)
+    if sent_ms is not None:
+        loop.sent_ms = sent_ms
+    if blocked:  # as a pump stops: the task waits for the client
+        loop._woken.set()
 
 
 _PUMPS = _PumpBatch()

@@ -9,12 +9,15 @@ socket fared.
 Covered:
 
 - ``send_all`` on socket pairs: a whole send, a full buffer (a partial count, then 0), a closed
-  peer (``-EPIPE``), a bad descriptor (``-EBADF``), a value that is no descriptor.
+  peer (``-EPIPE``), a bad descriptor (``-EBADF``), a value that is no descriptor, an fd whose
+  conversion empties the caller's list (read from a copy, never from freed memory).
 - SSE watch sessions and WebSockets at one position: one send per write, byte-exact.
 - a subscriber that stops reading mid-broadcast: its socket takes part of the frame (a partial
   write), the rest goes through its transport, which pauses; later writes reach the others by
   the broadcast and it through its own path (a mix of fast and blocked subscribers at one
   position); once it reads again it gets every frame — the same bytes as without the path.
+- a failing broadcast (never expected): before the send, every member's task takes over;
+  a member's commit failing after it, only that member's task (the others keep their commit).
 - a subscriber that disconnects just before a broadcast: its send fails, its own path meets the
   error and its stream ends (the session is let go); the others get their frames.
 - under the throttle's cutoff: watch streams on a topic below it are paced by their tasks (no
@@ -29,8 +32,11 @@ import asyncio
 import base64
 import errno
 import json
+import os
 import socket
 import struct
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -44,8 +50,9 @@ from topics_engine import ManualClock
 from topics_server import streams
 from topics_server.broadcast import send_all
 from topics_server.context import ServerContext
+from topics_server.handlers.watch import WatchStream
 from topics_server.http import HttpProtocol, HttpServer
-from topics_server.streams import StreamLoop
+from topics_server.streams import SharedStep, StreamLoop
 
 from .native import native_server, until
 from .processes import ServerProcess
@@ -111,6 +118,39 @@ def test_send_all_refuses_what_is_no_descriptor() -> None:
         send_all(["3"], b"x")  # type: ignore[list-item]
     with pytest.raises(TypeError):
         send_all([1], "text")  # type: ignore[arg-type]
+
+
+MUTATING_FDS = """
+import socket
+from topics_server.broadcast import send_all
+
+a, b = socket.socketpair()
+
+
+class Clears:
+    def __index__(self) -> int:  # run by the int conversion: it empties the caller's list
+        fds.clear()
+        return a.fileno()
+
+
+fds = [Clears(), a.fileno(), a.fileno()]
+print(send_all(fds, b"x"), b.recv(8))
+"""
+
+
+def test_send_all_reads_fds_that_change_while_it_converts_them() -> None:
+    """An fd whose ``__index__`` empties the caller's list: ``send_all`` reads the fds it was
+    given, not the list's freed item array (the debug allocator overwrites freed memory, so a
+    read of it crashes at once)."""
+    done = subprocess.run(
+        [sys.executable, "-c", MUTATING_FDS],
+        env={**os.environ, "PYTHONMALLOC": "debug"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1, 1, 1] b'xxx'"
 
 
 # -- clients ---------------------------------------------------------------------------------------
@@ -401,6 +441,37 @@ async def test_a_failing_broadcast_leaves_the_streams_to_their_tasks(
     async with running(monkeypatch, "sse", broadcast=True) as run:
         assert await at_one_position(run) == alone
     assert "broadcast to 4 streams failed" in caplog.text
+
+
+async def test_a_member_failing_after_the_send_costs_the_others_nothing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Never expected either: one member's commit fails once the bytes went out. The others
+    got the frames and commit them — their tasks do not read and send them a second time — and
+    that member's task takes over (not left parked with its topic dirty: no wake-up would
+    come)."""
+    async with running(monkeypatch, "sse", broadcast=False) as run:
+        alone = await at_one_position(run)
+    commit = WatchStream.share_commit
+    failed: list[WatchStream] = []
+
+    def failing_once(self: WatchStream, shared: SharedStep) -> None:
+        if not failed:
+            failed.append(self)
+            raise RuntimeError("share_commit failed")
+        commit(self, shared)
+
+    monkeypatch.setattr(WatchStream, "share_commit", failing_once)
+    async with running(monkeypatch, "sse", broadcast=True) as run:
+        await at_one_position(run)
+        for tap in run.taps:  # a repeated frame counts as one more: each has the last one
+            await tap.read_until(lambda raw: [5, 6] in record_seqs("sse", after_head(raw)))
+        shared = [after_head(tap.data) for tap in run.taps]
+    assert failed and "share_commit failed" in caplog.text
+    differ = [i for i, raw in enumerate(shared) if raw != alone[i]]
+    assert len(differ) == 1, differ  # only the member whose commit failed
+    (i,) = differ  # its task read the step again: that frame twice, then on as before
+    assert record_seqs("sse", shared[i]) == [[1], [2], [2], [3], [4], [5, 6]]
 
 
 async def under_the_cutoff(run: Run, priority: int) -> list[bytes]:
