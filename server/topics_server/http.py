@@ -133,6 +133,9 @@ class HttpProtocol(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpRequestParser(self)
         self.pending: deque[tuple[Request, bool]] = deque()
+        self.malformed: InvalidRequest | None = None
+        """Malformed bytes came after the requests in ``pending`` (or in hand): their 400 goes
+        out once those are answered, then the connection closes."""
         self.busy = False
         self.streaming = False
         self.closed = False
@@ -215,7 +218,12 @@ class HttpProtocol(asyncio.Protocol):
                 request, _ = self.pending[-1]
                 self.pending[-1] = (request, False)
         except httptools.HttpParserError as err:
-            self._fail(InvalidRequest(f"malformed HTTP request: {err}"))
+            error = InvalidRequest(f"malformed HTTP request: {err}")
+            if self.busy or self.pending:  # answered in order, after the requests before it
+                self.malformed = error
+                self._pause_reading()  # the byte stream is lost from here on
+            else:
+                self._fail(error)
 
     def _divert(self, data: bytes) -> None:
         """Bytes that are not for the HTTP/1.1 parser, or the connection's first bytes."""
@@ -255,8 +263,8 @@ class HttpProtocol(asyncio.Protocol):
         self.write_paused = False
         if self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
-        if not self.busy and self.pending:
-            self._next()  # requests held back while the client was not reading
+        if not self.busy and (self.pending or self.malformed is not None):
+            self._next()  # requests (or a 400) held back while the client was not reading
         else:
             self._maybe_resume_reading()
 
@@ -270,6 +278,7 @@ class HttpProtocol(asyncio.Protocol):
         if (
             self.reading_paused
             and not self.write_paused
+            and self.malformed is None
             and len(self.pending) <= MAX_QUEUED // 2
             and not self.closed
             and self.transport is not None
@@ -351,7 +360,11 @@ class HttpProtocol(asyncio.Protocol):
         if self.header_bytes > MAX_HEADER_BYTES:
             raise httptools.HttpParserError("request headers are too large")
         self.headers.append((name, value))
-        if len(name) == 6 and name.lower() == b"expect" and value.lower() == b"100-continue":
+        # the interim response only to a request answered next: written while an earlier
+        # response (or a stream) is still going out, it would land inside it; a pipelining
+        # client sends its body after its own wait for the interim response instead
+        expects = len(name) == 6 and name.lower() == b"expect" and value.lower() == b"100-continue"
+        if expects and not self.busy and not self.pending:
             assert self.transport is not None
             self.transport.write(_CONTINUE)  # a body over the limit is discarded as it arrives
 
@@ -389,6 +402,10 @@ class HttpProtocol(asyncio.Protocol):
                 return
             self.busy = True
             self.task = self.loop.create_task(self._finish(outcome, keep_alive, request))
+        if self.malformed is not None:
+            if not self.pending and not self.busy and not self.closed and not self.write_paused:
+                self._fail(self.malformed)  # every request before the bad bytes is answered
+            return  # nothing more is read
         self._maybe_resume_reading()
 
     async def _finish(

@@ -230,6 +230,38 @@ async def test_malformed_http_is_a_400_envelope_then_close(port: int) -> None:
     assert await c.closed_by_server()
 
 
+async def test_malformed_bytes_behind_a_waiting_request_are_answered_after_it(port: int) -> None:
+    """The 400 of malformed bytes pipelined behind a request still in hand comes after that
+    request's answer, never inside it; then the connection closes."""
+    c = await Conn.open(port)
+    c.send(request("PUT", "/v0/topics/m", {"durability": "fsync"}))
+    assert (await c.response())[0] == 201
+    c.send(request("POST", "/v0/topics/m", {"records": [{"data": 1}]}) + b"THIS IS NOT HTTP\r\n\r\n")
+    first, second = await c.response(), await c.response()
+    assert first[0] == 200 and orjson.loads(first[2])["last_seq"] == 1
+    assert second[0] == 400 and orjson.loads(second[2])["error"]["code"] == "invalid_request"
+    assert await c.closed_by_server()
+
+
+async def test_expect_100_continue_behind_a_waiting_request_gets_no_interim_inside_it(port: int) -> None:
+    """A pipelined ``Expect: 100-continue`` request behind one still in hand gets no interim
+    response (it would land before or inside the first answer); its body, sent anyway, is
+    answered in order."""
+    c = await Conn.open(port)
+    c.send(request("PUT", "/v0/topics/x", {"durability": "fsync"}))
+    assert (await c.response())[0] == 201
+    payload = orjson.dumps({"records": [{"data": 2}]})
+    c.send(
+        request("POST", "/v0/topics/x", {"records": [{"data": 1}]})
+        + b"POST /v0/topics/x HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+        b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % len(payload) + payload
+    )
+    first, second = await c.response(), await c.response()
+    assert (first[0], second[0]) == (200, 200)
+    assert [orjson.loads(r[2])["last_seq"] for r in (first, second)] == [1, 2]
+    c.close()
+
+
 async def test_connection_close_and_http_1_0_close_after_the_response(port: int) -> None:
     c = await Conn.open(port)
     c.send(request("GET", "/v0/health", headers={"Connection": "close"}))
