@@ -446,6 +446,13 @@ class Subscription:
             return None
         return positions.get(next(iter(dirty)))
 
+    def share_key(self, position: Position) -> tuple[Any, ...]:
+        """Equal for subscriptions whose next read at ``position`` is the very same read: the
+        topic (by identity: one incarnation), the cursor, ``live`` and ``fresh``, and the
+        options (interned: one object for equal options)."""
+        topic, options = id(position.topic), id(self.options)
+        return (position.name, topic, position.cursor, position.live, position.fresh, options)
+
     def commit_same(self, position: Position, step: Step) -> None:
         """Commit at ``position`` a step read at the very same place for another subscription —
         the same topic, cursor, ``live`` and ``fresh``, and the same options, hence the same

@@ -505,8 +505,7 @@ class WebSocketSession:
         position = self.shared_at = sub.only_dirty()
         if position is None:
             return None
-        topic, options = id(position.topic), id(sub.options)  # options are interned: one object
-        return ("ws", position.name, topic, position.cursor, position.live, position.fresh, options)
+        return ("ws", *sub.share_key(position))
 
     def share_read(self) -> SharedStep | None:
         sub, position = self.subs[0], self.shared_at

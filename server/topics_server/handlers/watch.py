@@ -184,8 +184,7 @@ class WatchStream:
         position = self.shared_at = sub.only_dirty()
         if position is None:
             return None
-        topic, options = id(position.topic), id(sub.options)  # options are interned: one object
-        return ("sse", position.name, topic, position.cursor, position.live, position.fresh, options)
+        return ("sse", *sub.share_key(position))
 
     def share_read(self) -> SharedStep | None:
         session, position = self.session, self.shared_at
