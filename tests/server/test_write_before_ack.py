@@ -1,0 +1,131 @@
+"""What is acknowledged on enqueue (``disk`` and ``memory`` class writes, deletes, queue leases)
+is in the WAL file before its answer leaves: a ``kill -9`` right after the client read the answer
+cannot take it back (docs/STORAGE.md, the durability classes).
+
+The check is exact, not timed: the WAL's ``writev`` looks at the client's socket through
+``MSG_PEEK``. Over loopback the server's answer is in the client's receive queue as soon as the
+server's ``write`` returns, and the client reads every answer whole before it sends the next
+request — so any byte waiting there while the WAL writes is an answer that left before the bytes
+it acknowledges were written."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from topics_server import http as native
+from topics_server.app import build
+from topics_server.context import ServerContext
+from topics_server.settings import load_settings
+
+from .processes import NO_THROTTLE
+from .test_native_http import Conn, request
+
+
+class Witness:
+    """Wraps the WAL's ``writev``: at every write, notes whether the client already holds an
+    answer it has not read (an answer that left before this write)."""
+
+    def __init__(self, ctx: ServerContext, conn: Conn) -> None:
+        # a second handle on the client's socket, to peek at what waits in its receive queue
+        self.client = socket.socket(fileno=os.dup(conn.writer.get_extra_info("socket").fileno()))
+        self.writes = 0
+        self.answers_ahead: list[bytes] = []
+        fs = ctx.engine.persistence.wal.fs  # type: ignore[attr-defined]
+        original = fs.writev
+
+        def writev(fd: int, parts: list[bytes]) -> None:
+            self.writes += 1
+            try:
+                ahead = self.client.recv(4096, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                ahead = b""
+            if ahead:
+                self.answers_ahead.append(ahead)
+            original(fd, parts)
+
+        fs.writev = writev
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[tuple[ServerContext, int]]:
+    env = {"TOPICS_DATA_DIR": str(tmp_path / "data"), **NO_THROTTLE}
+    app, ctx = build(load_settings(env))
+    await ctx.start()
+    await ctx.wait_ready()
+    server = native.HttpServer(app)
+    await server.start("127.0.0.1", 0)
+    try:
+        yield ctx, server.sockets[0].getsockname()[1]
+    finally:
+        await server.shutdown(2.0)
+        await ctx.stop()
+
+
+async def _call(conn: Conn, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    conn.send(request(method, path, body))
+    status, _, raw = await conn.response()
+    assert status in (200, 201), raw
+    answer: dict[str, Any] = orjson.loads(raw)
+    return answer
+
+
+def _acknowledged_on_enqueue() -> Iterator[tuple[str, str, Any]]:
+    """Requests whose answer acknowledges a WAL frame that is not fsynced first: on the log
+    ``t`` and the queue ``q``."""
+    yield "POST", "/v0/topics/t", {"records": [{"data": {"n": 1}}]}
+    yield "POST", "/v0/topics/t", {"records": [{"data": {"n": i}} for i in range(2, 40)]}
+    yield "POST", "/v0/topics/t/delete", {"before_seq": 2}
+    yield "POST", "/v0/topics/q", {"records": [{"data": {"job": i}} for i in range(8)]}
+    yield "POST", "/v0/topics/q/claim", {"node": "w", "max": 4}
+    yield "POST", "/v0/topics/q/ack", {"node": "w", "seqs": [1, 2]}
+    yield "POST", "/v0/topics/q/nack", {"node": "w", "seqs": [3]}
+
+
+@pytest.mark.parametrize("durability", ["disk", "memory"])
+async def test_no_answer_leaves_before_the_wal_holds_what_it_acknowledges(
+    served: tuple[ServerContext, int], durability: str
+) -> None:
+    ctx, port = served
+    conn = await Conn.open(port)
+    await _call(conn, "PUT", "/v0/topics/t", {"durability": durability})
+    await _call(
+        conn, "PUT", "/v0/topics/q", {"durability": durability, "type": "queue", "leases_durable": True}
+    )
+    witness = Witness(ctx, conn)
+    answers = [await _call(conn, *step) for step in _acknowledged_on_enqueue()]
+    assert answers[1]["last_seq"] == 39 and answers[4]["count"] == 4
+    assert witness.writes >= len(answers)  # every step wrote to the WAL
+    assert witness.answers_ahead == []
+    witness.client.close()
+    conn.close()
+
+
+async def test_a_watcher_sees_a_record_only_after_the_wal_holds_it(served: tuple[ServerContext, int]) -> None:
+    """A record shown to a watcher and then lost to a crash would leave its seq to be handed
+    out again with other data; the watcher's stream is checked like an answer."""
+    ctx, port = served
+    writer = await Conn.open(port)
+    await _call(writer, "PUT", "/v0/topics/w", {"durability": "disk"})
+    session = await _call(writer, "POST", "/v0/watch", {"topics": {"w": {"tail": True}}})
+    watcher = await Conn.open(port)
+    watcher.send(request("GET", session["stream_url"]))
+    head = await asyncio.wait_for(watcher.reader.readuntil(b"\r\n\r\n"), 10)
+    assert b" 200 " in head.split(b"\r\n")[0]
+    witness = Witness(ctx, watcher)
+    for i in range(5):
+        await _call(writer, "POST", "/v0/topics/w", {"records": [{"data": i}]})
+        got = b""
+        while b'"data":%d' % i not in got:
+            got += await asyncio.wait_for(watcher.reader.read(65536), 10)
+    assert witness.writes >= 5
+    assert witness.answers_ahead == []
+    witness.client.close()
+    writer.close()
+    watcher.close()
