@@ -12,19 +12,32 @@ right now and background work (priority < 1) waits at once, inside the burst tha
 
 **Admission** keeps a priority cutoff: ``None`` (off) while the pressure is low. When it reaches
 1.0 the cutoff becomes 1 (the default priority 0 and negative manual priorities are background
-work) and rises by :data:`CUTOFF_STEP` every tick the pressure stays at or above 1, up to 1000 (a
-topic at the top priority is never throttled); below :data:`RELEASE_PRESSURE` it falls by the same
-step, and under 1 it turns off. A throttled operation on a topic whose effective priority (the
-config's ``priority``: manual, or auto-derived from read recency) is below the cutoff — or not
-above a request already waiting — is parked. Parked requests are admitted highest priority first,
-at most ``allowance`` per tick: 4 after a pressured tick, growing while the ticks stay calm, so a
-released backlog cannot recreate the stall it waited out. One still parked after :data:`PARK_MS` is
-refused — ``429 throttled`` with ``Retry-After`` and ``detail.retry_after_ms`` (jittered, so
-refused clients do not return together) — unless it is a ``disable_backpressure`` write, which
-waits as long as it takes. The time parked is the response's ``performance.throttle_wait_ms``.
-Memory is bounded: at most :data:`MAX_PARKED` requests wait, ``disable_backpressure`` ones included
-(a refusal or a client that went away drops its entry), beyond that a throttled request is refused
-at once.
+work) and rises by :data:`CUTOFF_STEP` every tick the pressure stays at or above 1, up to the
+ceiling; below :data:`RELEASE_PRESSURE` it falls by the same step, and under 1 it turns off. A
+throttled operation on a topic whose effective priority (the config's ``priority``: manual, or
+auto-derived from read recency) is below the cutoff — or not above a request already waiting —
+is parked. Parked requests are admitted highest priority first, at most ``allowance`` per tick:
+4 after a pressured tick, growing while the ticks stay calm, so a released backlog cannot
+recreate the stall it waited out. One still parked after :data:`PARK_MS` is refused — ``429
+throttled`` with ``Retry-After`` and ``detail.retry_after_ms`` (jittered, so refused clients do
+not return together) — unless it is a ``disable_backpressure`` write, which waits as long as it
+takes. The time parked is the response's ``performance.throttle_wait_ms``. Memory is bounded: at
+most :data:`MAX_PARKED` requests wait, ``disable_backpressure`` ones included (a refusal or a
+client that went away drops its entry), beyond that a throttled request is refused at once.
+
+**The ceiling** (:meth:`Throttle.ceiling`): the cutoff never stands above :data:`TOP_MARGIN`
+under the highest priority among the work competing now, nor under 1. Competing is every
+priority that admission or a stream's pacing looked at (parked or not) in this
+:data:`DEMAND_TICKS` window or the one before. Lower-priority work waits so that
+higher-priority work keeps its latency; holding the most important work in flight protects
+nothing above it and only adds the pause to that work's own latency — a topic 1 000 watchers
+read, the only work there is, paced because the fan-out kept the pressure up while the cutoff
+climbed past its priority. So the top work is never held, nor work within the margin under it
+(auto-priority moves by the millisecond: 1000 for a topic read this instant, 999 some 90 ms
+later, and the readers of one topic must not hold each other); work further below is held as
+before, and background work always can be (so the probes get their loop back when background
+work alone loads it). Within a tick the ceiling only rises; it falls when a window closes, in
+:meth:`Throttle.observe`, which re-applies it: ``cutoff <= ceiling()`` at every admission.
 
 **Streams** (:class:`StreamPacer`): a watch or ``/work`` stream whose topics are all below the
 cutoff is paced (it pauses :meth:`Throttle.retry_after_ms` between deliveries) and told so once
@@ -70,7 +83,13 @@ RELEASE_PRESSURE = 0.8
 """Below this the cutoff falls (between it and 1.0 it holds: hysteresis)."""
 CUTOFF_STEP = 50
 """How far the priority cutoff moves per tick."""
-MAX_CUTOFF = 1000
+TOP_MARGIN = 50
+"""Work within this of the highest priority competing is never held: the cutoff stops this far
+under it (one :data:`CUTOFF_STEP`: the cutoff's own resolution). Auto-priority changes by the
+millisecond, so the readers of one topic must not hold each other."""
+DEMAND_TICKS = 100
+"""The window (ticks) of the competing work: a priority admission or pacing looked at stays
+competing until the end of the window after the one it was seen in (1 to 2 s)."""
 PARK_MS = 100
 """Longest a throttled request waits for admission before its 429."""
 MAX_PARKED = 10_000
@@ -78,6 +97,9 @@ MAX_PARKED = 10_000
 ``disable_backpressure`` write too (bounded memory)."""
 MIN_ALLOWANCE, MAX_ALLOWANCE = 4, 1024
 """Parked requests admitted per tick: the least (after a pressured tick) and the most."""
+
+NOTHING = -(1 << 30)
+"""Below every priority: no work seen."""
 
 Parking = asyncio.Future[float | None]
 """A parked request's wait: resolves to the milliseconds parked once admitted, or ``None`` if
@@ -102,7 +124,8 @@ class Throttle:
         self.enabled = enabled
         self.pressure = 0.0
         self.cutoff: int | None = None
-        """Requests on topics with a lower effective priority wait; ``None``: off."""
+        """Requests on topics with a lower effective priority wait; ``None``: off. At most
+        :meth:`ceiling`."""
         self.monitored = False
         """A monitor task feeds the signal (then a stall in progress counts too)."""
         self.last_tick = time.perf_counter()
@@ -113,6 +136,11 @@ class Throttle:
         """Requests refused (429) since the process started (``topics_throttle_refused_total``)."""
         self._heap: list[_Parked] = []
         self._arrivals = itertools.count()
+        self._competing = NOTHING
+        """The highest priority admission or pacing looked at in this window."""
+        self._competed = NOTHING
+        """... and in the window before it."""
+        self._window_ticks = 0
 
     # -- the signal ------------------------------------------------------------------------------
 
@@ -121,10 +149,11 @@ class Throttle:
         self.last_tick = time.perf_counter()
         if not self.enabled:
             return
+        self._next_window()
         sample = max(lag_ms / LAG_BUDGET_MS, wal_depth / DEPTH_BUDGET)
         self.pressure += (sample - self.pressure) * SMOOTHING
         if self.pressure >= 1.0:
-            self.cutoff = 1 if self.cutoff is None else min(MAX_CUTOFF, self.cutoff + CUTOFF_STEP)
+            self.cutoff = 1 if self.cutoff is None else self.cutoff + CUTOFF_STEP
             self.allowance = MIN_ALLOWANCE
         elif self.pressure < RELEASE_PRESSURE:
             if self.cutoff is not None:
@@ -132,7 +161,25 @@ class Throttle:
                 if self.cutoff < 1:
                     self.cutoff = None
             self.allowance = min(MAX_ALLOWANCE, self.allowance * 2)
+        if self.cutoff is not None:
+            self.cutoff = min(self.cutoff, self.ceiling())
         self._release(self.allowance)
+
+    def _next_window(self) -> None:
+        self._window_ticks += 1
+        if self._window_ticks >= DEMAND_TICKS:
+            self._window_ticks = 0
+            self._competed, self._competing = self._competing, NOTHING
+
+    def _compete(self, priority: int) -> None:
+        """Work of ``priority`` asks to run now: it counts as competing."""
+        if priority > self._competing:
+            self._competing = priority
+
+    def ceiling(self) -> int:
+        """The highest the cutoff may stand now: :data:`TOP_MARGIN` under the highest priority
+        competing, and at least 1 (background work can always be held)."""
+        return max(1, max(self._competing, self._competed) - TOP_MARGIN)
 
     @property
     def active(self) -> bool:
@@ -159,7 +206,11 @@ class Throttle:
 
     def admits(self, priority: int) -> bool:
         """Whether the cutoff lets work of ``priority`` run (a stall in progress counts as a
-        cutoff of 1)."""
+        cutoff of 1); the work counts as competing."""
+        self._compete(priority)
+        return self._admits(priority)
+
+    def _admits(self, priority: int) -> bool:
         cutoff = self.cutoff
         if cutoff is None and self.stalled():
             cutoff = 1
@@ -168,8 +219,10 @@ class Throttle:
     def admit(self, priority: int, patient: bool = False) -> Parking | None:
         """``None`` if a request on a topic of ``priority`` may run now — the cutoff lets it in
         and nothing of the same or a higher priority waits; else its :data:`Parking`, refused
-        after :data:`PARK_MS` (never, if ``patient``: a ``disable_backpressure`` write)."""
-        if self.admits(priority) and not (self.parked and self._top_priority() >= priority):
+        after :data:`PARK_MS` (never, if ``patient``: a ``disable_backpressure`` write). The
+        request counts as competing, parked or not."""
+        self._compete(priority)
+        if self._admits(priority) and not (self.parked and self._top_priority() >= priority):
             return None
         if self.parked >= MAX_PARKED:
             raise self.refusal()
@@ -197,7 +250,7 @@ class Throttle:
         heap = self._heap
         while heap and heap[0].future.done():
             heapq.heappop(heap)
-        return heap[0].priority if heap else -(1 << 30)
+        return heap[0].priority if heap else NOTHING
 
     def _cancelled(self, parked: _Parked) -> None:
         """The waiter went away (its client disconnected): it no longer waits."""
@@ -229,7 +282,7 @@ class Throttle:
             if top.future.done():
                 heapq.heappop(heap)
                 continue
-            if not self.admits(top.priority):
+            if not self._admits(top.priority):
                 break
             heapq.heappop(heap)
             if top.timer is not None:
@@ -242,10 +295,13 @@ class Throttle:
 
     def stream_pause_ms(self, priorities: list[int]) -> int:
         """How long a stream over topics of these priorities pauses between deliveries now
-        (0: not throttled — some topic is at or above the cutoff)."""
-        if self.cutoff is None or not priorities or any(self.admits(p) for p in priorities):
+        (0: not throttled — some topic is at or above the cutoff). The stream competes with the
+        highest of them."""
+        if self.cutoff is None or not priorities:
             return 0
-        return self.retry_after_ms()
+        top = max(priorities)
+        self._compete(top)
+        return 0 if top >= self.cutoff else self.retry_after_ms()
 
 
 def priorities_of(clock: Clock, topics: Iterable[Topic | None]) -> list[int]:

@@ -24,17 +24,31 @@ import websockets
 from topics_engine import ManualClock
 from topics_engine.errors import Throttled
 from topics_server import throttle as throttle_module
-from topics_server.throttle import CUTOFF_STEP, LAG_BUDGET_MS, MIN_ALLOWANCE, PARK_MS, Throttle
+from topics_server.throttle import (
+    CUTOFF_STEP,
+    DEMAND_TICKS,
+    LAG_BUDGET_MS,
+    MIN_ALLOWANCE,
+    PARK_MS,
+    TOP_MARGIN,
+    Throttle,
+)
 
 from .sse_client import SseStream
 from .test_watch_stream import Srv, serving, until
 
 OVERLOAD_MS = LAG_BUDGET_MS * 4
+TOP = 1000
+"""The top priority (manual priorities are clamped to [-1000, 1000]; auto ones are at most it)."""
 
 
-def press(t: Throttle, ticks: int = 1) -> None:
-    """Samples far over the budget: the throttle turns on and its cutoff rises."""
+def press(t: Throttle, ticks: int = 1, competing: tuple[int, ...] = (TOP,)) -> None:
+    """Samples far over the budget, with work of the ``competing`` priorities asking to run
+    each tick (by default a topic at the top priority: the ceiling is its highest): the throttle
+    turns on and its cutoff rises."""
     for _ in range(ticks):
+        for priority in competing:
+            t.admits(priority)
         t.observe(OVERLOAD_MS)
 
 
@@ -61,9 +75,10 @@ def test_the_cutoff_rises_with_sustained_pressure_and_falls_back_to_off() -> Non
     press(t, 3)  # EWMA crosses 1.0 on the third sample
     first = t.cutoff
     press(t, 4)
-    assert t.cutoff == min(1000, (first or 0) + 4 * CUTOFF_STEP)
+    assert t.cutoff == (first or 0) + 4 * CUTOFF_STEP
     press(t, 100)
-    assert t.cutoff == 1000 and t.admits(1000)  # the top priority is never held
+    assert t.cutoff == TOP - TOP_MARGIN  # the ceiling: under the top competing priority
+    assert t.admits(TOP) and t.admits(TOP - TOP_MARGIN) and not t.admits(TOP - TOP_MARGIN - 1)
     ease(t, 200)
     assert not t.active
 
@@ -80,6 +95,53 @@ def test_disabled_never_activates() -> None:
     press(t, 50)
     t.monitored, t.last_tick = True, t.last_tick - 1.0
     assert not t.active and not t.engaged() and t.admit(-1000) is None
+
+
+# -- the ceiling: the top work in flight is never held --------------------------------------------
+
+
+def test_under_sustained_pressure_the_only_work_is_never_held() -> None:
+    # the fan-out of a read topic is all there is (its auto priority 999, or 1000 right after a
+    # read): the pressure stays, yet holding that work would protect nothing above it
+    t = Throttle(ManualClock())
+    press(t, 200, competing=(999, TOP))
+    assert t.active and t.cutoff == t.ceiling() == TOP - TOP_MARGIN
+    assert t.stream_pause_ms([999]) == 0 and t.admit(999) is None
+    assert t.stream_pause_ms([TOP - TOP_MARGIN]) == 0 and t.parked == 0
+    t = Throttle(ManualClock())
+    press(t, 200, competing=(500,))  # a manual priority alone: the same
+    assert t.cutoff == 500 - TOP_MARGIN and t.admit(500) is None and t.stream_pause_ms([500]) == 0
+
+
+async def test_lower_priority_work_is_still_held_below_the_top() -> None:
+    t = Throttle(ManualClock())
+    press(t, 200, competing=(999, 500, 0))
+    assert t.cutoff == 999 - TOP_MARGIN
+    assert t.admit(999) is None and t.stream_pause_ms([999]) == 0  # the top keeps going
+    assert t.admit(500) is not None and t.admit(0) is not None  # what is under it waits
+    assert t.stream_pause_ms([500]) == t.stream_pause_ms([0, -5]) == t.retry_after_ms() > 0
+
+
+def test_background_work_alone_is_still_held() -> None:
+    # the floor of the ceiling: priority < 1 is background, held so the probes get their loop
+    t = Throttle(ManualClock())
+    press(t, 200, competing=(0, -10))
+    assert t.cutoff == 1 and not t.admits(0) and t.stream_pause_ms([0]) > 0
+    assert t.admits(1)  # work above the background runs (and now competes)
+
+
+async def test_when_the_top_work_leaves_the_cutoff_comes_down_to_the_next() -> None:
+    t = Throttle(ManualClock())
+    press(t, 100, competing=(TOP, 500))
+    waiting = t.admit(500, patient=True)
+    assert waiting is not None
+    press(t, DEMAND_TICKS - 1, competing=(500,))  # the top was seen in the window before
+    assert t.cutoff == TOP - TOP_MARGIN and not waiting.done()
+    press(t, DEMAND_TICKS, competing=(500,))  # two windows without it: it no longer competes
+    assert t.cutoff == 500 - TOP_MARGIN
+    await asyncio.sleep(0)
+    assert waiting.done() and waiting.result() >= 0  # admitted once it was the top
+    assert t.admit(500) is None and t.admit(400) is not None
 
 
 # -- parking -----------------------------------------------------------------------------------
@@ -121,8 +183,8 @@ async def test_refused_requests_leave_nothing_behind() -> None:
     clock = ManualClock()
     t = Throttle(clock)
     press(t, 100)  # the cutoff at its top
-    assert t.admit(1000) is None  # the top priority runs
-    keep = t.admit(999)  # a higher-priority request stays parked at the top of the heap...
+    assert t.admit(TOP) is None  # the top priority runs
+    keep = t.admit(900)  # a higher-priority request stays parked at the top of the heap...
     assert keep is not None
     for _ in range(20):
         futures = [t.admit(0) for _ in range(100)]
@@ -359,3 +421,76 @@ async def test_a_websocket_publish_below_the_cutoff_is_refused_at_once(srv: Srv)
         assert refused["op"] == "error" and refused["code"] == "throttled", refused
         assert (await publish("vip"))["op"] == "ack"
         assert (await publish("bg", disable_backpressure=True))["op"] == "ack"
+
+
+async def _no_advisory_until_a_record(stream: SseStream) -> None:
+    """Read ``stream`` up to its next record frame; an advisory 429 (a paced stream) fails."""
+    while True:
+        frame = await stream.next()
+        assert frame is not None and frame.event != "error", frame
+        if frame.event == "record":
+            return
+
+
+async def _fan_out_round(srv: Srv, streams: list[SseStream]) -> None:
+    """One tick-group of a sustained fan-out under pressure: the pressure stays over the budget
+    for a few ticks, 100 ms pass (the topic's auto priority falls from 1000 to 998), one record
+    is written to ``feed`` over HTTP — admitted at once, never parked — and every watcher gets
+    it without an advisory (not paced)."""
+    throttle = srv.ctx.throttle
+    press(throttle, 4, competing=())  # the work itself competes: the write and the streams
+    srv.clock.advance(100)
+    pending = asyncio.create_task(srv.http.post("/v0/topics/feed", json=_records()))
+    try:
+        await until(lambda: pending.done() or throttle.parked > 0)
+        assert throttle.parked == 0, f"the write to the top topic parked at cutoff {throttle.cutoff}"
+        r = await pending
+    finally:
+        pending.cancel()
+    assert r.status_code == 200 and r.json()["performance"]["throttle_wait_ms"] == 0.0, r.text
+    for stream in streams:
+        await _no_advisory_until_a_record(stream)
+
+
+async def _watchers(srv: Srv, topic: str, n: int) -> list[SseStream]:
+    return [(await srv.stream({"topics": {topic: {"tail": True}}}))[1] for _ in range(n)]
+
+
+async def test_sustained_pressure_does_not_pace_the_fan_out_of_a_read_topic(srv: Srv) -> None:
+    await srv.put("feed")  # auto priority: its watchers read it
+    streams = await _watchers(srv, "feed", 3)
+    try:
+        for _ in range(30):  # 120 pressured ticks: the cutoff would have climbed past 1000
+            await _fan_out_round(srv, streams)
+        throttle = srv.ctx.throttle
+        assert throttle.active and throttle.cutoff == throttle.ceiling() > 900
+        assert throttle.refused == 0
+    finally:
+        for stream in streams:
+            stream.close()
+
+
+async def test_lower_priority_work_under_a_read_topics_fan_out_is_still_held(srv: Srv) -> None:
+    await srv.put("feed")
+    await srv.put("mid", {"priority": 500})
+    streams = await _watchers(srv, "feed", 2)
+    (below,) = await _watchers(srv, "mid", 1)
+    try:
+        for _ in range(30):
+            await _fan_out_round(srv, streams)
+        throttle = srv.ctx.throttle
+        assert throttle.cutoff is not None and throttle.cutoff > 500
+        pending = asyncio.create_task(srv.http.post("/v0/topics/mid", json=_records()))
+        await _parked(srv)
+        srv.clock.advance(PARK_MS)
+        assert (await pending).status_code == 429  # the write under the top waits, then 429
+        srv.ctx.engine.append("mid", [{"data": "x"}])
+        frame = await below.next()
+        while frame is not None and frame.event not in ("error", "record"):
+            frame = await below.next()
+        assert frame is not None and frame.event == "error", frame  # its watcher is paced
+        assert frame.json()["topics"] == ["mid"]
+        await _fan_out_round(srv, streams)  # while the top keeps going
+    finally:
+        for stream in [*streams, below]:
+            stream.close()
