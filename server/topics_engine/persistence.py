@@ -39,6 +39,12 @@ class Persistence(Protocol):
     def check_writable(self) -> None:
         """Raise ``NotReady`` if nothing can be persisted now (a read-only write-ahead log)."""
 
+    def write_queued(self) -> None:
+        """Write what was submitted and not yet written, now: called before an answer that
+        acknowledges it leaves (a ``disk`` write is acknowledged once its bytes are in the page
+        cache, so a process crash cannot take it back). Raises ``NotReady`` if that write
+        failed: the answer must be a refusal, not an acknowledgement."""
+
     def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:
         """A topic was created or reconfigured. ``lazy``: created by a write, whose ack follows
         its own class rather than waiting for the create to be durable (docs/DECISIONS.md,
@@ -99,6 +105,9 @@ class InMemory:
     """No storage: every change is visible and acknowledged at once."""
 
     def check_writable(self) -> None:
+        return None
+
+    def write_queued(self) -> None:
         return None
 
     def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:

@@ -131,6 +131,8 @@ class TopicsApp:
                         waited = self._after_parking(parking, operation, req)
                         return self._finish(waited, request, held.pass_on(), stats, principal)
                 out = operation.handler(req, self.ctx)
+                if isinstance(out, Reply):
+                    self.ctx.engine.persistence.write_queued()  # what it acknowledges, first
             except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
                 return self._answered(request, stats, principal, self._envelope(request, exc))
             if isinstance(out, Reply):
@@ -200,6 +202,8 @@ class TopicsApp:
         with _Held(slot) as held:
             try:
                 out = await pending
+                if isinstance(out, Reply):
+                    self.ctx.engine.persistence.write_queued()  # what it acknowledges, first
             except asyncio.CancelledError:
                 self._account(request, stats, principal, CLIENT_CLOSED, None)
                 raise

@@ -129,6 +129,22 @@ async def test_eio_fails_the_fsync_append_and_turns_the_server_read_only(tmp_pat
         assert ctx.datadir is not None and ctx.datadir.wal is not None and ctx.datadir.wal.read_only
 
 
+async def test_a_disk_write_whose_wal_write_fails_is_refused_not_acknowledged(tmp_path: Path) -> None:
+    """A ``disk`` write is acknowledged once its bytes are written (before its answer leaves):
+    the request whose write hits EIO gets the read-only ``503``, never a ``200``, and neither it
+    nor a later write is there after a restart."""
+    fs = FaultyFileSystem()
+    async with app_client(tmp_path, ManualClock(T0), fs) as (client, _):
+        assert (await client.put("/v0/topics/d", json={"durability": "disk"})).status_code == 201
+        (await client.post("/v0/topics/d", json={"records": [{"data": "kept"}]})).raise_for_status()
+        fs.fail_writes()
+        assert_wal_read_only_refusal(await client.post("/v0/topics/d", json={"records": [{"data": "lost"}]}))
+        assert_wal_read_only_refusal(await client.post("/v0/topics/d", json={"records": [{"data": "later"}]}))
+    node = await open_node(tmp_path, ManualClock(T0))
+    assert diff_data(node.engine, "d") == ["kept"]
+    node.close()
+
+
 @pytest.mark.parametrize("fault", ["write", "fdatasync", "nth_write", "torn"])
 async def test_a_failed_group_fails_every_durable_future_in_it(tmp_path: Path, fault: str) -> None:
     fs = FaultyFileSystem()

@@ -1,6 +1,7 @@
 """What is acknowledged on enqueue (``disk`` and ``memory`` class writes, deletes, queue leases)
 is in the WAL file before its answer leaves: a ``kill -9`` right after the client read the answer
-cannot take it back (docs/STORAGE.md, the durability classes).
+cannot take it back (docs/STORAGE.md, the durability classes; docs/DECISIONS.md, "Group-commit
+window").
 
 The check is exact, not timed: the WAL's ``writev`` looks at the client's socket through
 ``MSG_PEEK``. Over loopback the server's answer is in the client's receive queue as soon as the
@@ -26,13 +27,14 @@ from topics_server.settings import load_settings
 
 from .processes import NO_THROTTLE
 from .test_native_http import Conn, request
+from .test_websocket import Raw, serve
 
 
 class Witness:
     """Wraps the WAL's ``writev``: at every write, notes whether the client already holds an
     answer it has not read (an answer that left before this write)."""
 
-    def __init__(self, ctx: ServerContext, conn: Conn) -> None:
+    def __init__(self, ctx: ServerContext, conn: Conn | Raw) -> None:
         # a second handle on the client's socket, to peek at what waits in its receive queue
         self.client = socket.socket(fileno=os.dup(conn.writer.get_extra_info("socket").fileno()))
         self.writes = 0
@@ -129,3 +131,18 @@ async def test_a_watcher_sees_a_record_only_after_the_wal_holds_it(served: tuple
     witness.client.close()
     writer.close()
     watcher.close()
+
+
+async def test_a_websocket_publish_is_acked_only_after_the_wal_holds_it(tmp_path: Path) -> None:
+    async with serve({"TOPICS_DATA_DIR": str(tmp_path / "data"), **NO_THROTTLE}) as server:
+        await server.put("p", {"durability": "disk"})
+        raw = await server.raw()
+        await raw.upgrade()
+        witness = Witness(server.ctx, raw)
+        for i in range(5):
+            raw.send_json({"op": "publish", "request_id": str(i), "topic": "p", "records": [{"data": i}]})
+            ack = (await raw.frame()).json()
+            assert ack["op"] == "ack" and ack["last_seq"] == i + 1, ack
+        assert witness.writes >= 5
+        assert witness.answers_ahead == []
+        witness.client.close()

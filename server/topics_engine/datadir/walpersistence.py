@@ -26,7 +26,6 @@ checkpoint flips their on-disk delete flags in one pass per segment, and until t
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,6 +123,10 @@ class WalPersistence:
 
     def check_writable(self) -> None:
         if self.wal.read_only:
+            raise read_only_error(self.wal.failed)
+
+    def write_queued(self) -> None:
+        if not self.wal.write_queued():
             raise read_only_error(self.wal.failed)
 
     def _submit(
@@ -270,10 +273,8 @@ class WalPersistence:
         return flips
 
     def clean_stop(self, heads: dict[int, int]) -> None:
-        """The last frame of a clean shutdown: the exact heads of ephemeral topics. A WAL that
-        cannot take it is read-only from then on, and the next start recovers as after a crash."""
-        with contextlib.suppress(WalFailed):
-            self.wal.submit(FrameType.CLEAN_STOP, formats.encode_clean_stop(heads))
+        """The last frame of a clean shutdown: the exact heads of ephemeral topics."""
+        self.wal.submit(FrameType.CLEAN_STOP, formats.encode_clean_stop(heads))
 
     def _reserve(self, topic: Topic, last_seq: int) -> AckWait:
         """Keep the durable seq reservation of a topic whose writes are acked before they are

@@ -2,18 +2,12 @@
 
 Callers (the engine, on the event-loop thread) :meth:`Wal.submit` encoded frames. Submission
 assigns the LSN and queues the frame in one step, so frames reach the file in exactly the order
-the engine decided them (seq assignment happens in the same synchronous engine call). Frames are
-written — into the page cache, a few microseconds — on the loop thread itself: no thread handoff
-per frame (Redis writes its AOF the same way). When:
-
-- a frame nobody waits on (``disk``/``memory`` class, acknowledged on enqueue) is written inside
-  its :meth:`Wal.submit`, with everything queued before it: the caller acknowledges it, makes it
-  visible to readers or answers anyone only after its bytes are in the page cache, so a process
-  crash (``kill -9``) never takes back what was acknowledged. A write that fails raises
-  :class:`WalFailed` from that submit: the caller refuses instead of acknowledging;
-- frames somebody waits on (a future or ``on_durable``: ``fsync`` class, control-plane changes)
-  are acknowledged once synced, so they are written once per event-loop iteration with one
-  ``write`` for all of them (and the sync asked for at once).
+the engine decided them (seq assignment happens in the same synchronous engine call). Once per
+event-loop iteration everything queued is written with one ``write`` — into the page cache, a
+few microseconds — on the loop thread itself: no thread handoff per frame (Redis writes its AOF
+the same way). Sooner when asked (:meth:`Wal.write_queued`): the server writes what a request
+submitted before its answer leaves, so what is acknowledged on enqueue (``disk``) is in the page
+cache first, and the frames of one request still go in one ``write``.
 
 Durability is the sync thread's job: it ``fdatasync``s the log and then — back on the event
 loop, in LSN order — runs each frame's ``on_durable`` callback and resolves its future with the
@@ -333,11 +327,10 @@ class Wal:
         wait: bool = False,
         on_durable: Callable[[], None] | None = None,
     ) -> tuple[int, asyncio.Future[float] | None]:
-        """Assign the next LSN and queue the frame. With ``wait`` (or an ``on_durable``
-        callback) a future resolves with the sync's milliseconds once the frame is durable, and
-        the frame is written at the end of this event-loop iteration; without, it is written
-        before this returns (raises :class:`WalFailed` if that write fails). ``payload`` may be
-        a list of buffers (written in order without being joined)."""
+        """Assign the next LSN and queue the frame (written at the end of this event-loop
+        iteration). With ``wait`` (or an ``on_durable`` callback) a future resolves with the
+        sync's milliseconds once the frame is durable. ``payload`` may be a list of buffers
+        (written in order without being joined)."""
         lsn = self._next_lsn()
         parts = frame_parts(frame_type, lsn, [payload] if isinstance(payload, bytes) else payload)
         return lsn, self._queue(lsn, parts, sum(map(len, parts)), wait, on_durable)
@@ -379,11 +372,7 @@ class Wal:
         depth = self._frame_count + len(self._waiters)
         if depth > self.stats.queue_depth_peak:
             self.stats.queue_depth_peak = depth
-        if future is None:  # acknowledged on enqueue: in the page cache before anyone hears of it
-            self.flush()
-            if self.failed is not None:
-                raise WalFailed(f"the write-ahead log is read-only after an I/O error: {self.failed}")
-        elif not self._flush_scheduled:
+        if not self._flush_scheduled:
             self._flush_scheduled = True
             self.loop.call_soon(self.flush)
         return future
@@ -402,6 +391,14 @@ class Wal:
         else:
             self._first_waiter_lsn = min(self._first_waiter_lsn, lsn)
         self._observers.append((lsn, callback))
+
+    def write_queued(self) -> bool:
+        """Write every queued frame now rather than at the end of this event-loop iteration;
+        False if that write failed (the log is read-only from then on)."""
+        if not self._frames:
+            return True
+        self.flush()
+        return self.failed is None
 
     def flush(self) -> None:
         """Write every queued frame (one ``write``); ask for a sync now if anyone waits on one
