@@ -38,6 +38,7 @@ from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.segments import SegmentStore
 from ..storage.snapshot import write_snapshot
+from ..storage.wal import WalFailed
 from ..topic import Topic
 from .sealing import Sealed, Sealer, SegmentPolicy, hot_batches, mark_sealed, release_sealed, seal_batches
 from .walpersistence import WalPersistence
@@ -193,6 +194,12 @@ class Checkpointer:
     async def checkpoint(self, final: bool = False) -> None:
         """Cut now; returns once the snapshot is durable and the WAL trimmed.
 
+        Raises ``WalFailed`` (nothing written) when segment work failed before this
+        checkpoint's file work ran — also after its cut: a seal exports its records and marks
+        them sealed when it is submitted, so a cut taken while it runs does not hold them, and
+        a snapshot at the cut's LSN would then cover their WAL frames with no segment holding
+        them (recovery would skip them). Until a restart they stay hot, and in the WAL.
+
         ``final`` (clean shutdown, nothing can be lost after it): seq reservations collapse to
         the heads, so the next start resumes exactly where this one stopped."""
         lsn = self.persistence.checkpoint_lsn()
@@ -212,7 +219,13 @@ class Checkpointer:
         policy = self.sealer.policy
         wal = self.wal
         await wal.run_task(lambda: None)  # the frames the flips witness are durable
-        sealed = await self.sealer.run(lambda: write_cut(cut, segments, policy, snapshot_dir))
+
+        def work() -> dict[int, list[Sealed]]:
+            if wal.failed is not None:  # a seal before this one failed: see the docstring
+                raise WalFailed(f"no checkpoint after a failed storage write ({wal.failed})")
+            return write_cut(cut, segments, policy, snapshot_dir)
+
+        sealed = await self.sealer.run(work)
         release_cut(self.engine, self.sealer.cold, sealed)
         self.sealer.released()
         await wal.trim(lsn)
