@@ -51,7 +51,9 @@ class HeldSegmentWrites(FileSystem):
         super().write_atomic(path, data)
 
 
-async def test_a_checkpoint_started_while_a_failing_seal_runs_loses_none_of_its_records(tmp_path: Path) -> None:
+async def test_a_checkpoint_started_while_a_failing_seal_runs_loses_none_of_its_records(
+    tmp_path: Path,
+) -> None:
     """The seal's records are exported from memory (marked sealed) when it is submitted; a
     checkpoint cut taken while it runs sees nothing of them to seal. Once the seal has failed,
     that checkpoint must not write its snapshot: the snapshot's LSN covers the records' WAL

@@ -177,7 +177,7 @@ class DataDirectory:
         )
         self.sealer = Sealer(self.wal, self.segments, self.segment_policy, self.cold, self.inline_segments)
         self.persistence = WalPersistence(
-            self.wal, seal=self.sealer.maybe_seal, reserved=self.report.reserved
+            self.wal, seal=self.sealer.maybe_seal, reserved=self.report.reserved, checkpoint=self.checkpoint
         )
         self.report.reserved = {}
         if self.recovery_failed is not None:
