@@ -14,6 +14,7 @@ and a recovery from the same directory."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 from topics_engine import Engine, ManualClock
 from topics_engine.datadir.sealing import SegmentPolicy
 
+from ..fault.faulty_fs import FaultyFileSystem
 from .harness import T0, Node, crash, diff_data, flush, open_node
 
 SEAL_AT = 20
@@ -163,3 +165,33 @@ async def test_a_switch_between_durable_classes_seals_as_before(
     node = await _node(tmp_path, clock)
     assert diff_data(node.engine, "t") == list(range(25))
     node.close()
+
+
+async def test_an_fsync_write_pending_at_the_switch_to_ephemeral_stays_durable(tmp_path: Path) -> None:
+    """A write acknowledged as ``fsync`` after its topic turned ephemeral (it awaited its fsync
+    across the switch) is a logged record: it outlives the restarts and checkpoints that follow,
+    also when a snapshot cut below its frame leaves the replay to learn that it was logged."""
+    fs = FaultyFileSystem()
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock, fs, segment_policy=SegmentPolicy(max_events=SEAL_AT))
+    e = node.engine
+    await _put(e, "t", {"durability": "fsync"})
+    await _write(e, "t", range(3))
+    fs.hold_syncs()
+    pending = e.append("t", [{"data": "pending"}]).wait
+    switched = e.put_topic("t", {"durability": "ephemeral"}).wait
+    checkpoint = asyncio.create_task(node.store.checkpoint())
+    await asyncio.sleep(0)  # its cut: below the pending write's frame, the topic ephemeral
+    fs.release_syncs()
+    assert pending is not None and switched is not None
+    await pending
+    await switched
+    await checkpoint
+    assert diff_data(e, "t") == [0, 1, 2, "pending"]
+    crash(node)
+
+    for _ in range(2):  # recovery replays the write; a checkpoint then trims its frame
+        node = await _node(tmp_path, clock)
+        assert diff_data(node.engine, "t") == [0, 1, 2, "pending"]
+        await node.store.checkpoint()
+        crash(node)

@@ -152,6 +152,10 @@ class Replayer:
         batch = a.batch
         ts = batch.ts_runs[-1][1]
         topic.apply_append(batch, ts)
+        if topic.config.durability is Durability.EPHEMERAL:
+            # logged before the topic became ephemeral (an fsync write applied after the switch,
+            # its frame after the snapshot's LSN): durable, as it was live (``sealing.take_hot``)
+            topic.hot.stopped_logging(max(topic.hot.logged_upto, batch.last_seq))
         if a.key is not None:
             topic.idempotency.remember(a.key, ts, batch.first_seq, batch.last_seq)
         self.records += batch.count
