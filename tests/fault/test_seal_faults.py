@@ -83,3 +83,29 @@ async def test_a_checkpoint_started_while_a_failing_seal_runs_loses_none_of_its_
     await fresh.engine.append("d", [{"data": "after"}]).wait
     await flush(fresh)
     fresh.close()
+
+
+async def test_a_switch_to_a_durable_class_whose_seal_fails_is_refused_read_only(tmp_path: Path) -> None:
+    """The switch from ephemeral answers once a checkpoint sealed the topic's records
+    (docs/DECISIONS.md, "Switching a topic's class"); when that seal fails, the ``PUT`` gets
+    the read-only refusal (its outcome is unknown: its frame is durable, the records are not),
+    and the records are still served until the restart."""
+    fs = HeldSegmentWrites()
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock, fs)
+    e = node.engine
+    await e.put_topic("t", {"durability": "ephemeral"}).wait
+    e.append("t", [{"data": i} for i in range(5)])
+    fs.hold()
+    fs.fail()  # every segment write fails at once
+    switched = e.put_topic("t", {"durability": "disk"}).wait
+    assert switched is not None
+    with pytest.raises(NotReady) as refused:
+        await switched
+    assert refused.value.detail == {"wal_read_only": True}
+    assert diff_data(e, "t") == list(range(5))
+    crash(node)
+
+    fresh = await open_node(tmp_path, clock)
+    assert fresh.engine.get("t").config.durability.value == "disk"
+    fresh.close()
