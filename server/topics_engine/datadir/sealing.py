@@ -15,7 +15,9 @@ too), an ``ephemeral`` topic's only the records it logged before it became ephem
 Segment and snapshot file work runs on one dedicated thread (:meth:`Sealer.run`) — never on the
 WAL's sync thread, so sealing 100k records or writing a snapshot does not delay a group commit;
 work runs there in submission order. An I/O error on that thread turns the WAL read-only (storage
-state is unknown after it).
+state is unknown after it). A failed seal's chunks stay hot — served from memory, their records
+only in the WAL — until the restart replays them: they are not retried, and no checkpoint runs
+after the failure (``Checkpointer.checkpoint``; docs/STORAGE.md, "Failures").
 
 Once a segment is durable its chunks go **cold** (:func:`release_sealed`, on the event loop): the
 topic's record log drops their batches, and reads find them through ``storage.coldstore``.
