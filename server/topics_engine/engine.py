@@ -249,6 +249,9 @@ class Engine:
         topic.expire(now)  # what the old TTL already expired stays expired
         self.by_class[topic.config.durability] -= 1
         self.by_class[config.durability] += 1
+        was_ephemeral = topic.config.durability is Durability.EPHEMERAL
+        if was_ephemeral != (config.durability is Durability.EPHEMERAL):
+            topic.switch_logging(was_ephemeral)  # docs/DECISIONS.md, "Switching a topic's class"
         topic.config = config
         topic.version += 1
         topic.enforce_retention(now)

@@ -811,14 +811,20 @@ class RecordLog:
 
     # -- sealing ----------------------------------------------------------------------------------
 
-    def export(self, after: int) -> tuple[list[RecordBatch], bytes]:
-        """The stored batches holding seqs > ``after`` (a partly covered first batch is cut),
-        and one gone-flag per record of them — what a segment seals."""
+    def export(self, after: int, upto: int | None = None) -> tuple[list[RecordBatch], bytes]:
+        """The stored batches holding seqs > ``after`` and starting at or below ``upto`` (default:
+        every one; a partly covered first batch is cut), and one gone-flag per record of them —
+        what a segment seals. They never merge again (:meth:`freeze`)."""
         k, i = self._find(after + 1)
         batches: list[RecordBatch] = []
         flags: list[bytes] = []
-        self.freeze(self.head_seq)
+        upto = self.head_seq if upto is None else upto
+        if upto <= after:
+            return batches, b""
+        self.freeze(upto)
         for ch in self._chunks[k:]:
+            if ch.first_seq > upto:
+                break
             batch, f = ch.batch(), ch.dead_flags()
             if i:
                 batch, f = slice_batch(batch, i), f[i:]

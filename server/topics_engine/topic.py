@@ -169,18 +169,32 @@ class HotState:
 
     Owned by ``datadir.sealing``: only it marks records sealed (``sealing.mark_sealed``, at a
     seal, a checkpoint's cut or a snapshot's restore) and decides from this when to seal. The
-    topic's apply path only feeds it (:meth:`added`), whatever the persistence (without a data
-    directory nothing is ever sealed).
+    topic's apply path only feeds it (:meth:`added`), and a switch of its class across
+    ``ephemeral`` (:meth:`Topic.switch_logging`: :meth:`stopped_logging`,
+    :meth:`started_logging`), whatever the persistence (without a data directory nothing is
+    ever sealed).
 
-    Invariants: ``sealed_upto <= head_seq``; ``since_ms`` is ``None`` (and ``bytes`` 0) exactly
-    while no record was applied since the mark."""
+    Records an ``ephemeral`` topic wrote are resident-only, never in the WAL: while the topic is
+    ephemeral a seal takes only its records up to ``logged_upto`` (written under a durable
+    class: they stay durable); once it is durable again, every record above ``sealed_upto``
+    (docs/DECISIONS.md, "Switching a topic's class").
+
+    Invariants: ``sealed_upto <= head_seq``; ``since_ms`` is ``None`` (and ``bytes`` 0) while
+    no record was applied since a mark that reached the head."""
 
     sealed_upto: int = 0
-    """Records with seq <= this are in sealed segments (or gone); the rest are only in the WAL."""
+    """Records with seq <= this are in sealed segments (or gone, or about to be sealed); the
+    rest are only in the WAL — or, written as ephemeral, only in memory."""
     bytes: int = 0
     """Bytes of the records applied since the mark (deletes and evictions do not lower it)."""
     since_ms: int | None = None
     """``$ts`` of the first record applied since the mark."""
+    logged_upto: int = 0
+    """While the topic is ephemeral: the highest seq it handed out before its class stopped
+    logging records (0: it never logged any) — the records up to here are in the WAL."""
+    unlogged_upto: int = 0
+    """The highest seq handed out before the topic's class last started logging records: those
+    above ``sealed_upto`` and up to here are resident-only until a seal takes them."""
 
     def added(self, first_ts: int, size: int) -> None:
         """Records of ``size`` bytes, the first stamped ``first_ts``, were applied."""
@@ -188,11 +202,22 @@ class HotState:
             self.since_ms = first_ts
         self.bytes += size
 
-    def mark(self, head_seq: int) -> None:
-        """Every record up to ``head_seq`` is sealed (``datadir.sealing`` only)."""
-        self.sealed_upto = head_seq
-        self.bytes = 0
-        self.since_ms = None
+    def stopped_logging(self, reserved_seq: int) -> None:
+        """The class became ``ephemeral``; every seq up to ``reserved_seq`` was logged."""
+        self.logged_upto = reserved_seq
+
+    def started_logging(self, reserved_seq: int) -> None:
+        """The class stopped being ``ephemeral``; no seq up to ``reserved_seq`` since
+        :meth:`stopped_logging` was."""
+        self.unlogged_upto = reserved_seq
+
+    def mark(self, upto: int, head_seq: int) -> None:
+        """Every record up to ``upto`` is sealed (``datadir.sealing`` only); the hot counters
+        restart once that is every record up to ``head_seq``."""
+        self.sealed_upto = max(self.sealed_upto, upto)
+        if self.sealed_upto >= head_seq:
+            self.bytes = 0
+            self.since_ms = None
 
 
 class Usage:
@@ -492,6 +517,17 @@ class Topic:
         if self.log.make_cold(sealed, cold) and sealed.tags is not None:
             tags = (tag for tag in sealed.tags if tag is not None)
             self.tags.forget_range(tags, sealed.first_seq, sealed.last_seq)
+
+    def switch_logging(self, logs: bool) -> None:
+        """The class switched across ``ephemeral``: it starts (``logs``) or stops logging the
+        records. The hot state learns where the logged records end (:class:`HotState`), and the
+        chunks stored so far — with the ones planned, awaiting their fsync — never merge with
+        later ones, so a seal's bound between them falls between chunks."""
+        if logs:
+            self.hot.started_logging(self.reserved_seq)
+        else:
+            self.hot.stopped_logging(self.reserved_seq)
+        self.log.freeze(self.reserved_seq)
 
     def advance_head(self, seq: int) -> None:
         """Recovery: the head moves to ``seq`` though the seqs above the last live record hold

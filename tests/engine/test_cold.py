@@ -303,8 +303,9 @@ def test_a_lost_segment_file_fails_the_read_instead_of_retrying_forever(tmp_path
 
 
 def test_a_tag_delete_finds_hot_records_older_than_a_chunk_gone_cold(node: Node) -> None:
-    """Records kept hot below a chunk that goes cold (an ephemeral topic's, switched to disk)
-    stay in the tag index: only the cold chunk's own range leaves it."""
+    """Records an ephemeral topic wrote before it switched to disk stay in the tag index until
+    a seal takes them with the disk ones (the switch's own checkpoint does not run here: the
+    event loop never does), and leave it with their chunks' range: a tag delete finds them all."""
     engine = node.engine
     engine.put_topic("t", {"durability": "ephemeral"})
     for i in range(5):

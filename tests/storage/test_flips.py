@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from topics_engine import Engine, Limits, ManualClock
-from topics_engine.datadir.sealing import hot_batches
+from topics_engine.datadir.sealing import take_hot
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.segments import SegmentStore, decode_segment, read_segment_index
 
@@ -88,7 +88,7 @@ def test_a_segment_counts_each_flag_once(tmp_path: Path) -> None:
     not counted again, so the segment stays while any record in it is live."""
     engine = Engine(ManualClock(T0), Limits())
     engine.append("t", [{"data": 0}, {"data": 1}, {"data": 2}])
-    batches, flags = hot_batches(engine._topics["t"])
+    batches, flags = take_hot(engine._topics["t"])
     store = SegmentStore(FileSystem(), tmp_path)
     segment = store.seal(1, batches, flags)
     store.flip_deleted(1, [1, 1])

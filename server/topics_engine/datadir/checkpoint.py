@@ -1,6 +1,7 @@
 """Checkpointing: how records leave the WAL so it can be trimmed.
 
-A checkpoint seals every hot record of every non-ephemeral topic, flips the delete flags of
+A checkpoint seals every hot record of every topic that a seal takes (``sealing.take_hot``:
+not the records an ``ephemeral`` topic wrote as ephemeral), flips the delete flags of
 sealed records deleted since the last checkpoint (until now their WAL ``DELETE`` frames were the
 witness), writes a snapshot of all topics' metadata and the routers at a WAL position (LSN),
 drops segments that no longer hold a live record, and trims the WAL files wholly below that LSN.
@@ -12,7 +13,8 @@ The WAL is trimmed last, once the snapshot is durable: its old files are removed
 sync thread (``Wal.run_task``), after every frame submitted before the trim is durable.
 The snapshot LSN is below the first fsync-class frame still waiting to be applied, so such a
 frame is replayed after the snapshot; replay is idempotent, so frames the snapshot already
-covers are harmless. Ephemeral topics contribute metadata only.
+covers are harmless. Ephemeral topics contribute metadata, and the records they logged before
+they became ephemeral.
 
 The snapshot's record of a topic (its ``TopicImage``) is assembled here, by :func:`topic_image`,
 from what ``Topic`` exposes and the seq reservation ``WalPersistence`` keeps;
@@ -29,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Durability
 from ..consumers import images as consumer_images
 from ..engine import Engine
 from ..routers import Routers
@@ -38,8 +39,9 @@ from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch, SnapshotImage, TopicImage
 from ..storage.segments import SegmentStore
 from ..storage.snapshot import write_snapshot
+from ..storage.wal import WalFailed
 from ..topic import Topic
-from .sealing import Sealed, Sealer, SegmentPolicy, hot_batches, mark_sealed, release_sealed, seal_batches
+from .sealing import Sealed, Sealer, SegmentPolicy, release_sealed, seal_batches, take_hot
 from .walpersistence import WalPersistence
 
 
@@ -48,7 +50,8 @@ class Cut:
     """A checkpoint's state, captured in one synchronous step: the snapshot ``image`` at its
     LSN, the hot records to seal (topic id, batches, gone-flags), the sealed records whose
     delete flags to flip (topic id -> seqs) and each topic's earliest seq (segments wholly
-    below it are dropped). Every topic is marked sealed up to its head when the cut is taken."""
+    below it are dropped). What the cut seals is marked sealed when it is taken
+    (``sealing.take_hot``)."""
 
     image: SnapshotImage
     seals: list[tuple[int, list[RecordBatch], bytes]]
@@ -74,11 +77,9 @@ def take_cut(
     earliest: dict[int, int] = {}
     shift = engine.clock.wall_of(0)  # queue times: steady clock -> wall instants
     for topic in engine.topics():
-        if topic.config.durability is not Durability.EPHEMERAL:
-            batches, flags = hot_batches(topic)
-            if batches:
-                seals.append((topic.id, batches, flags))
-        mark_sealed(topic)
+        batches, flags = take_hot(topic)
+        if batches:
+            seals.append((topic.id, batches, flags))
         earliest[topic.id] = topic.earliest_seq
         topics.append(topic_image(topic, reserved.get(topic.id, 0), final, shift))
     image = SnapshotImage(
@@ -193,6 +194,12 @@ class Checkpointer:
     async def checkpoint(self, final: bool = False) -> None:
         """Cut now; returns once the snapshot is durable and the WAL trimmed.
 
+        Raises ``WalFailed`` (nothing written) when segment work failed before this
+        checkpoint's file work ran — also after its cut: a seal exports its records and marks
+        them sealed when it is submitted, so a cut taken while it runs does not hold them, and
+        a snapshot at the cut's LSN would then cover their WAL frames with no segment holding
+        them (recovery would skip them). Until a restart they stay hot, and in the WAL.
+
         ``final`` (clean shutdown, nothing can be lost after it): seq reservations collapse to
         the heads, so the next start resumes exactly where this one stopped."""
         lsn = self.persistence.checkpoint_lsn()
@@ -212,7 +219,13 @@ class Checkpointer:
         policy = self.sealer.policy
         wal = self.wal
         await wal.run_task(lambda: None)  # the frames the flips witness are durable
-        sealed = await self.sealer.run(lambda: write_cut(cut, segments, policy, snapshot_dir))
+
+        def work() -> dict[int, list[Sealed]]:
+            if wal.failed is not None:  # a seal before this one failed: see the docstring
+                raise WalFailed(f"no checkpoint after a failed storage write ({wal.failed})")
+            return write_cut(cut, segments, policy, snapshot_dir)
+
+        sealed = await self.sealer.run(work)
         release_cut(self.engine, self.sealer.cold, sealed)
         self.sealer.released()
         await wal.trim(lsn)

@@ -12,6 +12,7 @@ Layout of ``TOPICS_DATA_DIR`` (files ``0600``, directories ``0700``)::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -85,6 +86,8 @@ class DataDirectory:
         self.recovery_failed: OSError | None = None
         """The error of the checkpoint recovery wrote, if it failed: the WAL opens read-only."""
         self._lock_fd: int | None = None
+        self._checkpointing: asyncio.Future[None] | None = None
+        """The checkpoint running now, if any (:meth:`checkpoint`)."""
 
     @property
     def wal_dir(self) -> Path:
@@ -177,7 +180,7 @@ class DataDirectory:
         )
         self.sealer = Sealer(self.wal, self.segments, self.segment_policy, self.cold, self.inline_segments)
         self.persistence = WalPersistence(
-            self.wal, seal=self.sealer.maybe_seal, reserved=self.report.reserved
+            self.wal, seal=self.sealer.maybe_seal, reserved=self.report.reserved, checkpoint=self.checkpoint
         )
         self.report.reserved = {}
         if self.recovery_failed is not None:
@@ -223,8 +226,26 @@ class DataDirectory:
         return written > 0 and elapsed >= QUIET_INTERVALS * self.checkpoint_interval_ms
 
     async def checkpoint(self, final: bool = False) -> None:
-        if self.checkpointer is not None and self.wal is not None and not self.wal.read_only:
-            await self.checkpointer.checkpoint(final)
+        """Checkpoint now (unless the WAL is read-only), after any checkpoint still running:
+        one runs at a time. Once begun, a checkpoint runs to its end even if its caller is
+        cancelled (a shutdown cancels the periodic one): its cut marks the records it seals as
+        sealed, so stopping before its file work would leave them in no segment while the next
+        snapshot covers their WAL frames."""
+        while self._checkpointing is not None:
+            with contextlib.suppress(Exception):  # its caller sees its error
+                await asyncio.shield(self._checkpointing)
+        if self.checkpointer is None or self.wal is None or self.wal.read_only:
+            return
+        task = asyncio.ensure_future(self.checkpointer.checkpoint(final))
+        self._checkpointing = task
+        task.add_done_callback(self._checkpoint_done)
+        await asyncio.shield(task)
+
+    def _checkpoint_done(self, task: asyncio.Future[None]) -> None:
+        if self._checkpointing is task:
+            self._checkpointing = None
+        if not task.cancelled():
+            task.exception()  # retrieved: a cancelled caller never sees it; an I/O error was logged
 
     def close(self) -> None:
         """Finish segment work, then flush and close the WAL, ending it with a ``CLEAN_STOP``

@@ -11,8 +11,10 @@ A torn or corrupt frame ends the log: the file is truncated at the last valid fr
 later WAL files, which could only follow a hole, are set aside as ``*.corrupt``), and the loss is
 logged. Frames must carry consecutive LSNs; a gap is treated the same way.
 
-Ephemeral topics come back empty with ``head_seq`` at their durable seq reservation, so no seq
-that may have been handed out before the crash is ever handed out again.
+Ephemeral topics come back with ``head_seq`` at their durable seq reservation, so no seq
+that may have been handed out before the crash is ever handed out again, holding only the
+records they wrote under a durable class before they became ephemeral (docs/DECISIONS.md,
+"Switching a topic's class").
 
 Before anything is read or changed, :func:`check_versions` reads the format version of every WAL,
 segment and snapshot file: one this server does not read (a newer server wrote it) raises
@@ -150,6 +152,10 @@ class Replayer:
         batch = a.batch
         ts = batch.ts_runs[-1][1]
         topic.apply_append(batch, ts)
+        if topic.config.durability is Durability.EPHEMERAL:
+            # logged before the topic became ephemeral (an fsync write applied after the switch,
+            # its frame after the snapshot's LSN): durable, as it was live (``sealing.take_hot``)
+            topic.hot.stopped_logging(max(topic.hot.logged_upto, batch.last_seq))
         if a.key is not None:
             topic.idempotency.remember(a.key, ts, batch.first_seq, batch.last_seq)
         self.records += batch.count

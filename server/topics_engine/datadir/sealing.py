@@ -3,14 +3,21 @@ into a new immutable segment, when the hot part reaches the :class:`SegmentPolic
 (events, bytes, age) and at every checkpoint.
 
 A topic's hot state (``Topic.hot``, a ``topic.HotState``) is this module's: only
-:func:`mark_sealed` marks records sealed — called by :meth:`Sealer.seal`, by a checkpoint's cut
-and by a snapshot's restore — and only :meth:`Sealer.maybe_seal` decides from it. The topic's
-apply path feeds it.
+:func:`take_hot` (for :meth:`Sealer.seal` and a checkpoint's cut) and :func:`mark_sealed` (a
+snapshot's restore) mark records sealed, and only :meth:`Sealer.maybe_seal` decides from it. The
+topic's apply path feeds it.
+
+What a seal takes follows the topic's class now, not the class each record was written under
+(docs/DECISIONS.md, "Switching a topic's class"): a durable topic's every record above
+``sealed_upto`` (so records written as ephemeral before a switch to a durable class go cold
+too), an ``ephemeral`` topic's only the records it logged before it became ephemeral.
 
 Segment and snapshot file work runs on one dedicated thread (:meth:`Sealer.run`) — never on the
 WAL's sync thread, so sealing 100k records or writing a snapshot does not delay a group commit;
 work runs there in submission order. An I/O error on that thread turns the WAL read-only (storage
-state is unknown after it).
+state is unknown after it). A failed seal's chunks stay hot — served from memory, their records
+only in the WAL — until the restart replays them: they are not retried, and no checkpoint runs
+after the failure (``Checkpointer.checkpoint``; docs/STORAGE.md, "Failures").
 
 Once a segment is durable its chunks go **cold** (:func:`release_sealed`, on the event loop): the
 topic's record log drops their batches, and reads find them through ``storage.coldstore``.
@@ -132,8 +139,7 @@ class Sealer:
     def seal(self, topic: Topic) -> asyncio.Future[list[Sealed]] | None:
         """Seal ``topic``'s hot records now (the file work runs on the segment thread); once
         the segments are durable their chunks go cold."""
-        batches, flags = hot_batches(topic)
-        mark_sealed(topic)
+        batches, flags = take_hot(topic)
         if not batches:
             return None
         segments, topic_id, policy = self.segments, topic.id, self.policy
@@ -185,16 +191,39 @@ def release_sealed(cold: ColdStore, topic: Topic, sealed: Iterable[Sealed]) -> N
             topic.make_cold(batch, chunk)
 
 
-def hot_batches(topic: Topic) -> tuple[list[RecordBatch], bytes]:
-    """``topic``'s stored batches not yet sealed (``seq > sealed_upto``) and their gone-flags."""
-    return topic.log.export(topic.hot.sealed_upto)
+def take_hot(topic: Topic) -> tuple[list[RecordBatch], bytes]:
+    """``topic``'s stored batches a seal writes now, and their gone-flags, marked sealed (the
+    caller writes them): every batch above ``sealed_upto`` while the topic's class logs records
+    — those written as ephemeral before it did too (docs/DECISIONS.md, "Switching a topic's
+    class") —, and for an ``ephemeral`` topic only those it wrote under a durable class
+    (``HotState.logged_upto``): they stay durable; the ones it wrote as ephemeral are
+    resident-only."""
+    hot = topic.hot
+    upto = topic.head_seq
+    if topic.config.durability is Durability.EPHEMERAL:
+        upto = min(upto, hot.logged_upto)
+    batches, flags = topic.log.export(hot.sealed_upto, upto)
+    if batches:  # a chunk never straddles the bound (``Topic.switch_logging``); if it did
+        upto = max(upto, batches[-1].last_seq)
+    hot.mark(upto, topic.head_seq)
+    return batches, flags
 
 
 def mark_sealed(topic: Topic) -> None:
-    """Every record of ``topic`` up to its head is sealed, or about to be (the caller writes
-    the batches :func:`hot_batches` gave it)."""
-    topic.hot.mark(topic.head_seq)
+    """Every record of ``topic`` up to its head is sealed (a snapshot's restore: every record
+    loaded is in a segment)."""
+    topic.hot.mark(topic.head_seq, topic.head_seq)
     topic.log.freeze(topic.head_seq)
+
+
+def holds_unlogged(topic: Topic) -> bool:
+    """Whether ``topic`` holds live records it wrote as ephemeral that no seal took yet
+    (``HotState.unlogged_upto``): resident-only, though its class may now log records."""
+    hot = topic.hot
+    if hot.unlogged_upto <= hot.sealed_upto:
+        return False
+    first = topic.log.live_at_or_after(hot.sealed_upto + 1)
+    return first is not None and first[0] <= hot.unlogged_upto
 
 
 def segment_groups(

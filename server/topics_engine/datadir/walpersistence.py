@@ -26,8 +26,9 @@ checkpoint flips their on-disk delete flags in one pass per segment, and until t
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..config import Durability
@@ -39,6 +40,7 @@ from ..storage.formats import RecordBatch
 from ..storage.frames import FrameType
 from ..storage.wal import Wal, WalFailed
 from ..topic import Topic
+from .sealing import holds_unlogged
 
 RESERVE_MIN = 1 << 10
 RESERVE_MAX = 1 << 16
@@ -93,11 +95,25 @@ def read_only_error(error: BaseException | None) -> NotReady:
     )
 
 
+Checkpoint = Callable[[], Awaitable[None]]
+"""Takes a checkpoint now (``DataDirectory.checkpoint``): returns once its snapshot is durable."""
+
+
 class WalPersistence:
-    def __init__(self, wal: Wal, seal: Seal, reserved: dict[int, int] | None = None) -> None:
-        """``reserved``: topic id -> the durable seq reservation recovery replayed."""
+    def __init__(
+        self,
+        wal: Wal,
+        seal: Seal,
+        reserved: dict[int, int] | None = None,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        """``reserved``: topic id -> the durable seq reservation recovery replayed.
+        ``checkpoint``: what makes the records a topic wrote as ephemeral durable when its class
+        turns durable (:meth:`topic_put`)."""
         self.wal = wal
         self._seal = seal
+        self._checkpoint = checkpoint
+        self._background: set[asyncio.Future[None]] = set()
         self._flips: dict[int, list[int]] = {}
         self._reservations = {tid: SeqReservation(seq, seq) for tid, seq in (reserved or {}).items()}
         self._unapplied: dict[int, None] = {}
@@ -177,9 +193,50 @@ class WalPersistence:
             wait = self._submit(FrameType.TOPIC_PUT, payload, on_durable=created, applies=False)
         else:
             wait = self._submit(FrameType.TOPIC_PUT, payload, wait=True)
-        if topic.config.durability is not Durability.FSYNC:
+        durability = topic.config.durability
+        if durability is not Durability.FSYNC:
             self._reserve(topic, topic.reserved_seq)  # so the first write need not wait for one
-        return None if lazy else wait
+        if lazy:
+            return None
+        if durability is not Durability.EPHEMERAL and self._checkpoint is not None and holds_unlogged(topic):
+            return self._then_checkpoint(wait)
+        return wait
+
+    def _then_checkpoint(self, wait: AckWait) -> asyncio.Future[float]:
+        """``wait``, then a checkpoint: the ack of a switch from ``ephemeral`` to a durable
+        class, which answers once the records the topic wrote as ephemeral are sealed in a
+        segment a durable snapshot lists (docs/DECISIONS.md, "Switching a topic's class").
+        Fails with the read-only refusal if the checkpoint cannot be written."""
+        checkpoint, wal = self._checkpoint, self.wal
+        assert checkpoint is not None
+        done: asyncio.Future[float] = wal.loop.create_future()
+
+        def fail(err: BaseException | None) -> None:
+            if not done.done():
+                done.set_exception(err if isinstance(err, NotReady) else read_only_error(wal.failed or err))
+
+        def checkpointed(ms: float, f: asyncio.Future[None]) -> None:
+            err = None if f.cancelled() else f.exception()
+            if f.cancelled() or err is not None or wal.read_only:
+                fail(err)
+            elif not done.done():
+                done.set_result(ms)
+
+        def durable(f: asyncio.Future[float] | None) -> None:
+            if f is not None and (f.cancelled() or f.exception() is not None):
+                fail(None if f.cancelled() else f.exception())
+                return
+            ms = 0.0 if f is None else f.result()
+            task = asyncio.ensure_future(checkpoint(), loop=wal.loop)
+            self._background.add(task)  # the loop keeps only a weak reference
+            task.add_done_callback(self._background.discard)
+            task.add_done_callback(lambda t: checkpointed(ms, t))
+
+        if wait is None:
+            durable(None)
+        else:
+            wait.add_done_callback(durable)
+        return done
 
     def topic_delete(self, topic: Topic) -> AckWait:
         self._reservations.pop(topic.id, None)
@@ -227,7 +284,14 @@ class WalPersistence:
 
     def delete(self, topic: Topic, seqs: list[int], apply: Callable[[], None]) -> AckWait:
         durability = topic.config.durability
-        if durability is Durability.EPHEMERAL or not seqs:
+        if durability is Durability.EPHEMERAL:
+            # the records it logged before it became ephemeral stay durable: so do their deletes
+            logged = [seq for seq in seqs if seq <= max(topic.hot.sealed_upto, topic.hot.logged_upto)]
+            if logged:
+                self._submit(FrameType.DELETE, formats.encode_delete(topic.id, formats.to_ranges(logged)))
+            apply()
+            return None
+        if not seqs:
             apply()
             return None
         payload = formats.encode_delete(topic.id, formats.to_ranges(seqs))
@@ -264,7 +328,7 @@ class WalPersistence:
     def deleted(self, topic: Topic, seqs: list[int]) -> None:
         upto = topic.hot.sealed_upto
         sealed = [seq for seq in seqs if seq <= upto]
-        if sealed and topic.config.durability is not Durability.EPHEMERAL:
+        if sealed:  # an ephemeral topic's too: records it logged before it became ephemeral
             self._flips.setdefault(topic.id, []).extend(sealed)
 
     def take_flips(self) -> dict[int, list[int]]:
