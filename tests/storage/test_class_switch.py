@@ -195,3 +195,28 @@ async def test_an_fsync_write_pending_at_the_switch_to_ephemeral_stays_durable(t
         assert diff_data(node.engine, "t") == [0, 1, 2, "pending"]
         await node.store.checkpoint()
         crash(node)
+
+
+@pytest.mark.parametrize("to", ["memory", "disk", "ephemeral"])
+async def test_a_write_after_a_switch_applies_after_an_fsync_write_still_waiting(
+    tmp_path: Path, to: str
+) -> None:
+    """An ``fsync`` write waits for its sync before it is visible; the topic switches class and
+    a write of the new class lands meanwhile. The later write (higher seqs) applies after the
+    waiting one, never before it — else the log, which skips seqs at or below its head, would
+    drop the acknowledged fsync write until a restart replayed it."""
+    node = await _node(tmp_path, ManualClock(T0))
+    e = node.engine
+    await e.put_topic("f", {"durability": "fsync"}).wait
+    waiting = e.append("f", [{"data": "fsync"}])
+    switched = e.put_topic("f", {"durability": to})
+    later = e.append("f", [{"data": to}])
+    for wait in (waiting.wait, switched.wait, later.wait):
+        if wait is not None:
+            await wait
+    assert diff_data(e, "f") == ["fsync", to]
+    await flush(node)
+    crash(node)
+    node = await _node(tmp_path, ManualClock(T0))
+    assert diff_data(node.engine, "f") == (["fsync"] if to == "ephemeral" else ["fsync", to])
+    node.close()

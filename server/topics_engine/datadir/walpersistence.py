@@ -114,6 +114,10 @@ class WalPersistence:
         self._seal = seal
         self._checkpoint = checkpoint
         self._background: set[asyncio.Future[None]] = set()
+        self._applying: dict[int, asyncio.Future[float]] = {}
+        """Topic id -> the ack of its last write whose apply waits for its fsync (an ``fsync``
+        write, or one queued behind such): a write that follows applies after it
+        (:meth:`_after_earlier`)."""
         self._flips: dict[int, list[int]] = {}
         self._reservations = {tid: SeqReservation(seq, seq) for tid, seq in (reserved or {}).items()}
         self._unapplied: dict[int, None] = {}
@@ -240,20 +244,58 @@ class WalPersistence:
 
     def topic_delete(self, topic: Topic) -> AckWait:
         self._reservations.pop(topic.id, None)
+        self._applying.pop(topic.id, None)
         payload = formats.encode_topic_delete(topic.id, topic.name, topic.reserved_seq)
         return self._submit(FrameType.TOPIC_DELETE, payload, wait=True)
 
     def append(self, topic: Topic, batch: RecordBatch, key: str | None, apply: Callable[[], None]) -> AckWait:
         durability = topic.config.durability
-        if durability is Durability.FSYNC:
-            return self._submit_append(topic, batch, key, on_durable=apply)
+        earlier = self._earlier_apply(topic)
+        if durability is Durability.FSYNC or (earlier is not None and durability is not Durability.EPHEMERAL):
+            # visible once durable; behind an fsync write still waiting (the topic switched
+            # class meanwhile), this one too, so the topic's writes apply in seq order
+            return self._applying_until(topic, self._submit_append(topic, batch, key, on_durable=apply))
         # acked before it is durable: reserve the seqs first, so a crash that loses this write
         # cannot hand its seqs out again
         wait = self._reserve(topic, batch.last_seq)
         if durability is not Durability.EPHEMERAL:
             self._submit_append(topic, batch, key)
+        if earlier is not None:
+            return self._after_earlier(topic, earlier, apply)
         apply()
         return wait
+
+    def _earlier_apply(self, topic: Topic) -> asyncio.Future[float] | None:
+        """The ack of ``topic``'s last write still waiting to apply, if any."""
+        earlier = self._applying.get(topic.id)
+        if earlier is not None and earlier.done():
+            del self._applying[topic.id]
+            return None
+        return earlier
+
+    def _applying_until(self, topic: Topic, wait: AckWait) -> AckWait:
+        """Note ``wait`` (an ack resolved once its write applied) as ``topic``'s last pending apply."""
+        if wait is not None:
+            self._applying[topic.id] = wait
+        return wait
+
+    def _after_earlier(
+        self, topic: Topic, earlier: asyncio.Future[float], apply: Callable[[], None]
+    ) -> asyncio.Future[float]:
+        """An ``ephemeral`` write behind one still waiting for its fsync: applied, and acked,
+        right after it (never before: its seqs are higher). Fails as the earlier one does."""
+        done: asyncio.Future[float] = self.wal.loop.create_future()
+
+        def run(prior: asyncio.Future[float]) -> None:
+            if prior.cancelled() or prior.exception() is not None:
+                done.set_exception(read_only_error(self.wal.failed))
+                return
+            apply()
+            done.set_result(0.0)
+
+        earlier.add_done_callback(run)
+        self._applying[topic.id] = done
+        return done
 
     def _submit_append(
         self, topic: Topic, batch: RecordBatch, key: str | None, on_durable: Callable[[], None] | None = None
@@ -266,11 +308,16 @@ class WalPersistence:
         return self._track(lsn, future, on_durable)
 
     def forward(self, topic: Topic, last_seq: int, payload: bytes, apply: Callable[[], None]) -> None:
-        if topic.config.durability is Durability.FSYNC:
-            self._submit(FrameType.ROUTER, payload, on_durable=apply)
+        durability = topic.config.durability
+        earlier = self._earlier_apply(topic)
+        if durability is Durability.FSYNC or (earlier is not None and durability is not Durability.EPHEMERAL):
+            self._applying_until(topic, self._submit(FrameType.ROUTER, payload, on_durable=apply))
             return
         self._reserve(topic, last_seq)  # a crash losing this frame never reuses these seqs
         self._submit(FrameType.ROUTER, payload)
+        if earlier is not None:
+            self._after_earlier(topic, earlier, apply)
+            return
         apply()
 
     def router_change(self, payload: bytes, wait: bool = True) -> AckWait:
