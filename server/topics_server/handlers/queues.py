@@ -224,6 +224,7 @@ class _WorkStream:
         finally:
             reads.release()
         await await_ack(claimed.wait)
+        self.ctx.engine.persistence.write_queued()  # the leases, in the page cache before the jobs
         return claimed.jobs
 
     def _until_next_change_ms(self) -> int | None:
