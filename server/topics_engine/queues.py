@@ -377,11 +377,13 @@ class Queues:
         self._serve(topic, live)
         claims = any(w.holder is None for w in live)  # /work refills take no counters
         counters = self.counters(topic) if claims else QueueCounters(0, 0, 0)
+        persistence = self.engine.persistence
+        mark = persistence.mark()
         try:
             waits = [self._log_claims(topic, w.claimed.jobs) for w in live]
             # the leases are in the page cache before any claimer hears of them; a failed write
             # (or a WAL already read-only) refuses every claim rather than acking lost leases
-            self.engine.persistence.write_queued()
+            persistence.write_queued(mark)
         except Exception as err:  # noqa: BLE001 — e.g. the read-only 503: no claim is left waiting
             _fail(live, err)
             return

@@ -12,6 +12,7 @@ it acknowledges were written."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -176,3 +177,29 @@ async def test_a_work_stream_pushes_a_job_only_after_the_wal_holds_its_lease(
     witness.client.close()
     writer.close()
     worker.close()
+
+
+async def test_a_read_is_answered_though_a_write_before_it_fails(served: tuple[ServerContext, int]) -> None:
+    """An ``fsync`` write waits for its sync, its frame still queued, when a read arrives in
+    the same loop iteration: the read's answer writes the queue (which fails), but the failure
+    is the write's — it gets the read-only ``503``, the read its ``200`` (reads still work)."""
+    ctx, port = served
+    writer, reader = await Conn.open(port), await Conn.open(port)
+    await _call(writer, "PUT", "/v0/topics/f", {"durability": "fsync"})
+    await _call(writer, "PUT", "/v0/topics/r", {"durability": "disk"})
+    await _call(writer, "POST", "/v0/topics/r", {"records": [{"data": 1}]})
+    fs = ctx.engine.persistence.wal.fs  # type: ignore[attr-defined]
+
+    def writev(fd: int, parts: list[bytes]) -> None:
+        raise OSError(errno.EIO, "injected EIO")
+
+    fs.writev = writev
+    # both requests wait in their sockets before the server's loop looks: one iteration serves both
+    writer.send(request("POST", "/v0/topics/f", {"records": [{"data": 2}]}))
+    reader.send(request("GET", "/v0/topics/r"))
+    status, _, raw = await reader.response()
+    assert status == 200, raw
+    status, _, raw = await writer.response()
+    assert status == 503 and orjson.loads(raw)["error"]["detail"]["wal_read_only"] is True, raw
+    writer.close()
+    reader.close()
