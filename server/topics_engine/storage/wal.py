@@ -403,7 +403,11 @@ class Wal:
                 return True
             since = self._frames_last_lsn - self._frame_count + 1
         if self._frames:
+            scheduled = self._flush_scheduled
             self.flush()
+            # the end-of-iteration flush stays queued (it writes what is submitted after this):
+            # no second one is scheduled for every request that writes
+            self._flush_scheduled = scheduled
         return self.failed is None or self.next_lsn <= since or self._written_lsn >= self.next_lsn - 1
 
     def flush(self) -> None:
