@@ -39,11 +39,17 @@ class Persistence(Protocol):
     def check_writable(self) -> None:
         """Raise ``NotReady`` if nothing can be persisted now (a read-only write-ahead log)."""
 
-    def write_queued(self) -> None:
+    def mark(self) -> int:
+        """Where the log stands: what is submitted from now on comes after it (the ``since``
+        of :meth:`write_queued`)."""
+
+    def write_queued(self, since: int | None = None) -> None:
         """Write what was submitted and not yet written, now: called before an answer that
         acknowledges it leaves (a ``disk`` write is acknowledged once its bytes are in the page
-        cache, so a process crash cannot take it back). Raises ``NotReady`` if that write
-        failed: the answer must be a refusal, not an acknowledgement."""
+        cache, so a process crash cannot take it back). Raises ``NotReady`` if what was
+        submitted after :meth:`mark` returned ``since`` (default: what is queued now) is not
+        written: the answer must be a refusal, not an acknowledgement. A failed write of
+        frames submitted before ``since`` is not this answer's (a read stays a read)."""
 
     def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:
         """A topic was created or reconfigured. ``lazy``: created by a write, whose ack follows
@@ -107,7 +113,10 @@ class InMemory:
     def check_writable(self) -> None:
         return None
 
-    def write_queued(self) -> None:
+    def mark(self) -> int:
+        return 0
+
+    def write_queued(self, since: int | None = None) -> None:
         return None
 
     def topic_put(self, topic: Topic, now_ms: int, *, lazy: bool = False) -> AckWait:

@@ -377,10 +377,20 @@ class Queues:
         self._serve(topic, live)
         claims = any(w.holder is None for w in live)  # /work refills take no counters
         counters = self.counters(topic) if claims else QueueCounters(0, 0, 0)
-        for w in live:
+        persistence = self.engine.persistence
+        mark = persistence.mark()
+        try:
+            waits = [self._log_claims(topic, w.claimed.jobs) for w in live]
+            # the leases are in the page cache before any claimer hears of them; a failed write
+            # (or a WAL already read-only) refuses every claim rather than acking lost leases
+            persistence.write_queued(mark)
+        except Exception as err:  # noqa: BLE001 — e.g. the read-only 503: no claim is left waiting
+            _fail(live, err)
+            return
+        for w, wait in zip(live, waits, strict=True):
             assert w.future is not None
             w.claimed.counters = counters
-            _resolve_after(w.future, self._log_claims(topic, w.claimed.jobs))
+            _resolve_after(w.future, wait)
 
     def _serve(self, topic: Topic, claimers: list[_Waiting]) -> None:
         """Pick jobs for everyone (dead-lettering on the way) and divide them: each claimer's

@@ -130,9 +130,11 @@ class TopicsApp:
                     if parking is not None:
                         waited = self._after_parking(parking, operation, req)
                         return self._finish(waited, request, held.pass_on(), stats, principal)
+                persistence = self.ctx.engine.persistence
+                mark = persistence.mark()
                 out = operation.handler(req, self.ctx)
                 if isinstance(out, Reply):
-                    self.ctx.engine.persistence.write_queued()  # what it acknowledges, first
+                    persistence.write_queued(mark)  # what it acknowledges, first
             except Exception as exc:  # noqa: BLE001 — every failure becomes the envelope
                 return self._answered(request, stats, principal, self._envelope(request, exc))
             if isinstance(out, Reply):

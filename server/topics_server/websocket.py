@@ -401,8 +401,10 @@ class WebSocketSession:
 
     def _publish(self, body: Any, request_id: str | None) -> None:
         self._admit(body)
+        persistence = self.ctx.engine.persistence
+        mark = persistence.mark()
         result = append(self.ctx.engine, body.topic, body)
-        self.ctx.engine.persistence.write_queued()  # in the page cache before its ack leaves
+        persistence.write_queued(mark)  # in the page cache before its ack leaves
         ack: dict[str, Any] = {"op": "ack", "request_id": request_id, "topic": result.topic}
         if body.return_seqs is True:
             ack.update(wire.appended(result, return_seqs=True))

@@ -11,6 +11,7 @@ interval)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import threading
 from pathlib import Path
@@ -108,4 +109,40 @@ async def test_a_switch_to_a_durable_class_whose_seal_fails_is_refused_read_only
 
     fresh = await open_node(tmp_path, clock)
     assert fresh.engine.get("t").config.durability.value == "disk"
+    fresh.close()
+
+
+class BrokenSegmentWrite(FileSystem):
+    """The first segment write raises something other than an I/O error (a bug, a
+    ``MemoryError``): what the segment thread left behind is just as unknown."""
+
+    def __init__(self) -> None:
+        self.broken = False
+
+    def write_atomic(self, path: Path, data: bytes) -> None:
+        if path.suffix == ".seg" and not self.broken:
+            self.broken = True
+            raise MemoryError("injected: no memory for the segment")
+        super().write_atomic(path, data)
+
+
+async def test_a_seal_that_fails_without_an_io_error_loses_none_of_its_records(tmp_path: Path) -> None:
+    """The seal marked its records sealed when it was submitted; failing with any exception, it
+    must stop the checkpoint after it as an I/O error does, or that snapshot would cover their
+    WAL frames with no segment holding them."""
+    fs = BrokenSegmentWrite()
+    clock = ManualClock(T0)
+    node = await open_node(tmp_path, clock, fs, segment_policy=SegmentPolicy(max_events=SEAL_AT))
+    e = node.engine
+    await e.put_topic("d", {"durability": "disk"}).wait
+    e.append("d", [{"data": i} for i in range(SEAL_AT)])  # due: the seal starts, and fails
+    await flush(node)
+    with contextlib.suppress(Exception):
+        await node.store.checkpoint()
+    expected = list(range(SEAL_AT))
+    assert diff_data(e, "d") == expected
+    crash(node)
+
+    fresh = await open_node(tmp_path, clock)
+    assert diff_data(fresh.engine, "d") == expected
     fresh.close()

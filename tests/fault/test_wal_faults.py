@@ -597,3 +597,44 @@ async def test_power_loss_after_a_checkpoint_keeps_everything_it_covered(
     again = await open_node(tmp_path, clock)
     assert diff_data(again.engine, "f") == [*range(3, 20), "more"]
     again.close()
+
+
+async def test_a_coalesced_claim_whose_lease_write_fails_is_refused_not_acknowledged(tmp_path: Path) -> None:
+    """A claim on a coalescing ``disk`` queue with durable leases is served by the cohort's
+    pass (a timer), whose lease frames the loop writes before the claim's answer is made: when
+    that write fails the claim gets the read-only ``503``, like an uncoalesced one, never a
+    ``200`` holding leases the log lost."""
+    fs = FaultyFileSystem()
+    clock = ManualClock(T0)
+    async with app_client(tmp_path, clock, fs) as (client, _):
+        config = {"type": "queue", "durability": "disk", "leases_durable": True, "claim_jitter_ms": 5}
+        assert (await client.put("/v0/topics/cq", json=config)).status_code == 201
+        (await client.post("/v0/topics/cq", json={"records": [{"data": "job"}]})).raise_for_status()
+        fs.fail_writes()
+        claim = asyncio.ensure_future(client.post("/v0/topics/cq/claim", json={"node": "w", "max": 1}))
+        for _ in range(100):  # the claim joins its cohort, then the window closes
+            await asyncio.sleep(0)
+            clock.advance(5)
+        assert_wal_read_only_refusal(await claim)
+
+
+async def test_a_coalesced_claim_waiting_when_the_wal_fails_is_refused_not_left_hanging(
+    tmp_path: Path,
+) -> None:
+    """The WAL turns read-only while a claim waits for its cohort's pass: the pass cannot log
+    the leases, and every claim of the cohort gets the read-only ``503``."""
+    fs = FaultyFileSystem()
+    clock = ManualClock(T0)
+    async with app_client(tmp_path, clock, fs) as (client, _):
+        config = {"type": "queue", "durability": "disk", "leases_durable": True, "claim_jitter_ms": 5}
+        assert (await client.put("/v0/topics/cq", json=config)).status_code == 201
+        (await client.post("/v0/topics/cq", json={"records": [{"data": "job"}]})).raise_for_status()
+        claim = asyncio.ensure_future(client.post("/v0/topics/cq/claim", json={"node": "w", "max": 1}))
+        for _ in range(20):  # the claim joins its cohort
+            await asyncio.sleep(0)
+        fs.fail_writes()
+        assert_wal_read_only_refusal(await client.post("/v0/topics/cq", json={"records": [{"data": "x"}]}))
+        for _ in range(100):  # the window closes
+            await asyncio.sleep(0)
+            clock.advance(5)
+        assert_wal_read_only_refusal(await asyncio.wait_for(claim, 10))

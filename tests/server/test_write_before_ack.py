@@ -12,6 +12,7 @@ it acknowledges were written."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -146,3 +147,59 @@ async def test_a_websocket_publish_is_acked_only_after_the_wal_holds_it(tmp_path
         assert witness.writes >= 5
         assert witness.answers_ahead == []
         witness.client.close()
+
+
+async def test_a_work_stream_pushes_a_job_only_after_the_wal_holds_its_lease(
+    served: tuple[ServerContext, int],
+) -> None:
+    """A job pushed on ``/work`` is a lease acknowledged like a claim's: a crash right after the
+    worker read it must not free the job for another worker while this one holds it."""
+    ctx, port = served
+    writer = await Conn.open(port)
+    await _call(
+        writer, "PUT", "/v0/topics/q", {"durability": "disk", "type": "queue", "leases_durable": True}
+    )
+    worker = await Conn.open(port)
+    worker.send(request("GET", "/v0/topics/q/work?node=w&max=10", headers={"Accept": "text/event-stream"}))
+    head = await asyncio.wait_for(worker.reader.readuntil(b"\r\n\r\n"), 10)
+    assert b" 200 " in head.split(b"\r\n")[0]
+    got = b""
+    while b"retry:" not in got:  # the stream's opening frames: nothing is leased yet
+        got += await asyncio.wait_for(worker.reader.read(65536), 10)
+    witness = Witness(ctx, worker)
+    for i in range(5):
+        await _call(writer, "POST", "/v0/topics/q", {"records": [{"data": {"job": i}}]})
+        got = b""
+        while b'"job":%d' % i not in got:
+            got += await asyncio.wait_for(worker.reader.read(65536), 10)
+    assert witness.writes >= 10  # the appends and the leases
+    assert [ahead for ahead in witness.answers_ahead if b"event: job" in ahead] == []
+    witness.client.close()
+    writer.close()
+    worker.close()
+
+
+async def test_a_read_is_answered_though_a_write_before_it_fails(served: tuple[ServerContext, int]) -> None:
+    """An ``fsync`` write waits for its sync, its frame still queued, when a read arrives in
+    the same loop iteration: the read's answer writes the queue (which fails), but the failure
+    is the write's — it gets the read-only ``503``, the read its ``200`` (reads still work)."""
+    ctx, port = served
+    writer, reader = await Conn.open(port), await Conn.open(port)
+    await _call(writer, "PUT", "/v0/topics/f", {"durability": "fsync"})
+    await _call(writer, "PUT", "/v0/topics/r", {"durability": "disk"})
+    await _call(writer, "POST", "/v0/topics/r", {"records": [{"data": 1}]})
+    fs = ctx.engine.persistence.wal.fs  # type: ignore[attr-defined]
+
+    def writev(fd: int, parts: list[bytes]) -> None:
+        raise OSError(errno.EIO, "injected EIO")
+
+    fs.writev = writev
+    # both requests wait in their sockets before the server's loop looks: one iteration serves both
+    writer.send(request("POST", "/v0/topics/f", {"records": [{"data": 2}]}))
+    reader.send(request("GET", "/v0/topics/r"))
+    status, _, raw = await reader.response()
+    assert status == 200, raw
+    status, _, raw = await writer.response()
+    assert status == 503 and orjson.loads(raw)["error"]["detail"]["wal_read_only"] is True, raw
+    writer.close()
+    reader.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -322,3 +323,34 @@ async def test_wal_syncs_an_unwaited_frame_within_its_sync_window(tmp_path: Path
         assert wal.durable_lsn == 1 and wal.stats.fsyncs_total == 1
     finally:
         wal.close()
+
+
+async def test_write_queued_writes_now_and_leaves_one_flush_for_the_iteration(tmp_path: Path) -> None:
+    """Each request writes its frames as its answer is made (``Wal.write_queued``); the one
+    end-of-iteration flush stays queued for what is submitted after them — not one more per
+    request — and still writes it."""
+    fs, loop = FileSystem(), asyncio.get_running_loop()
+    wal = Wal(fs, tmp_path, loop, next_lsn=1)
+    scheduled: list[object] = []
+    call_soon = loop.call_soon
+
+    def counting(callback: Any, *args: Any, **kwargs: Any) -> asyncio.Handle:
+        if callback == wal.flush:
+            scheduled.append(callback)
+        return call_soon(callback, *args, **kwargs)
+
+    loop.call_soon = counting  # type: ignore[method-assign]
+    try:
+        for i in range(10):  # ten requests in one iteration, each writing before its answer
+            mark = wal.next_lsn
+            wal.submit(FrameType.APPEND, b"r%d" % i)
+            assert wal.write_queued(mark)
+            assert wal.stats.frames_total == i + 1
+        wal.submit(FrameType.APPEND, b"outside a request")
+    finally:
+        loop.call_soon = call_soon  # type: ignore[method-assign]
+    assert len(scheduled) == 1
+    await asyncio.sleep(0)  # the iteration ends: its flush writes the last frame
+    assert wal.stats.frames_total == 11
+    wal.close()
+    assert [f.lsn for f in wal_frames(wal_files(fs, tmp_path)[0][1].read_bytes())] == list(range(1, 12))

@@ -14,10 +14,11 @@ too), an ``ephemeral`` topic's only the records it logged before it became ephem
 
 Segment and snapshot file work runs on one dedicated thread (:meth:`Sealer.run`) — never on the
 WAL's sync thread, so sealing 100k records or writing a snapshot does not delay a group commit;
-work runs there in submission order. An I/O error on that thread turns the WAL read-only (storage
-state is unknown after it). A failed seal's chunks stay hot — served from memory, their records
-only in the WAL — until the restart replays them: they are not retried, and no checkpoint runs
-after the failure (``Checkpointer.checkpoint``; docs/STORAGE.md, "Failures").
+work runs there in submission order. An error on that thread — an I/O error or any other —
+turns the WAL read-only (storage state is unknown after it). A failed seal's chunks stay hot —
+served from memory, their records only in the WAL — until the restart replays them: they are
+not retried, and no checkpoint runs after the failure (``Checkpointer.checkpoint``;
+docs/STORAGE.md, "Failures").
 
 Once a segment is durable its chunks go **cold** (:func:`release_sealed`, on the event loop): the
 topic's record log drops their batches, and reads find them through ``storage.coldstore``.
@@ -73,13 +74,15 @@ class Sealer:
         self._trim_queued = False
 
     def run(self, fn: Callable[[], T], then: Callable[[T], None] | None = None) -> asyncio.Future[T]:
-        """Run segment/snapshot file work on the segment thread; an I/O error there turns the
-        WAL read-only. ``then`` runs on the event loop with the work's result once it is done."""
+        """Run segment/snapshot file work on the segment thread; an error there — an I/O
+        error, or any other: what the work left behind is unknown, and a seal that failed holds
+        records marked sealed that no segment has — turns the WAL read-only. ``then`` runs on
+        the event loop with the work's result once it is done."""
 
         def guarded() -> T:
             try:
                 return fn()
-            except OSError as err:
+            except Exception as err:
                 self.wal.fail(err)
                 raise
 
@@ -87,7 +90,7 @@ class Sealer:
             future: asyncio.Future[T] = self.wal.loop.create_future()
             try:
                 result = guarded()
-            except OSError as err:
+            except Exception as err:  # noqa: BLE001 — the future carries it, as the thread's does
                 future.set_exception(err)
             else:
                 future.set_result(result)

@@ -145,8 +145,11 @@ class WalPersistence:
         if self.wal.read_only:
             raise read_only_error(self.wal.failed)
 
-    def write_queued(self) -> None:
-        if not self.wal.write_queued():
+    def mark(self) -> int:
+        return self.wal.next_lsn
+
+    def write_queued(self, since: int | None = None) -> None:
+        if not self.wal.write_queued(since):
             raise read_only_error(self.wal.failed)
 
     def _submit(

@@ -392,13 +392,23 @@ class Wal:
             self._first_waiter_lsn = min(self._first_waiter_lsn, lsn)
         self._observers.append((lsn, callback))
 
-    def write_queued(self) -> bool:
+    def write_queued(self, since: int | None = None) -> bool:
         """Write every queued frame now rather than at the end of this event-loop iteration;
-        False if that write failed (the log is read-only from then on)."""
-        if not self._frames:
-            return True
-        self.flush()
-        return self.failed is None
+        False if a frame submitted at or after LSN ``since`` (a :attr:`next_lsn` read before
+        submitting it; default: the first frame queued now) is not written — this write or an
+        earlier one failed, and the log is read-only from then on. Frames before ``since`` are
+        someone else's: their failure is theirs to report (their futures fail)."""
+        if since is None:
+            if not self._frames:
+                return True
+            since = self._frames_last_lsn - self._frame_count + 1
+        if self._frames:
+            scheduled = self._flush_scheduled
+            self.flush()
+            # the end-of-iteration flush stays queued (it writes what is submitted after this):
+            # no second one is scheduled for every request that writes
+            self._flush_scheduled = scheduled
+        return self.failed is None or self.next_lsn <= since or self._written_lsn >= self.next_lsn - 1
 
     def flush(self) -> None:
         """Write every queued frame (one ``write``); ask for a sync now if anyone waits on one

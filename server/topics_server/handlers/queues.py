@@ -219,11 +219,14 @@ class _WorkStream:
         reads, missing = preload_now(self.ctx.queues.cold_chunks(self.topic.name, want))
         if missing:
             await preload(missing, reads)
+        persistence = self.ctx.engine.persistence
+        mark = persistence.mark()
         try:
             claimed = self.ctx.queues.claim_for(self.topic, self.sub, want)
         finally:
             reads.release()
         await await_ack(claimed.wait)
+        persistence.write_queued(mark)  # the leases, in the page cache before the jobs leave
         return claimed.jobs
 
     def _until_next_change_ms(self) -> int | None:
