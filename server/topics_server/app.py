@@ -185,8 +185,11 @@ class TopicsApp:
         waited = await parking
         if waited is None:
             raise self.ctx.throttle.refusal()
+        persistence = self.ctx.engine.persistence
+        mark = persistence.mark()
         result = operation.handler(req, self.ctx)
         out: Reply = result if isinstance(result, Reply) else await result
+        persistence.write_queued(mark)  # what it acknowledges, first; another's failure is not its
         own = out.performance.get("throttle_wait_ms", 0)
         out.performance["throttle_wait_ms"] = round(own + waited, 3)
         return out
