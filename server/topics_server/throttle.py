@@ -274,21 +274,25 @@ class Throttle:
             heapq.heapify(self._heap)
 
     def _release(self, limit: int) -> None:
-        """Admit up to ``limit`` parked requests the cutoff lets in, highest priority first."""
+        """Admit the parked requests the cutoff lets in, highest priority first: all of those at
+        or above the :meth:`ceiling` (the top work, never held longer than till this tick), then
+        up to ``limit`` more."""
         heap = self._heap
+        top_band = self.ceiling() if self.cutoff is not None else -NOTHING  # off: all by the limit
         admitted = 0
-        while heap and admitted < limit:
+        while heap:
             top = heap[0]
             if top.future.done():
                 heapq.heappop(heap)
                 continue
-            if not self._admits(top.priority):
+            if not self._admits(top.priority) or (admitted >= limit and top.priority < top_band):
                 break
             heapq.heappop(heap)
             if top.timer is not None:
                 top.timer.cancel()
             self.parked -= 1
-            admitted += 1
+            if top.priority < top_band:
+                admitted += 1
             top.future.set_result((time.perf_counter() - top.since) * 1000)
 
     # -- streams ---------------------------------------------------------------------------------

@@ -144,6 +144,27 @@ async def test_when_the_top_work_leaves_the_cutoff_comes_down_to_the_next() -> N
     assert t.admit(500) is None and t.admit(400) is not None
 
 
+async def test_parked_work_that_became_the_top_is_not_held_past_a_tick() -> None:
+    """Writes at 800 park under a cutoff of 950 while a reader at the top competes; once the
+    reader is gone (two windows) 800 is the top: under pressure still, every 800 request is
+    admitted by the next tick — the parked backlog is not drained at the allowance, where new
+    arrivals would keep parking behind it and time out."""
+    t = Throttle(ManualClock())
+    press(t, 30)
+    waiting: list[asyncio.Future[float | None]] = []
+    for tick in range(2 * DEMAND_TICKS + 10):
+        for _ in range(10):
+            parked = t.admit(800)
+            if parked is not None:
+                waiting.append(parked)
+        t.observe(OVERLOAD_MS)
+        if tick == 0:
+            assert t.parked == 10  # held while the reader at the top competes
+    assert t.cutoff == 800 - TOP_MARGIN
+    assert t.parked == 0 and all(w.done() and w.result() is not None for w in waiting)
+    assert t.admit(800) is None and t.admit(700) is not None  # under the new top: held
+
+
 # -- parking -----------------------------------------------------------------------------------
 
 
