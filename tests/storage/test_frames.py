@@ -354,3 +354,20 @@ async def test_write_queued_writes_now_and_leaves_one_flush_for_the_iteration(tm
     assert wal.stats.frames_total == 11
     wal.close()
     assert [f.lsn for f in wal_frames(wal_files(fs, tmp_path)[0][1].read_bytes())] == list(range(1, 12))
+
+
+async def test_an_answer_that_wrote_nothing_leaves_the_queue_to_the_iteration(tmp_path: Path) -> None:
+    """``write_queued(since)`` writes only when frames were submitted at or after ``since``:
+    a read answered between two writes of one iteration does not split their one write."""
+    wal = Wal(FileSystem(), tmp_path, asyncio.get_running_loop(), next_lsn=1)
+    try:
+        wal.submit(FrameType.ROUTER, b"one")
+        mark = wal.next_lsn  # a read's mark: it submits nothing
+        assert wal.write_queued(mark)
+        assert wal.stats.batches_total == 0  # nothing written for it
+        mine = wal.next_lsn
+        wal.submit(FrameType.ROUTER, b"two")
+        assert wal.write_queued(mine)
+        assert wal.stats.batches_total == 1 and wal.stats.frames_total == 2  # both, in one write
+    finally:
+        wal.close()

@@ -393,16 +393,19 @@ class Wal:
         self._observers.append((lsn, callback))
 
     def write_queued(self, since: int | None = None) -> bool:
-        """Write every queued frame now rather than at the end of this event-loop iteration;
-        False if a frame submitted at or after LSN ``since`` (a :attr:`next_lsn` read before
-        submitting it; default: the first frame queued now) is not written — this write or an
-        earlier one failed, and the log is read-only from then on. Frames before ``since`` are
-        someone else's: their failure is theirs to report (their futures fail)."""
+        """Write every queued frame now rather than at the end of this event-loop iteration,
+        if any was submitted at or after ``since`` (an answer that wrote nothing — a read, a
+        claim of a queue that does not log its leases — leaves the iteration's frames to share
+        its one write and sync); False if a frame submitted at or after LSN ``since`` (a
+        :attr:`next_lsn` read before submitting it; default: the first frame queued now) is not
+        written — this write or an earlier one failed, and the log is read-only from then on.
+        Frames before ``since`` are someone else's: their failure is theirs to report (their
+        futures fail)."""
         if since is None:
             if not self._frames:
                 return True
             since = self._frames_last_lsn - self._frame_count + 1
-        if self._frames:
+        if self._frames and self.next_lsn > since:  # this answer's own frames are queued
             scheduled = self._flush_scheduled
             self.flush()
             # the end-of-iteration flush stays queued (it writes what is submitted after this):
