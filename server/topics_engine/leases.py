@@ -143,8 +143,10 @@ class QueueState:
         )
         out = []
         replaced: list[Lease] = []
+        push = heapq.heappush
         for seq, lease_id, n in zip(seqs, lease_ids, deliveries, strict=True):
-            free.discard(seq)  # its freelist entry is skipped lazily
+            if free:
+                free.discard(seq)  # its freelist entry is skipped lazily
             if delayed:
                 delayed.pop(seq, None)
             old = leases.get(seq)
@@ -152,7 +154,7 @@ class QueueState:
                 replaced.append(old)
             lease = leases[seq] = Lease(node, lease_id, deadline, n)
             counts[seq] = n
-            heapq.heappush(expiry, (deadline, seq, lease_id))
+            push(expiry, (deadline, seq, lease_id))
             out.append(lease)
         if seqs:
             self.cursor = max(self.cursor, *seqs)
@@ -172,6 +174,25 @@ class QueueState:
         if lease.holder is not None:
             lease.holder.lease_ended(seq)
         return lease
+
+    def end_many(self, ended: Iterable[tuple[int, str]]) -> None:
+        """:meth:`end` for several ``(seq, lease_id)`` at once (an ack): the holder counts
+        change once per node, then each ended lease's holder hears of it, in order."""
+        leases = self.leases
+        dropped: dict[str, int] = {}
+        held: list[tuple[LeaseHolder, int]] = []
+        for seq, lease_id in ended:
+            lease = leases.get(seq)
+            if lease is None or lease.lease_id != lease_id:
+                continue
+            del leases[seq]
+            dropped[lease.node] = dropped.get(lease.node, 0) + 1
+            if lease.holder is not None:
+                held.append((lease.holder, seq))
+        for node, n in dropped.items():
+            self._hold(node, -n)
+        for holder, seq in held:
+            holder.lease_ended(seq)
 
     def release(self, seq: int, lease_id: str, at: int) -> None:
         """Lease ``lease_id`` on ``seq`` ends and the job is claimable again: now (``at <= 0``)
@@ -310,6 +331,33 @@ class QueueState:
             self._ended(lease, seq)
             if self.lease_dropped is not None:
                 self.lease_dropped()
+
+    def discard_many(self, seqs: Iterable[int]) -> None:
+        """:meth:`discard` for each of ``seqs``, in order (the structures that are empty — no
+        delayed, held-back or reclaimable job, the usual case of a draining queue — are not
+        looked into)."""
+        deliveries, delayed, held_back, free, leases = (
+            self.deliveries,
+            self.delayed,
+            self.held_back,
+            self._free,
+            self.leases,
+        )
+        for seq in seqs:
+            deliveries.pop(seq, None)
+            if delayed:
+                delayed.pop(seq, None)
+            if held_back:
+                held_back.discard(seq)
+            if free:
+                free.discard(seq)
+            if leases:
+                lease = leases.pop(seq, None)
+                if lease is not None:
+                    self._let_go(lease)
+                    self._ended(lease, seq)
+                    if self.lease_dropped is not None:
+                        self.lease_dropped()
 
     def reconcile(self, live_seqs: Iterable[int]) -> None:
         """After recovery: a live job at or below the claim cursor that is neither leased,

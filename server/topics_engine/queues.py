@@ -86,13 +86,27 @@ class ClaimedJob:
         fields = batch.blob[start + 1 : batch.ends[i] - 1]
         lease = self.lease
         prefix = b'{"topic":' + orjson.dumps(topic) + b"," if topic is not None else b"{"
-        return b'%s%s,"lease_id":"%s","deadline":%d,"deliveries":%d}' % (
-            prefix,
-            fields,
-            lease.lease_id.encode(),
-            lease.deadline + self.shift,
-            lease.deliveries,
+        return _JOB % (prefix, fields, lease.lease_id.encode(), lease.deadline + self.shift, lease.deliveries)
+
+
+_JOB = b'%s%s,"lease_id":"%s","deadline":%d,"deliveries":%d}'
+"""A claimed-job object: its opening (``{``, or ``{"topic":"…",`` on /work), the record's
+fields, then the lease fields."""
+
+
+def encode_jobs(jobs: list[ClaimedJob]) -> bytes:
+    """The ``,``-joined :meth:`ClaimedJob.encode` of every job (a claim response's array), in
+    one pass."""
+    out = []
+    for job in jobs:
+        batch, i, lease = job.batch, job.index, job.lease
+        ends = batch.ends
+        start = ends[i - 1] + 1 if i else 0
+        fields = batch.blob[start + 1 : ends[i] - 1]
+        out.append(
+            _JOB % (b"{", fields, lease.lease_id.encode(), lease.deadline + job.shift, lease.deliveries)
         )
+    return b",".join(out)
 
 
 @dataclass(slots=True)
@@ -451,6 +465,11 @@ class Queues:
             if not fresh:
                 break
             delayed = q.delayed
+            if not delayed and not _may_be_poison(topic):  # every one is taken: in one pass
+                picked.extend((batch, i, deliveries.get(batch.first_seq + i, 0) + 1) for batch, i in fresh)
+                last_batch, last_i = fresh[-1]
+                q.cursor = last_batch.first_seq + last_i
+                continue
             for batch, i in fresh:
                 seq = batch.first_seq + i
                 q.cursor = seq
@@ -575,9 +594,7 @@ class Queues:
     def _complete(self, topic: Topic, held: list[tuple[int, Lease]]) -> RecordsDeleted:
         """End the ``held`` leases (journaled as acks with ``leases_durable``) and delete their
         jobs: an ack, or the second half of a dead-letter move."""
-        q = _q(topic)
-        for seq, lease in held:
-            q.end(seq, lease.lease_id)
+        _q(topic).end_many([(seq, lease.lease_id) for seq, lease in held])
         persistence = self.engine.persistence
         if persistence.logs_leases(topic):
             self._journal(
@@ -772,6 +789,13 @@ def _job_seq(job: _Picked) -> int:
 def _q(topic: Topic) -> QueueState:
     assert topic.queue is not None, "queue operations resolve the topic with queue_topic()"
     return topic.queue
+
+
+def _may_be_poison(topic: Topic) -> bool:
+    """Whether a job of ``topic`` can ever be poison (``max_deliveries`` and a dead-letter
+    topic set)."""
+    cfg = topic.config
+    return bool(cfg.max_deliveries and cfg.dead_letter)
 
 
 def _is_poison(topic: Topic, deliveries: int) -> bool:

@@ -135,6 +135,11 @@ class _Chunk:
         """Whether a record of the chunk is in the topic's tag index (a hot chunk with tags)."""
         return self._batch is not None and self._batch.tags is not None
 
+    def indexed_tags(self) -> Sequence[str | None] | None:
+        """The records' tags (``None`` for an untagged record) if the chunk is hot and tagged
+        — what :meth:`is_indexed_tag` looks up — else ``None``."""
+        return self._batch.tags if self._batch is not None else None
+
     def is_indexed_tag(self, i: int) -> bool:
         """Whether record ``i`` is in the topic's tag index (hot and tagged)."""
         if self._batch is None:
@@ -390,22 +395,27 @@ class RecordLog:
         deleted: list[int] = []
         size = tagged = 0
         ch: _Chunk | None = None
+        first = count = 0
+        dead: bytearray | None = None
+        ends: Sequence[int] = ()
+        tags: Sequence[str | None] | None = None  # the chunk's record tags if it is in the tag index
         for seq in seqs:
-            if ch is None or not 0 <= seq - ch.first_seq < ch.count:
+            if ch is None or not 0 <= seq - first < count:
                 at = self._at(seq)
                 if at is None:
                     continue
                 ch = at[0]
-            i = seq - ch.first_seq
-            if i < ch.front or (ch.dead is not None and ch.dead[i]):
+                first, count, ends, dead = ch.first_seq, ch.count, ch.ends, ch.dead
+                tags = ch.indexed_tags()
+            i = seq - first
+            if i < ch.front or (dead is not None and dead[i]):
                 continue
-            if ch.dead is None:
-                ch.dead = bytearray(ch.count)
-            ch.dead[i] = 1
-            n = ch.size(i)
+            if dead is None:
+                dead = ch.dead = bytearray(count)
+            dead[i] = 1
             ch.live -= 1
-            size += n
-            if ch.is_indexed_tag(i):
+            size += ends[i] - (ends[i - 1] + 1 if i else 0) + 1
+            if tags is not None and tags[i] is not None:
                 tagged += 1
             deleted.append(seq)
         if deleted:

@@ -711,9 +711,7 @@ class Topic:
         self.bytes -= size
         self.usage.add(-len(deleted), -size)
         if self.queue is not None:
-            discard = self.queue.discard
-            for seq in deleted:
-                discard(seq)
+            self.queue.discard_many(deleted)
         if tagged:
             self.tags.note_removed(tagged, self.is_live)
         return deleted

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from topics_engine.consumers import ConsumerPage, ConsumerPut, ConsumerState
 from topics_engine.errors import Internal, TopicsError
-from topics_engine.queues import ClaimedJob, LeaseChange
+from topics_engine.queues import ClaimedJob, LeaseChange, encode_jobs
 from topics_engine.results import (
     Appended,
     Diff,
@@ -357,7 +357,7 @@ def claimed(topic: str, jobs: list[ClaimedJob], counters: QueueCounters) -> byte
             b'{"topic":',
             orjson.dumps(topic),
             b',"claimed":[',
-            b",".join(j.encode() for j in jobs),
+            encode_jobs(jobs),
             b'],"count":%d,"ready":%d,' % (len(jobs), counters.ready),
             orjson.dumps(queue_health(counters))[1:-1],
         )
