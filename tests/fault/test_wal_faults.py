@@ -599,6 +599,13 @@ async def test_power_loss_after_a_checkpoint_keeps_everything_it_covered(
     again.close()
 
 
+async def _coalescing_queue_with_a_job(client: httpx.AsyncClient) -> None:
+    """Queue ``cq``: ``disk``, durable leases, claims coalesced over 5 ms; one job in it."""
+    config = {"type": "queue", "durability": "disk", "leases_durable": True, "claim_jitter_ms": 5}
+    assert (await client.put("/v0/topics/cq", json=config)).status_code == 201
+    (await client.post("/v0/topics/cq", json={"records": [{"data": "job"}]})).raise_for_status()
+
+
 async def test_a_coalesced_claim_whose_lease_write_fails_is_refused_not_acknowledged(tmp_path: Path) -> None:
     """A claim on a coalescing ``disk`` queue with durable leases is served by the cohort's
     pass (a timer), whose lease frames the loop writes before the claim's answer is made: when
@@ -607,9 +614,7 @@ async def test_a_coalesced_claim_whose_lease_write_fails_is_refused_not_acknowle
     fs = FaultyFileSystem()
     clock = ManualClock(T0)
     async with app_client(tmp_path, clock, fs) as (client, _):
-        config = {"type": "queue", "durability": "disk", "leases_durable": True, "claim_jitter_ms": 5}
-        assert (await client.put("/v0/topics/cq", json=config)).status_code == 201
-        (await client.post("/v0/topics/cq", json={"records": [{"data": "job"}]})).raise_for_status()
+        await _coalescing_queue_with_a_job(client)
         fs.fail_writes()
         claim = asyncio.ensure_future(client.post("/v0/topics/cq/claim", json={"node": "w", "max": 1}))
         for _ in range(100):  # the claim joins its cohort, then the window closes
@@ -626,9 +631,7 @@ async def test_a_coalesced_claim_waiting_when_the_wal_fails_is_refused_not_left_
     fs = FaultyFileSystem()
     clock = ManualClock(T0)
     async with app_client(tmp_path, clock, fs) as (client, _):
-        config = {"type": "queue", "durability": "disk", "leases_durable": True, "claim_jitter_ms": 5}
-        assert (await client.put("/v0/topics/cq", json=config)).status_code == 201
-        (await client.post("/v0/topics/cq", json={"records": [{"data": "job"}]})).raise_for_status()
+        await _coalescing_queue_with_a_job(client)
         claim = asyncio.ensure_future(client.post("/v0/topics/cq/claim", json={"node": "w", "max": 1}))
         for _ in range(20):  # the claim joins its cohort
             await asyncio.sleep(0)
