@@ -129,7 +129,7 @@ class TopicsApp:
                     parking = self._park(req, operation)
                     if parking is not None:
                         waited = self._after_parking(parking, operation, req)
-                        return self._finish(waited, request, held.pass_on(), stats, principal)
+                        return self._finish(waited, request, held.pass_on(), stats, principal, None)
                 persistence = self.ctx.engine.persistence
                 mark = persistence.mark()
                 out = operation.handler(req, self.ctx)
@@ -142,7 +142,7 @@ class TopicsApp:
                 return self._answered(request, stats, principal, response)
             if isinstance(out, StreamReply | WebSocketReply):
                 return self._streaming(out, held.pass_on(), request, stats, principal)
-            return self._finish(out, request, held.pass_on(), stats, principal)
+            return self._finish(out, request, held.pass_on(), stats, principal, mark)
 
     def _bound(
         self, request: Request, match: Match, operation: Operation, principal: Principal | None
@@ -201,14 +201,17 @@ class TopicsApp:
         slot: Slot | None,
         stats: OperationStats,
         principal: Principal | None,
+        mark: int | None,
     ) -> Outcome:
         """The awaited reply, rendered; the slot goes back once it is (cancellation included),
-        or goes on with a stream. A client gone meanwhile counts as status 499."""
+        or goes on with a stream. A client gone meanwhile counts as status 499. ``mark``: the
+        WAL mark taken before its handler ran, whose frames are written before the reply leaves
+        (``None``: the awaitable wrote them itself — a parked request's)."""
         with _Held(slot) as held:
             try:
                 out = await pending
-                if isinstance(out, Reply):
-                    self.ctx.engine.persistence.write_queued()  # what it acknowledges, first
+                if isinstance(out, Reply) and mark is not None:
+                    self.ctx.engine.persistence.write_queued(mark)  # what it acknowledges, first
             except asyncio.CancelledError:
                 self._account(request, stats, principal, CLIENT_CLOSED, None)
                 raise
