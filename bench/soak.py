@@ -22,8 +22,9 @@ free loopback port and runs, for ``--duration`` seconds, from outside and over H
   port (the SDK clients reconnect by themselves);
 * a sampler every second: RSS (``/proc/<pid>/status``), open descriptors (``/proc/<pid>/fd``),
   ``/v0/health`` latency, and from ``/v0/metrics`` ``topics_throttle_pressure`` (the server's
-  smoothed event-loop lag over its 10 ms budget: the event-loop lag, read from outside) and the
-  retained bytes of every topic.
+  smoothed event-loop lag over its 10 ms budget: the event-loop lag, read from outside), the
+  retained bytes of every topic, the chunk cache's bytes and the allocator gauges
+  (``topics_malloc_*``: glibc's arenas; ``topics_python_allocated_blocks``).
 
 Every topic is capped (records) unless ``--uncapped``. The queue and its dead-letter topic are
 not: acks and redrives bound them.
@@ -50,12 +51,14 @@ At the end the load stops, the queue is drained, and it checks:
   reported but not judged). Gated (< 5 MB/h capped; uncapped, the growth of RSS outside the
   chunk cache — whose filling up to ``TOPICS_CACHE_BYTES`` is a configured budget, sampled from
   ``/v0/metrics`` — below 10 % of the retained-bytes growth) only when the judged window is at
-  least 10 minutes: a short run reports it.
+  least 10 minutes: a short run reports it. Beside it, ``rss.allocator`` reports (not gated) the
+  slopes of malloc's bytes in use, free, heap and mmapped, and of RSS outside malloc, over the
+  same window: where a growth sits (fragmentation is free bytes growing, not in-use ones).
 
 The JSON summary is printed last (and written to ``--json``); exit status 0 only when every
-check holds. ``--plot`` draws RSS, retained bytes and descriptors over time (needs matplotlib:
-``pip install -e '.[bench]'``). ``--trace-dir`` runs the server under tracemalloc
-(``bench/traced_serve.py``) and leaves its snapshots there.
+check holds. ``--plot`` draws RSS, retained bytes, RSS split by the allocator gauges and
+descriptors over time (needs matplotlib: ``pip install -e '.[bench]'``). ``--trace-dir`` runs
+the server under tracemalloc (``bench/traced_serve.py``) and leaves its snapshots there.
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,6 +162,21 @@ class Sample:
     pressure: float | None = None
     retained_mb: float | None = None
     cache_mb: float | None = None
+    # from the allocator gauges (docs/METRICS.md, "Where the memory sits"); None without glibc
+    malloc_heap_mb: float | None = None
+    malloc_mmap_mb: float | None = None
+    malloc_in_use_mb: float | None = None
+    malloc_free_mb: float | None = None
+    python_blocks: int | None = None
+
+
+MEMORY_GAUGES = {
+    "topics_malloc_heap_bytes": "malloc_heap_mb",
+    "topics_malloc_mmap_bytes": "malloc_mmap_mb",
+    "topics_malloc_in_use_bytes": "malloc_in_use_mb",
+    "topics_malloc_free_bytes": "malloc_free_mb",
+}
+"""The scraped allocator gauges (bytes) -> the :class:`Sample` field (MB) each is kept in."""
 
 
 class Soak:
@@ -202,6 +221,7 @@ class Soak:
         self.last_retained: float | None = None
         self.last_pressure: float | None = None
         self.last_cache: float | None = None
+        self.last_memory: dict[str, Any] = {}  # Sample field -> its value at the last scrape
         self.sampler_done = threading.Event()
 
     # ---- classification -------------------------------------------------------------------
@@ -488,6 +508,7 @@ class Soak:
                         self.last_pressure,
                         self.last_retained,
                         self.last_cache,
+                        **self.last_memory,
                     )
                 )
 
@@ -504,6 +525,12 @@ class Soak:
                 retained += float(line.split()[-1])
             elif line.startswith("topics_cache_bytes "):
                 self.last_cache = round(float(line.split()[-1]) / 2**20, 2)
+            elif line.startswith("topics_python_allocated_blocks "):
+                self.last_memory["python_blocks"] = int(float(line.split()[-1]))
+            elif line.startswith("topics_malloc_"):
+                name, _, v = line.partition(" ")
+                if name in MEMORY_GAUGES:
+                    self.last_memory[MEMORY_GAUGES[name]] = round(float(v) / 2**20, 2)
         self.last_retained = round(retained / 2**20, 2)
 
     async def quiet_point(self, idle_s: float = 4.0) -> dict[str, int]:
@@ -786,6 +813,7 @@ class Soak:
                 "mb_max": max((s.rss_mb for s in self.samples), default=None),
                 "retained_mb_at_end": self.last_retained,
                 "cache_mb_at_end": self.last_cache,
+                "allocator": allocator_slopes(final),
                 "lifetimes": lifetimes,
             },
             "health_ms": _pcts(health),
@@ -798,6 +826,38 @@ class Soak:
             "checks": results,
             "ok": ok,
         }
+
+
+def allocator_slopes(final: list[Sample]) -> dict[str, Any]:
+    """Over the judged window: the least-squares slopes (MB/h) of glibc's arenas — bytes in use,
+    free (kept by the arenas: fragmentation), the arenas' total and the mmapped blocks — and of
+    RSS outside malloc (RSS - heap - mmap). CPython maps its pymalloc arenas with mmap itself,
+    not through malloc, so small Python objects land in that last one, as do C extensions' own
+    mappings, thread stacks and the pages of mapped files; ``python_blocks_per_h`` (the slope of
+    sys.getallocatedblocks()) tells whether Python objects are what grows. All ``None`` without
+    glibc's mallinfo2 (or without scrapes)."""
+
+    def slope(value: Callable[[Sample], float | None]) -> float | None:
+        return _round(_slope([(s.t / 3600, value(s)) for s in final]))
+
+    def outside(s: Sample) -> float | None:
+        if s.malloc_heap_mb is None or s.malloc_mmap_mb is None:
+            return None
+        return s.rss_mb - s.malloc_heap_mb - s.malloc_mmap_mb
+
+    blocks = _slope([(s.t / 3600, s.python_blocks) for s in final])
+    return {
+        "source": "/v0/metrics topics_malloc_* (glibc mallinfo2, every arena) every 5 s",
+        "in_use_slope_mb_per_h": slope(lambda s: s.malloc_in_use_mb),
+        "free_slope_mb_per_h": slope(lambda s: s.malloc_free_mb),
+        "heap_slope_mb_per_h": slope(lambda s: s.malloc_heap_mb),
+        "mmap_slope_mb_per_h": slope(lambda s: s.malloc_mmap_mb),
+        "outside_malloc_slope_mb_per_h": slope(outside),
+        "python_blocks_per_h": None if blocks is None else round(blocks),
+        "at_end": {f: getattr(final[-1], f) for f in (*MEMORY_GAUGES.values(), "python_blocks")}
+        if final
+        else None,
+    }
 
 
 def fd_kinds(pid: int) -> dict[str, int]:
@@ -857,7 +917,7 @@ def plot(summary: dict[str, Any], path: Path) -> str | None:
     fields = summary["sample_fields"]
     rows = [dict(zip(fields, s, strict=True)) for s in summary["samples"]]
     t = [r["t"] / 60 for r in rows]
-    fig, ax = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    fig, ax = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
     ax[0].plot(t, [r["rss_mb"] for r in rows], lw=1, label="RSS (MB)")
     ax[0].plot(t, [r["retained_mb"] for r in rows], lw=1, label="retained bytes (MB)")
     ax[0].plot(t, [r["cache_mb"] for r in rows], lw=1, label="chunk cache (MB)")
@@ -871,13 +931,33 @@ def plot(summary: dict[str, Any], path: Path) -> str | None:
         f"topics soak ({summary['mode']}, {summary['duration_s'] / 60:.0f} min): "
         f"RSS slope {slope} MB/h after warm-up; dotted: restarts"
     )
-    ax[1].plot(t, [r["fds"] for r in rows], lw=1, color="tab:red", label="open fds")
-    ax[1].set_ylabel("fds")
-    ax[1].set_xlabel("minutes")
-    ax[1].legend(loc="upper left")
+    _plot_allocator(ax[1], t, rows)
+    ax[2].plot(t, [r["fds"] for r in rows], lw=1, color="tab:red", label="open fds")
+    ax[2].set_ylabel("fds")
+    ax[2].set_xlabel("minutes")
+    ax[2].legend(loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     return None
+
+
+def _plot_allocator(ax: Any, t: list[float], rows: list[dict[str, Any]]) -> None:
+    """RSS split by the allocator gauges: malloc's bytes in use, free, mmapped, and the rest
+    (outside malloc); empty for a result file from before them or a server without glibc."""
+
+    def outside(r: dict[str, Any]) -> float | None:
+        heap, mmap = r.get("malloc_heap_mb"), r.get("malloc_mmap_mb")
+        return None if heap is None or mmap is None else r["rss_mb"] - heap - mmap
+
+    for field_, label in (
+        ("malloc_in_use_mb", "malloc in use"),
+        ("malloc_free_mb", "malloc free (kept by the arenas)"),
+        ("malloc_mmap_mb", "malloc mmapped blocks"),
+    ):
+        ax.plot(t, [r.get(field_) for r in rows], lw=1, label=label)
+    ax.plot(t, [outside(r) for r in rows], lw=1, label="RSS outside malloc (pymalloc arenas, ...)")
+    ax.set_ylabel("MB")
+    ax.legend(loc="upper left")
 
 
 def main() -> int:
@@ -887,7 +967,7 @@ def main() -> int:
     ap.add_argument("--uncapped", action="store_true", help="no caps: retained bytes grow")
     ap.add_argument("--restarts", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--rate", type=float, default=1.0, help="multiplies every load rate")
-    ap.add_argument("--plot", type=Path, default=None, help="write a PNG of RSS/retained/fds")
+    ap.add_argument("--plot", type=Path, default=None, help="write a PNG of RSS/retained/allocator/fds")
     ap.add_argument("--json", type=Path, default=None, help="write the summary here too")
     ap.add_argument("--trace-dir", type=Path, default=None, help="run the server under tracemalloc")
     ap.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")

@@ -28,9 +28,10 @@ streams, WebSocket commands — and the elastic throttle's state; a per-topic bl
 prefix allowlist), with ``topics_topic_metrics_truncated`` 1 when more were eligible; the named
 consumers' lag of those topics (``topics_topic_consumer_lag{topic,consumer}``, at most
 :data:`MAX_CONSUMER_METRICS` samples, ``topics_topic_consumer_metrics_truncated`` 1 when more
-consumers were eligible) — and the WAL's counters, gauges and fsync latency histogram. Without a
-data directory (in-memory engine), or before the WAL is open, the WAL families are present with
-zeros.
+consumers were eligible) — the WAL's counters, gauges and fsync latency histogram, the cold-read
+cache's, and where the process's memory sits (``allocator``: glibc's malloc arenas, omitted
+without glibc, and CPython's allocated blocks). Without a data directory (in-memory engine), or
+before the WAL is open, the WAL families are present with zeros.
 
 Names: the contract's are kept as they are; where one is not in Prometheus' base units
 (``topics_wal_fsync_latency_us``, ``topics_topic_queue_oldest_ready_age_ms``,
@@ -43,7 +44,8 @@ keeps up to date (topic count, ``engine.usage``, the class counts and the queue 
 walks only the queue topics (lazy lease expiry), the sorted names (for a prefix-limited key) and
 the bounded per-topic block (``bench/metrics_scrape.py``: 43 ms text, 21 ms JSON at 100 000
 topics); the request families are one series per operation seen; the process collector reads
-three ``/proc`` files and lists the open descriptors.
+three ``/proc`` files and lists the open descriptors; ``mallinfo2`` walks the malloc arenas'
+free lists (``allocator``: 0.2 ms at 5 000 free chunks, 22 ms at 127 000).
 
 While the WAL replays (on a worker thread that is mutating the engine) a scrape reads only the
 topic and router counts: the per-topic block is empty and the other engine aggregates are 0
@@ -78,6 +80,7 @@ from topics_engine.datadir import CacheView, WalView
 from topics_engine.results import QueueCounters
 from topics_engine.topic import Topic
 
+from . import allocator
 from .accounting import Histogram, RequestStats
 from .context import VERSION, ServerContext
 from .throttle import Throttle
@@ -236,6 +239,7 @@ class TopicsCollector(Collector):
         yield from self._consumers(rows, consumers_truncated)
         yield from self._wal(ctx.wal_view())
         yield from self._cache(ctx.cache_view())
+        yield from _memory(allocator.malloc_stats(), allocator.python_allocated_blocks())
 
     def _process(self, agg: Aggregates) -> Iterator[Metric]:
         ctx = self.ctx
@@ -521,6 +525,43 @@ def _observed(family: HistogramMetricFamily, operation: str, h: Histogram) -> No
 def _le(bounds: tuple[float, ...]) -> tuple[str, ...]:
     """The ``le`` labels of these bucket bounds, ``+Inf`` last."""
     return (*map(repr, bounds), "+Inf")
+
+
+def _memory(malloc: allocator.MallocStats | None, python_blocks: int) -> Iterator[Metric]:
+    """Where the process's memory sits (``allocator``): glibc's arenas over all threads
+    (``mallinfo2``; absent without glibc) and CPython's allocated blocks."""
+    if malloc is not None:
+        yield _gauge(
+            "topics_malloc_heap_bytes",
+            "glibc mallinfo2 arena: bytes the malloc arenas (main heap and thread arenas) hold "
+            "from the system, other than single mmapped blocks; in-use and free chunks.",
+            malloc.heap,
+        )
+        yield _gauge(
+            "topics_malloc_mmap_bytes",
+            "glibc mallinfo2 hblkhd: bytes of blocks above the mmap threshold, each mmapped on its own.",
+            malloc.mmap,
+        )
+        yield _gauge(
+            "topics_malloc_in_use_bytes",
+            "glibc mallinfo2 uordblks: bytes of in-use chunks in the arenas (not the mmapped blocks).",
+            malloc.in_use,
+        )
+        yield _gauge(
+            "topics_malloc_free_bytes",
+            "glibc mallinfo2 fordblks: bytes of free chunks in the arenas (resident unless trimmed).",
+            malloc.free,
+        )
+        yield _gauge(
+            "topics_malloc_releasable_bytes",
+            "glibc mallinfo2 keepcost: the main arena's free top chunk, which malloc_trim gives back.",
+            malloc.releasable,
+        )
+    yield _gauge(
+        "topics_python_allocated_blocks",
+        "sys.getallocatedblocks(): blocks held by CPython's object and memory allocators.",
+        python_blocks,
+    )
 
 
 def _throttle(throttle: Throttle) -> Iterator[Metric]:

@@ -6,7 +6,7 @@ completed or dead-lettered and the queue drained, no HTTP status but 2xx and the
 ``429`` and no transport error outside a restart window, no descriptor growth between two quiet
 points and no socket left in CLOSE_WAIT. A minute cannot judge an RSS slope on a loaded
 machine: the summary reports it and leaves ``rss_flat`` unjudged (``None``); the 30-minute run
-in docs/BENCHMARKS.md judges it.
+in docs/BENCHMARKS.md judges it. The allocator slopes (``rss.allocator``) are reported.
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from topics_server import allocator
+
 ROOT = Path(__file__).resolve().parents[2]
+OLD_SAMPLE_FIELDS = ["t", "life", "rss_mb", "fds", "health_ms", "pressure", "retained_mb", "cache_mb"]
 
 
 def test_soak_60s_holds_every_check(tmp_path: Path) -> None:
@@ -52,3 +55,9 @@ def test_soak_60s_holds_every_check(tmp_path: Path) -> None:
     assert summary["jobs"]["dead_lettered_at_end"] + summary["jobs"]["redriven"] > 0, detail
     assert summary["readers"]["watch_records"] > 0 and summary["readers"]["ws_records"] > 0, detail
     assert summary["rss"]["slope_mb_per_h"] is not None, detail
+    # the allocator gauges are sampled after the fields of older result files, in their order
+    assert summary["sample_fields"][:8] == OLD_SAMPLE_FIELDS, detail
+    slopes = summary["rss"]["allocator"]
+    if allocator.malloc_stats() is not None:  # glibc: the server exposes topics_malloc_*
+        assert all(v is not None for k, v in slopes.items() if k.endswith("_per_h")), detail
+        assert slopes["at_end"]["malloc_in_use_mb"] > 0 and slopes["at_end"]["python_blocks"] > 0, detail

@@ -1,7 +1,7 @@
 """§8.3 GET /v0/metrics over HTTP (in-process app): the Prometheus text exposition and its JSON
 twin, every family the spec names, their values after writes and claims, the bounded per-topic
-block, the ``allowed`` filter, the WAL counters and histogram of a durable server, and 200 while
-the WAL replays."""
+block, the ``allowed`` filter, the WAL counters and histogram of a durable server, 200 while
+the WAL replays, and the allocator gauges (glibc's, absent without ``mallinfo2``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from topics_engine import Engine, ManualClock
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.wal import FSYNC_BUCKETS_US, WalStats
-from topics_server import metrics
+from topics_server import allocator, metrics
 from topics_server.asgi import create_app
 from topics_server.context import ServerContext
 from topics_server.settings import load_settings
@@ -113,6 +113,16 @@ CACHE = [
     "topics_cold_reads_blocking_total",
     "topics_cold_reads_page_cache_total",
 ]
+MALLOC = [
+    "topics_malloc_heap_bytes",
+    "topics_malloc_mmap_bytes",
+    "topics_malloc_in_use_bytes",
+    "topics_malloc_free_bytes",
+    "topics_malloc_releasable_bytes",
+]
+"""glibc's ``mallinfo2`` gauges: exposed on glibc only."""
+GLIBC = allocator.malloc_stats() is not None
+MEMORY = [*(MALLOC if GLIBC else []), "topics_python_allocated_blocks"]
 FAMILIES = [
     *AGGREGATES,
     *WORK,
@@ -124,6 +134,7 @@ FAMILIES = [
     "topics_wal_fsync_latency_us",
     "topics_wal_fsync_duration_seconds",
     *CACHE,
+    *MEMORY,
     *PROCESS,
 ]
 """Every family, as exposed (a counter with its ``_total``): §8.3's and ours beside them."""
@@ -263,7 +274,14 @@ async def test_json_snapshot_has_the_same_content(client: httpx.AsyncClient) -> 
     def steady(samples: Samples) -> Samples:
         """Without what moves between the two scrapes: the uptime, the process, and the
         requests (the text scrape is counted before the JSON one)."""
-        moving = ("topics_uptime_ms", "topics_http_", "process_", "python_gc_")
+        moving = (
+            "topics_uptime_ms",
+            "topics_http_",
+            "process_",
+            "python_gc_",
+            "topics_malloc_",
+            "topics_python_",
+        )
         return {k: v for k, v in samples.items() if not k[0].startswith(moving)}
 
     assert steady(json_samples) == steady(text_samples)
@@ -396,6 +414,26 @@ async def test_200_while_recovering(tmp_path: Path) -> None:
     assert value(s, "topics_recovery_progress") == 0.25
     assert value(s, "topics_wal_frames_total") == 0
     assert value(s, "topics_topic_metrics_truncated") == 0
+
+
+@pytest.mark.skipif(not GLIBC, reason="glibc's mallinfo2 (glibc >= 2.33) is not available here")
+async def test_memory_gauges_read_the_allocators(client: httpx.AsyncClient) -> None:
+    await _write(client, "t", 100)
+    s = await scrape(client)
+    heap, in_use, free = (value(s, f"topics_malloc_{f}_bytes") for f in ("heap", "in_use", "free"))
+    assert in_use > 0 and free >= 0
+    # glibc adds each arena's free chunks to fordblks and the rest of its memory to uordblks
+    assert heap == in_use + free
+    assert value(s, "topics_malloc_mmap_bytes") >= 0
+    assert 0 <= value(s, "topics_malloc_releasable_bytes") <= free
+    assert value(s, "topics_python_allocated_blocks") > 0
+
+
+def test_without_mallinfo2_the_malloc_gauges_are_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(allocator, "_MALLINFO2", None)  # as on musl or macOS
+    types, s = parse_text(metrics.metrics_text(_ctx_with_topics(["a"])).decode())
+    assert not any(name.startswith("topics_malloc_") for name in types)
+    assert value(s, "topics_python_allocated_blocks") > 0
 
 
 def test_fsync_histogram_buckets() -> None:
