@@ -9,6 +9,7 @@ off the calling thread, and that recovery reads indexes, not records."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from topics_engine.coldreads import (
 from topics_engine.datadir.directory import DataDirectory
 from topics_engine.datadir.sealing import SegmentPolicy
 from topics_engine.recordlog import MERGE_MAX_BYTES
+from topics_engine.storage import coldstore
 from topics_engine.storage.fs import FileSystem
 
 from .conftest import T0, read_all, recs
@@ -338,3 +340,32 @@ def test_a_tag_delete_keeps_the_chunks_it_found_cached_while_it_loads_the_rest(t
         assert len(plan.seqs()) == 32
     finally:
         node.close()
+
+
+def test_a_churning_cache_gives_freed_pages_back_at_most_once_a_second(
+    node: Node, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches leaving a full cache are freed; once a quarter of its capacity has left since
+    the last trim, one ``heap.trim`` runs on a reader thread — and not again within a second.
+    A cache everything fits in frees nothing and never trims."""
+    trimmed = threading.Semaphore(0)
+    monkeypatch.setattr(coldstore.heap, "trim", trimmed.release)
+    now = [1000.0]
+    monkeypatch.setattr(coldstore.time, "monotonic", lambda: now[0])
+    engine, cold = node.engine, node.datadir.cold
+    _fill(engine, 400)
+    cold.cache = type(cold.cache)(64 << 20)
+    for _ in range(3):
+        read_all(engine, "t", limit=50)
+        now[0] += 10.0
+    assert cold.loads > 0 and cold.cache.stats.freed_bytes == 0 and cold.trims == 0
+
+    cold.cache = type(cold.cache)(8 << 10)  # a few chunks: every read pass churns it
+    read_all(engine, "t", limit=50)
+    assert cold.cache.stats.freed_bytes >= cold.cache.capacity  # it churned
+    assert cold.trims == 1  # the clock stood still: once
+    assert trimmed.acquire(timeout=30)  # and it ran, on a reader thread
+    now[0] += 1.0
+    read_all(engine, "t", limit=50)
+    assert cold.trims == 2
+    assert trimmed.acquire(timeout=30)

@@ -36,12 +36,12 @@ from typing import TypeVar
 
 from ..config import Durability
 from ..recordlog import MERGE_MAX_BYTES, join_small
+from ..storage import heap
 from ..storage.coldstore import ColdStore
 from ..storage.formats import RecordBatch
 from ..storage.segments import Segment, SegmentStore
 from ..storage.wal import Wal
 from ..topic import Topic
-from . import heap
 
 T = TypeVar("T")
 

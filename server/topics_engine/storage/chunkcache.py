@@ -38,6 +38,8 @@ class CacheStats:
     misses: int = 0
     evictions: int = 0
     insertions: int = 0
+    freed_bytes: int = 0
+    """The sizes of every entry that left the cache, evicted or discarded."""
 
 
 class ChunkCache(Generic[K, V]):
@@ -94,6 +96,7 @@ class ChunkCache(Generic[K, V]):
                 return
             self._protected_bytes -= entry[1]
         self.bytes -= entry[1]
+        self.stats.freed_bytes += entry[1]
 
     def _protect(self, key: K, entry: tuple[V, int]) -> None:
         self._protected[key] = entry
@@ -114,3 +117,4 @@ class ChunkCache(Generic[K, V]):
                 return
             self.bytes -= old_size
             self.stats.evictions += 1
+            self.stats.freed_bytes += old_size

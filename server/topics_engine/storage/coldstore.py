@@ -18,12 +18,20 @@ the log then keeps only what accounts its records (seqs, sizes, ``$ts`` runs, fl
 Loaded batches are served as they are: their blob is already the wire encoding.
 
 Thread model: the cache, the pins and the counters belong to the event loop; reader threads only
-run :func:`segments.read_chunk` and hand the batch back.
+run :func:`segments.read_chunk` and hand the batch back — and :func:`heap.trim`.
+
+Memory: a full cache frees a batch for every one it takes in. Those frees leave free chunks in
+the allocator's heap whose pages stay resident until someone asks for them back, and sealing's
+trims come only as often as segments fill. So the store asks too: once the batches that left the
+cache since its last trim add up to :data:`TRIM_SHARE` of its capacity (at most once per
+:data:`TRIM_INTERVAL_S`), it queues one ``heap.trim`` on a reader thread. Without that, a cache
+churning under cold reads held an ever larger share of freed pages (docs/BENCHMARKS.md, "Soak").
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -31,6 +39,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import heap
 from .chunkcache import ChunkCache
 from .formats import RecordBatch
 from .fs import FileSystem
@@ -77,6 +86,13 @@ class ColdRead(Exception):
 SCRATCH_KEPT = 4 << 20
 """The largest read buffer kept between page-cache reads (a larger chunk's is let go)."""
 
+TRIM_SHARE = 0.25
+"""A trim is queued once batches of this share of the cache's capacity left it since the last."""
+
+TRIM_INTERVAL_S = 1.0
+"""At most one trim a second, however fast the cache churns (a trim takes ~3 ms of a reader
+thread and holds the allocator's locks meanwhile)."""
+
 
 def batch_size(batch: RecordBatch) -> int:
     """What a cached batch costs, about: its blob, the per-record columns, and a string object
@@ -109,6 +125,11 @@ class ColdStore:
         """Of those, read on the calling thread in a strict read: found in the page cache
         (never waiting for a disk)."""
         self.bytes_read = 0
+        self.trims = 0
+        """Trims queued because the cache churned (``heap.trim``)."""
+        self._freed_at_trim = 0
+        self._trimmed_at = float("-inf")
+        self._trim_queued = False
 
     def chunk(self, path: Path, offset: int, length: int, crc: int | None) -> ColdChunk:
         return ColdChunk(self, path, offset, length, crc)
@@ -118,6 +139,7 @@ class ColdStore:
         cached batch can never be read again, so it gives its room back now instead of
         waiting for the LRU (a capped topic would otherwise fill the cache with dead chunks)."""
         self.cache.discard(chunk.key)
+        self._maybe_trim()
 
     def cached(self, chunk: ColdChunk) -> RecordBatch | None:
         """The batch if pinned or cached (a cache hit counts), else ``None``; never reads."""
@@ -148,7 +170,7 @@ class ColdStore:
             raise ColdRead([chunk])
         batch = self._read(chunk)
         self.blocking_loads += 1
-        self.cache.put(chunk.key, batch, batch_size(batch))
+        self._cache(chunk, batch)
         return batch
 
     def _read_cached(self, chunk: ColdChunk) -> RecordBatch | None:
@@ -171,7 +193,7 @@ class ColdStore:
             self.loads += 1
             self.page_cache_loads += 1
             self.bytes_read += chunk.length
-            self.cache.put(chunk.key, batch, batch_size(batch))
+            self._cache(chunk, batch)
         return batch
 
     def _read(self, chunk: ColdChunk) -> RecordBatch:
@@ -199,8 +221,36 @@ class ColdStore:
             if batch is not None:
                 self.loads += 1
                 self.bytes_read += chunk.length
-                self.cache.put(chunk.key, batch, batch_size(batch))
+                self._cache(chunk, batch)
         return batches
+
+    def _cache(self, chunk: ColdChunk, batch: RecordBatch) -> None:
+        self.cache.put(chunk.key, batch, batch_size(batch))
+        self._maybe_trim()
+
+    def _maybe_trim(self) -> None:
+        """Queue one ``heap.trim`` on a reader thread if enough left the cache since the last
+        (see the module's docstring); never two at once."""
+        freed = self.cache.stats.freed_bytes
+        if self._trim_queued or freed - self._freed_at_trim < max(1, self.cache.capacity * TRIM_SHARE):
+            return
+        now = time.monotonic()
+        if now - self._trimmed_at < TRIM_INTERVAL_S:
+            return
+        self._trim_queued = True
+        self._freed_at_trim, self._trimmed_at = freed, now
+        self.trims += 1
+
+        def trim() -> None:
+            try:
+                heap.trim()
+            finally:
+                self._trim_queued = False
+
+        try:
+            self._readers.submit(trim)
+        except RuntimeError:  # closed: the server stops
+            self._trim_queued = False
 
     def pin(self, chunk: ColdChunk, batch: RecordBatch) -> None:
         """Keep ``batch`` available to :meth:`batch` until :meth:`unpin` (whatever the cache
