@@ -441,6 +441,12 @@ class TopicsCollector(Collector):
             "held them (never waiting for a disk).",
             cache.page_cache_loads,
         )
+        yield _counter(
+            "topics_cache_trims_total",
+            "malloc_trim calls queued because a quarter of the cache's capacity was let go since "
+            "the last (the freed batches' pages given back to the system).",
+            cache.trims,
+        )
 
 
 def _fsync_histogram(wal: WalView) -> HistogramMetricFamily:

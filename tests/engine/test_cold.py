@@ -347,13 +347,19 @@ def test_a_churning_cache_gives_freed_pages_back_at_most_once_a_second(
 ) -> None:
     """Batches leaving a full cache are freed; once a quarter of its capacity has left since
     the last trim, one ``heap.trim`` runs on a reader thread — and not again within a second.
-    A cache everything fits in frees nothing and never trims."""
-    trimmed = threading.Semaphore(0)
-    monkeypatch.setattr(coldstore.heap, "trim", trimmed.release)
+    A cache everything fits in frees nothing and never trims; batches too big for the cache
+    count as let go."""
+    trims_run: list[str] = []
+    monkeypatch.setattr(coldstore.heap, "trim", lambda: trims_run.append(threading.current_thread().name))
     now = [1000.0]
-    monkeypatch.setattr(coldstore.time, "monotonic", lambda: now[0])
     engine, cold = node.engine, node.datadir.cold
+    cold.monotonic = lambda: now[0]
     _fill(engine, 400)
+
+    def ran() -> None:
+        assert cold._trim is not None
+        cold._trim.result(timeout=30)
+
     cold.cache = type(cold.cache)(64 << 20)
     for _ in range(3):
         read_all(engine, "t", limit=50)
@@ -364,8 +370,17 @@ def test_a_churning_cache_gives_freed_pages_back_at_most_once_a_second(
     read_all(engine, "t", limit=50)
     assert cold.cache.stats.freed_bytes >= cold.cache.capacity  # it churned
     assert cold.trims == 1  # the clock stood still: once
-    assert trimmed.acquire(timeout=30)  # and it ran, on a reader thread
+    ran()
+    assert trims_run and trims_run[0].startswith("topics-reads")
     now[0] += 1.0
     read_all(engine, "t", limit=50)
     assert cold.trims == 2
-    assert trimmed.acquire(timeout=30)
+    ran()
+
+    cold.cache = type(cold.cache)(0)  # nothing is cached: every batch read is let go
+    cold._let_go_at_trim = 0
+    now[0] += 1.0
+    read_all(engine, "t", limit=50)
+    assert cold.cache.stats.freed_bytes == 0 and cold.trims == 3
+    ran()
+    assert len(trims_run) == 3

@@ -112,6 +112,7 @@ CACHE = [
     "topics_cold_read_bytes_total",
     "topics_cold_reads_blocking_total",
     "topics_cold_reads_page_cache_total",
+    "topics_cache_trims_total",
 ]
 MALLOC = [
     "topics_malloc_heap_bytes",

@@ -28,6 +28,8 @@ class CacheView:
     page_cache_loads: int = 0
     """Of :attr:`loads`, those read on the event loop because the OS page cache held them (never
     waiting for a disk); the rest were read on reader threads."""
+    trims: int = 0
+    """Heap trims queued because the cache churned (``storage.coldstore``)."""
 
     @classmethod
     def of(cls, cold: ColdStore | None) -> CacheView:
@@ -45,4 +47,5 @@ class CacheView:
             cold.bytes_read,
             cold.blocking_loads,
             cold.page_cache_loads,
+            cold.trims,
         )

@@ -20,12 +20,15 @@ Loaded batches are served as they are: their blob is already the wire encoding.
 Thread model: the cache, the pins and the counters belong to the event loop; reader threads only
 run :func:`segments.read_chunk` and hand the batch back — and :func:`heap.trim`.
 
-Memory: a full cache frees a batch for every one it takes in. Those frees leave free chunks in
-the allocator's heap whose pages stay resident until someone asks for them back, and sealing's
-trims come only as often as segments fill. So the store asks too: once the batches that left the
-cache since its last trim add up to :data:`TRIM_SHARE` of its capacity (at most once per
-:data:`TRIM_INTERVAL_S`), it queues one ``heap.trim`` on a reader thread. Without that, a cache
-churning under cold reads held an ever larger share of freed pages (docs/BENCHMARKS.md, "Soak").
+Memory: a full cache frees a batch for every one it takes in (and a batch too big for the cache
+is freed once read). Those frees leave free chunks in the allocator's heap whose pages stay
+resident until someone asks for them back, and sealing's trims come only as often as segments
+fill. So the store asks too: once the batches it let go since its last trim add up to
+:data:`TRIM_SHARE` of the cache's capacity, it queues one ``heap.trim`` on a reader thread — at
+most once per :data:`TRIM_INTERVAL_S`; a churn that stops within that second waits for the next
+load, seal or checkpoint to trigger its trim, so what stays resident is bounded by that share
+plus a second's churn. One trim in a soak with an 8 MiB cache gave back 19 MB of a 137 MB RSS
+(docs/BENCHMARKS.md, "Soak").
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -127,9 +130,14 @@ class ColdStore:
         self.bytes_read = 0
         self.trims = 0
         """Trims queued because the cache churned (``heap.trim``)."""
-        self._freed_at_trim = 0
+        self.monotonic = time.monotonic
+        """The clock that spaces trims (tests replace it)."""
+        self._uncached_bytes = 0
+        """Sizes of the batches read but too big to cache (freed once used)."""
+        self._let_go_at_trim = 0
         self._trimmed_at = float("-inf")
-        self._trim_queued = False
+        self._trim: Future[None] | None = None
+        """The trim queued last; another is queued only once it ran."""
 
     def chunk(self, path: Path, offset: int, length: int, crc: int | None) -> ColdChunk:
         return ColdChunk(self, path, offset, length, crc)
@@ -225,32 +233,30 @@ class ColdStore:
         return batches
 
     def _cache(self, chunk: ColdChunk, batch: RecordBatch) -> None:
-        self.cache.put(chunk.key, batch, batch_size(batch))
+        size = batch_size(batch)
+        if size > self.cache.capacity:  # not cached: freed once its reader is done with it
+            self._uncached_bytes += size
+        else:
+            self.cache.put(chunk.key, batch, size)
         self._maybe_trim()
 
     def _maybe_trim(self) -> None:
-        """Queue one ``heap.trim`` on a reader thread if enough left the cache since the last
-        (see the module's docstring); never two at once."""
-        freed = self.cache.stats.freed_bytes
-        if self._trim_queued or freed - self._freed_at_trim < max(1, self.cache.capacity * TRIM_SHARE):
+        """Queue one ``heap.trim`` on a reader thread if enough was let go since the last (see
+        the module's docstring); never two at once."""
+        let_go = self.cache.stats.freed_bytes + self._uncached_bytes
+        if let_go - self._let_go_at_trim < max(1, self.cache.capacity * TRIM_SHARE):
             return
-        now = time.monotonic()
+        if self._trim is not None and not self._trim.done():
+            return
+        now = self.monotonic()
         if now - self._trimmed_at < TRIM_INTERVAL_S:
             return
-        self._trim_queued = True
-        self._freed_at_trim, self._trimmed_at = freed, now
-        self.trims += 1
-
-        def trim() -> None:
-            try:
-                heap.trim()
-            finally:
-                self._trim_queued = False
-
         try:
-            self._readers.submit(trim)
+            self._trim = self._readers.submit(heap.trim)
         except RuntimeError:  # closed: the server stops
-            self._trim_queued = False
+            return
+        self._let_go_at_trim, self._trimmed_at = let_go, now
+        self.trims += 1
 
     def pin(self, chunk: ColdChunk, batch: RecordBatch) -> None:
         """Keep ``batch`` available to :meth:`batch` until :meth:`unpin` (whatever the cache
