@@ -52,8 +52,8 @@ At the end the load stops, the queue is drained, and it checks:
   chunk cache — whose filling up to ``TOPICS_CACHE_BYTES`` is a configured budget, sampled from
   ``/v0/metrics`` — below 10 % of the retained-bytes growth) only when the judged window is at
   least 10 minutes: a short run reports it. Beside it, ``rss.allocator`` reports (not gated) the
-  slopes of malloc's bytes in use, free, heap and mmapped, and of RSS outside malloc, over the
-  same window: where a growth sits (fragmentation is free bytes growing, not in-use ones).
+  slopes of malloc's bytes in use, free, heap and mmapped, and of RSS beyond malloc's live
+  blocks, over the same window: where a growth sits (see ``allocator_slopes``).
 
 The JSON summary is printed last (and written to ``--json``); exit status 0 only when every
 check holds. ``--plot`` draws RSS, retained bytes, RSS split by the allocator gauges and
@@ -830,20 +830,23 @@ class Soak:
 
 def allocator_slopes(final: list[Sample]) -> dict[str, Any]:
     """Over the judged window: the least-squares slopes (MB/h) of glibc's arenas — bytes in use,
-    free (kept by the arenas: fragmentation), the arenas' total and the mmapped blocks — and of
-    RSS outside malloc (RSS - heap - mmap). CPython maps its pymalloc arenas with mmap itself,
-    not through malloc, so small Python objects land in that last one, as do C extensions' own
-    mappings, thread stacks and the pages of mapped files; ``python_blocks_per_h`` (the slope of
-    sys.getallocatedblocks()) tells whether Python objects are what grows. All ``None`` without
-    glibc's mallinfo2 (or without scrapes)."""
+    free, the arenas' total and the mmapped blocks — and of RSS beyond malloc's live blocks
+    (RSS - in use - mmap). Free bytes are the arenas' free chunks *resident or not*: a
+    ``malloc_trim`` (after a seal, or after the chunk cache churned) gives their whole pages back
+    to the system but leaves them counted, so neither "free" nor "RSS - heap - mmap" follows
+    resident memory once trims run. RSS - in use - mmap is what is resident beyond malloc's live
+    blocks: CPython's pymalloc arenas (which it maps itself), C extensions' own mappings, thread
+    stacks, the pages of mapped files — and the free chunks' pages no trim gave back.
+    ``python_blocks_per_h`` (the slope of sys.getallocatedblocks()) tells whether Python objects
+    are what grows. All ``None`` without glibc's mallinfo2 (or without scrapes)."""
 
     def slope(value: Callable[[Sample], float | None]) -> float | None:
         return _round(_slope([(s.t / 3600, value(s)) for s in final]))
 
-    def outside(s: Sample) -> float | None:
-        if s.malloc_heap_mb is None or s.malloc_mmap_mb is None:
+    def beyond(s: Sample) -> float | None:
+        if s.malloc_in_use_mb is None or s.malloc_mmap_mb is None:
             return None
-        return s.rss_mb - s.malloc_heap_mb - s.malloc_mmap_mb
+        return s.rss_mb - s.malloc_in_use_mb - s.malloc_mmap_mb
 
     blocks = _slope([(s.t / 3600, s.python_blocks) for s in final])
     return {
@@ -852,7 +855,7 @@ def allocator_slopes(final: list[Sample]) -> dict[str, Any]:
         "free_slope_mb_per_h": slope(lambda s: s.malloc_free_mb),
         "heap_slope_mb_per_h": slope(lambda s: s.malloc_heap_mb),
         "mmap_slope_mb_per_h": slope(lambda s: s.malloc_mmap_mb),
-        "outside_malloc_slope_mb_per_h": slope(outside),
+        "beyond_malloc_in_use_slope_mb_per_h": slope(beyond),
         "python_blocks_per_h": None if blocks is None else round(blocks),
         "at_end": {f: getattr(final[-1], f) for f in (*MEMORY_GAUGES.values(), "python_blocks")}
         if final
@@ -942,20 +945,21 @@ def plot(summary: dict[str, Any], path: Path) -> str | None:
 
 
 def _plot_allocator(ax: Any, t: list[float], rows: list[dict[str, Any]]) -> None:
-    """RSS split by the allocator gauges: malloc's bytes in use, free, mmapped, and the rest
-    (outside malloc); empty for a result file from before them or a server without glibc."""
+    """RSS split by the allocator gauges: malloc's bytes in use, free (resident or not), mmapped,
+    and what is resident beyond malloc's live blocks (see :func:`allocator_slopes`); empty for a
+    result file from before them or a server without glibc."""
 
-    def outside(r: dict[str, Any]) -> float | None:
-        heap, mmap = r.get("malloc_heap_mb"), r.get("malloc_mmap_mb")
-        return None if heap is None or mmap is None else r["rss_mb"] - heap - mmap
+    def beyond(r: dict[str, Any]) -> float | None:
+        in_use, mmap = r.get("malloc_in_use_mb"), r.get("malloc_mmap_mb")
+        return None if in_use is None or mmap is None else r["rss_mb"] - in_use - mmap
 
     for field_, label in (
         ("malloc_in_use_mb", "malloc in use"),
-        ("malloc_free_mb", "malloc free (kept by the arenas)"),
+        ("malloc_free_mb", "malloc free (resident or trimmed)"),
         ("malloc_mmap_mb", "malloc mmapped blocks"),
     ):
         ax.plot(t, [r.get(field_) for r in rows], lw=1, label=label)
-    ax.plot(t, [outside(r) for r in rows], lw=1, label="RSS outside malloc (pymalloc arenas, ...)")
+    ax.plot(t, [beyond(r) for r in rows], lw=1, label="RSS - malloc in use - mmapped (pymalloc, code, ...)")
     ax.set_ylabel("MB")
     ax.legend(loc="upper left")
 

@@ -5,7 +5,8 @@ one (``brk`` heap) and the per-thread ones (``mmap``-ed heaps of the event loop'
 the cold-store readers') — taking each arena's lock in turn while it walks that arena's free
 lists: its cost grows with the number of free chunks, not with the bytes in use — measured
 0.2 ms for a 300 MB heap with 5 000 free chunks, 1.2 ms with 16 000, 22 ms for a 1 GB heap
-fragmented into 127 000 (ctypes releases the GIL meanwhile; the scrape's coroutine waits).
+fragmented into 127 000 (ctypes releases the GIL meanwhile, but the scrape runs on the event
+loop, which waits for it).
 The fields kept (:class:`MallocStats`) are byte counts:
 
 * ``heap`` (``arena``): bytes the arenas obtained from the system other than through
@@ -13,9 +14,9 @@ The fields kept (:class:`MallocStats`) are byte counts:
 * ``mmap`` (``hblkhd``): bytes of blocks above the mmap threshold, each mapped on its own;
 * ``in_use`` (``uordblks``): bytes of the arenas' in-use chunks (chunk headers included, and
   chunks parked in the per-thread caches), i.e. ``heap - free``; not the mmap-ed blocks;
-* ``free`` (``fordblks``): bytes of the arenas' free chunks (the top chunks included): what
-  fragmentation leaves resident unless ``malloc_trim`` (``topics_engine.datadir.heap``)
-  returns its whole pages;
+* ``free`` (``fordblks``): bytes of the arenas' free chunks (the top chunks included),
+  resident or not: ``malloc_trim`` (``topics_engine.storage.heap``) gives their whole pages
+  back to the system and leaves them counted here;
 * ``releasable`` (``keepcost``): the main arena's free top chunk, which a trim, or the next
   ``free`` past ``M_TRIM_THRESHOLD``, gives back.
 
