@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import cast
@@ -111,13 +112,22 @@ async def serve(host: str, port: int) -> None:
         await server.serve_forever()
 
 
+_WRAPPER_MARK = "# bench.http_floor wrapper"
+
+
 def write_peerbench_repo(directory: Path) -> Path:
     """A directory peerbench accepts as ``TOPICS_REPO``: its ``.venv/bin/topics`` runs this
-    module (from this checkout, with this interpreter)."""
+    module (from this checkout, with this interpreter). Refuses to replace a ``topics`` that is
+    not such a wrapper (a real checkout's)."""
     checkout = Path(__file__).resolve().parent.parent
     script = directory / ".venv" / "bin" / "topics"
+    if script.exists() and _WRAPPER_MARK not in script.read_text(errors="replace"):
+        raise SystemExit(f"{script} exists and is not a floor wrapper: not replaced")
     script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(f'#!/bin/sh\ncd {checkout} && exec {sys.executable} -m bench.http_floor "$@"\n')
+    script.write_text(
+        f"#!/bin/sh\n{_WRAPPER_MARK}\n"
+        f'cd {shlex.quote(str(checkout))} && exec {shlex.quote(sys.executable)} -m bench.http_floor "$@"\n'
+    )
     script.chmod(0o755)
     return script
 

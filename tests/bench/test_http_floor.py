@@ -4,10 +4,12 @@ so a load generator drives both alike; records are counted, not kept. Shape only
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import orjson
+import pytest
 
-from bench.http_floor import FloorProtocol, SeqCounter
+from bench.http_floor import FloorProtocol, SeqCounter, write_peerbench_repo
 
 APPEND_KEYS = {"topic", "first_seq", "last_seq", "seqs", "head_seq", "count", "created", "deduped"}
 
@@ -53,3 +55,16 @@ async def test_floor_answers_appends_in_order_with_topics_keys() -> None:
         writer.close()
         server.close()
         await server.wait_closed()
+
+
+def test_the_peerbench_wrapper_runs_this_checkout_and_never_replaces_a_real_server(tmp_path: Path) -> None:
+    script = write_peerbench_repo(tmp_path / "floor repo")
+    text = script.read_text()
+    assert script.stat().st_mode & 0o111 and "-m bench.http_floor" in text
+    assert write_peerbench_repo(tmp_path / "floor repo") == script  # its own wrapper: rewritten
+    real = tmp_path / "checkout" / ".venv" / "bin" / "topics"
+    real.parent.mkdir(parents=True)
+    real.write_text("#!/usr/bin/python\n# the real topics entry point\n")
+    with pytest.raises(SystemExit):
+        write_peerbench_repo(tmp_path / "checkout")
+    assert "real topics" in real.read_text()
