@@ -220,9 +220,11 @@ class ServerContext:
             freezer.tick(time.monotonic())
 
     async def _checkpoint_when_due(self, store: DataDirectory) -> None:
-        """Checkpoint whenever the WAL has grown by ``checkpoint_wal_bytes`` since the last;"""
+        """Checkpoint whenever the WAL has grown by ``checkpoint_wal_bytes`` since the last; and
+        let the heap's free pages decay back to the system (``DataDirectory.decay_heap``)."""
         while True:
             await asyncio.sleep(self.checkpoint_interval_s)
+            store.decay_heap()
             if store.checkpoint_due(self.engine.clock.steady_ms()):
                 try:
                     await store.checkpoint()

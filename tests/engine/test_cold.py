@@ -384,3 +384,25 @@ def test_a_churning_cache_gives_freed_pages_back_at_most_once_a_second(
     assert cold.cache.stats.freed_bytes == 0 and cold.trims == 3
     ran()
     assert len(trims_run) == 3
+
+
+def test_free_pages_decay_a_while_after_the_last_trim(node: Node, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever freed them, free heap pages go back once no trim ran for ``DECAY_S``: the data
+    directory's periodic call queues one then, on a reader thread, and not before."""
+    trims_run: list[str] = []
+    monkeypatch.setattr(coldstore.heap, "trim", lambda: trims_run.append(threading.current_thread().name))
+    now = [1000.0]
+    cold = node.datadir.cold
+    cold.monotonic = lambda: now[0]
+    node.datadir.decay_heap()  # none ran yet
+    assert cold.trims == 1 and cold._trim is not None
+    cold._trim.result(timeout=30)
+    for step in (1.0, 5.0, coldstore.DECAY_S - 0.5):
+        now[0] = 1000.0 + step
+        node.datadir.decay_heap()
+        assert cold.trims == 1
+    now[0] = 1000.0 + coldstore.DECAY_S
+    node.datadir.decay_heap()
+    assert cold.trims == 2
+    cold._trim.result(timeout=30)
+    assert len(trims_run) == 2 and all(name.startswith("topics-reads") for name in trims_run)

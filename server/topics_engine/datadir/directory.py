@@ -205,6 +205,11 @@ class DataDirectory:
         """The WAL's counters and state for monitoring (zeros until :meth:`open`)."""
         return WalView.of(self.wal)
 
+    def decay_heap(self) -> None:
+        """Give free heap pages back to the system if nothing did for a while (call it every
+        few seconds; ``storage.coldstore``: a trim on a reader thread, never on the caller's)."""
+        self.cold.decay()
+
     def checkpoint_due(self, now_ms: int) -> bool:
         """(``now_ms``: the steady clock, ``Clock.steady_ms``.) A checkpoint is due every
         ``checkpoint_wal_bytes`` of WAL; every

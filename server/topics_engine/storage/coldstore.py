@@ -21,14 +21,19 @@ Thread model: the cache, the pins and the counters belong to the event loop; rea
 run :func:`segments.read_chunk` and hand the batch back — and :func:`heap.trim`.
 
 Memory: a full cache frees a batch for every one it takes in (and a batch too big for the cache
-is freed once read). Those frees leave free chunks in the allocator's heap whose pages stay
-resident until someone asks for them back, and sealing's trims come only as often as segments
-fill. So the store asks too: once the batches it let go since its last trim add up to
-:data:`TRIM_SHARE` of the cache's capacity, it queues one ``heap.trim`` on a reader thread — at
-most once per :data:`TRIM_INTERVAL_S`; a churn that stops within that second waits for the next
-load, seal or checkpoint to trigger its trim, so what stays resident is bounded by that share
-plus a second's churn. One trim in a soak with an 8 MiB cache gave back 19 MB of a 137 MB RSS
-(docs/BENCHMARKS.md, "Soak").
+is freed once read); every part of the server frees memory all the time. Those frees leave free
+chunks in glibc's heap whose pages stay resident until someone asks for them back
+(:mod:`heap`), and sealing's trims come only as often as segments fill. So the store asks too,
+on a reader thread, one trim at a time:
+
+- once the batches it let go since its last trim add up to :data:`TRIM_SHARE` of the cache's
+  capacity (at most once per :data:`TRIM_INTERVAL_S`) — a cache churning under cold reads;
+- and whenever :meth:`ColdStore.decay` finds no trim in the last :data:`DECAY_S` (the data
+  directory calls it periodically) — free pages do not stay resident much longer than that,
+  as jemalloc's ``dirty_decay_ms`` (10 s by default) gives them back.
+
+One trim in a soak with an 8 MiB cache gave back 19 MB of a 137 MB RSS (docs/BENCHMARKS.md,
+"Soak").
 """
 
 from __future__ import annotations
@@ -95,6 +100,10 @@ TRIM_SHARE = 0.25
 TRIM_INTERVAL_S = 1.0
 """At most one trim a second, however fast the cache churns (a trim takes ~3 ms of a reader
 thread and holds the allocator's locks meanwhile)."""
+
+DECAY_S = 10.0
+"""Free pages stay resident for about this long at most: :meth:`ColdStore.decay` trims if no
+trim ran for that long."""
 
 
 def batch_size(batch: RecordBatch) -> int:
@@ -241,21 +250,29 @@ class ColdStore:
         self._maybe_trim()
 
     def _maybe_trim(self) -> None:
-        """Queue one ``heap.trim`` on a reader thread if enough was let go since the last (see
-        the module's docstring); never two at once."""
+        """Queue a trim if the cache let go enough since the last (see the module's docstring)."""
         let_go = self.cache.stats.freed_bytes + self._uncached_bytes
         if let_go - self._let_go_at_trim < max(1, self.cache.capacity * TRIM_SHARE):
             return
+        if self.monotonic() - self._trimmed_at >= TRIM_INTERVAL_S:
+            self._queue_trim()
+
+    def decay(self) -> None:
+        """Queue a trim if none was queued in the last :data:`DECAY_S` (call it every few
+        seconds: free pages then leave the resident set within about that long)."""
+        if self.monotonic() - self._trimmed_at >= DECAY_S:
+            self._queue_trim()
+
+    def _queue_trim(self) -> None:
+        """One ``heap.trim`` on a reader thread, unless one is queued or running."""
         if self._trim is not None and not self._trim.done():
-            return
-        now = self.monotonic()
-        if now - self._trimmed_at < TRIM_INTERVAL_S:
             return
         try:
             self._trim = self._readers.submit(heap.trim)
         except RuntimeError:  # closed: the server stops
             return
-        self._let_go_at_trim, self._trimmed_at = let_go, now
+        self._let_go_at_trim = self.cache.stats.freed_bytes + self._uncached_bytes
+        self._trimmed_at = self.monotonic()
         self.trims += 1
 
     def pin(self, chunk: ColdChunk, batch: RecordBatch) -> None:
