@@ -443,8 +443,8 @@ class TopicsCollector(Collector):
         )
         yield _counter(
             "topics_cache_trims_total",
-            "malloc_trim calls queued because a quarter of the cache's capacity was let go since "
-            "the last (the freed batches' pages given back to the system).",
+            "malloc_trim calls queued on a reader thread: after a quarter of the cache's capacity "
+            "was let go, or when none ran for 10 s (free heap pages given back to the system).",
             cache.trims,
         )
 
