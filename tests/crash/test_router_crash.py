@@ -50,11 +50,13 @@ FORWARD_STEP = 1000  # topics_engine.routers.FORWARD_BATCH: most records one rou
 CYCLES = {  # kill mode -> (records per batch, batches): in this order, on one data dir
     "mid_stream": (40, 120),  # SIGKILL in the same turn as a random ack in the middle
     # in the same turn as a GET showing a router >= 1 step behind (the writers go on until then,
-    # up to this many batches)
+    # up to WHILE_FORWARDING_MAX times this many batches: on a loaded machine a router may keep
+    # up with a few dozen batches, or the lag watch's GETs wait out the throttle meanwhile)
     "while_forwarding": (2000, 30),
     "after_last_ack": (40, 120),  # in the same turn as the last ack
 }
 CATCH_UP_S = 15.0
+WHILE_FORWARDING_MAX = 8
 
 
 def _router(dest: str) -> str:
@@ -84,8 +86,8 @@ async def _write_cycle(server: ServerProcess, load: Load, kill: str, rng: random
     """Append batches over ``WRITERS`` connections and SIGKILL the server as ``kill`` says;
     returns once it is dead (a reader tails the dests meanwhile)."""
     size, count = CYCLES[kill]
-    batches = [[next(load.ids) for _ in range(size)] for _ in range(count)]
-    queue = iter(batches)
+    most = count * WHILE_FORWARDING_MAX if kill == "while_forwarding" else count
+    queue = ([next(load.ids) for _ in range(size)] for _ in range(most))
     kill_at = rng.randint(count // 3, 2 * count // 3) if kill == "mid_stream" else None
     state = {"acked": 0, "dead": False}
 
