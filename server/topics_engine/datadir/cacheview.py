@@ -29,7 +29,8 @@ class CacheView:
     """Of :attr:`loads`, those read on the event loop because the OS page cache held them (never
     waiting for a disk); the rest were read on reader threads."""
     trims: int = 0
-    """Heap trims queued because the cache churned (``storage.coldstore``)."""
+    """Heap trims the cold store queued: after the cache churned, or when none ran for 10 s
+    (``storage.coldstore``)."""
 
     @classmethod
     def of(cls, cold: ColdStore | None) -> CacheView:

@@ -138,7 +138,7 @@ class ColdStore:
         (never waiting for a disk)."""
         self.bytes_read = 0
         self.trims = 0
-        """Trims queued because the cache churned (``heap.trim``)."""
+        """Trims queued (``heap.trim``): after the cache churned, or when none ran for a while."""
         self.monotonic = time.monotonic
         """The clock that spaces trims (tests replace it)."""
         self._uncached_bytes = 0
