@@ -386,6 +386,8 @@ class Soak:
             try:
                 async with topics.AsyncClient(self.base, timeout=10.0) as client:
                     self.redriven += await client.redrive(DLQ, limit=200)
+            except topics.Throttled:  # the documented 429: the next round is the retry
+                self.status("redrive", 429)
             except (topics.TopicsError, httpx.TransportError) as exc:
                 self.transport_error("redrive", exc)
 
