@@ -78,15 +78,16 @@ class ChunkCache(Generic[K, V]):
         self._protect(key, entry)
         return entry[0]
 
-    def put(self, key: K, value: V, size: int) -> None:
-        """Cache ``value`` (``size`` bytes) in probation. A value larger than the capacity is
-        not cached."""
+    def put(self, key: K, value: V, size: int) -> bool:
+        """Cache ``value`` (``size`` bytes) in probation; whether it was. A value larger than the
+        capacity, or under a key already cached, is not."""
         if key in self or size > self.capacity:
-            return
+            return False
         self._make_room(size)
         self._probation[key] = (value, size)
         self.bytes += size
         self.stats.insertions += 1
+        return True
 
     def discard(self, key: K) -> None:
         entry = self._probation.pop(key, None)

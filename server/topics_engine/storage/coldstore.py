@@ -142,7 +142,8 @@ class ColdStore:
         self.monotonic = time.monotonic
         """The clock that spaces trims (tests replace it)."""
         self._uncached_bytes = 0
-        """Sizes of the batches read but too big to cache (freed once used)."""
+        """Sizes of the batches read but not cached (too big, or a copy of a cached one: freed
+        once used)."""
         self._let_go_at_trim = 0
         self._trimmed_at = float("-inf")
         self._trim: Future[None] | None = None
@@ -243,10 +244,8 @@ class ColdStore:
 
     def _cache(self, chunk: ColdChunk, batch: RecordBatch) -> None:
         size = batch_size(batch)
-        if size > self.cache.capacity:  # not cached: freed once its reader is done with it
+        if not self.cache.put(chunk.key, batch, size):  # freed once its reader is done with it
             self._uncached_bytes += size
-        else:
-            self.cache.put(chunk.key, batch, size)
         self._maybe_trim()
 
     def _maybe_trim(self) -> None:
