@@ -136,7 +136,10 @@ async def test_a_seal_that_fails_without_an_io_error_loses_none_of_its_records(t
     e = node.engine
     await e.put_topic("d", {"durability": "disk"}).wait
     e.append("d", [{"data": i} for i in range(SEAL_AT)])  # due: the seal starts, and fails
-    await flush(node)
+    # The seal thread may fail before the flush is asked for: the WAL then refuses the flush,
+    # but the frames already submitted are still written (``crash`` closes the WAL after them).
+    with contextlib.suppress(NotReady):
+        await flush(node)
     with contextlib.suppress(Exception):
         await node.store.checkpoint()
     expected = list(range(SEAL_AT))
