@@ -106,10 +106,16 @@ DECAY_S = 10.0
 trim ran for that long."""
 
 
+TS_RUN_BYTES = 64
+"""What one decoded ``$ts`` run costs, measured with tracemalloc: a list slot, a 2-tuple and its
+``$ts`` int object (most ordinals are small ints, shared)."""
+
+
 def batch_size(batch: RecordBatch) -> int:
-    """What a cached batch costs, about: its blob, the per-record columns, and a string object
-    per tag and node."""
-    size = len(batch.blob) + 6 * batch.count + 200
+    """What a cached batch costs, about: its blob, the per-record columns, a tuple per ``$ts``
+    run (a batch of joined single-record writes has one per record), and a string object per
+    tag and node."""
+    size = len(batch.blob) + 6 * batch.count + TS_RUN_BYTES * len(batch.ts_runs) + 200
     if batch.tags is not None:
         size += 64 * batch.count
     if batch.nodes is not None:
