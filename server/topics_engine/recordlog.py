@@ -188,18 +188,17 @@ class _Chunk:
 
 
 class TsRuns(Sequence[tuple[int, int]]):
-    """A cold chunk's ``$ts`` runs, compact: the ordinals in one array (2 bytes each while they
-    fit), the ``$ts`` values as offsets from the first in another (4 bytes each while the chunk
-    spans less than 49 days) — 6 bytes a run, where a list of tuples costs about 64. A sealed
-    chunk of joined small writes has a run per write, and it stays resident as long as the
-    chunk is retained. Read-only; indexing (negative too) yields ``(ordinal, $ts)`` like the
-    list it replaces."""
+    """A cold chunk's ``$ts`` runs, compact: one array of ``ordinal, $ts - base`` pairs, where
+    ``base`` is the first run's ``$ts`` — 4 bytes a value while the chunk spans less than 49
+    days (8 otherwise), where a list of tuples costs about 64 bytes a run. A sealed chunk of
+    joined small writes has a run per write, and it stays resident as long as the chunk is
+    retained. Read-only; indexing (negative too) yields ``(ordinal, $ts)`` like the list it
+    replaces."""
 
-    __slots__ = ("_at", "_ts", "_base")
+    __slots__ = ("_pairs", "_base")
 
-    def __init__(self, at: array[int], ts: array[int], base: int) -> None:
-        self._at = at
-        self._ts = ts
+    def __init__(self, pairs: array[int], base: int) -> None:
+        self._pairs = pairs
         self._base = base
 
     @classmethod
@@ -207,17 +206,20 @@ class TsRuns(Sequence[tuple[int, int]]):
         if isinstance(runs, TsRuns):
             return runs
         base = runs[0][1] if runs else 0
-        ats = [at for at, _ in runs]
-        offsets = [ts - base for _, ts in runs]
-        at_code = "H" if max(ats, default=0) < 1 << 16 else "I"
-        ts_code = "I" if min(offsets, default=0) >= 0 and max(offsets, default=0) < 1 << 32 else "q"
-        return cls(array(at_code, ats), array(ts_code, offsets), base)
+        pairs = [value for at, ts in runs for value in (at, ts - base)]
+        narrow = min(pairs, default=0) >= 0 and max(pairs, default=0) < 1 << 32
+        return cls(array("I" if narrow else "q", pairs), base)
 
     def __len__(self) -> int:
-        return len(self._at)
+        return len(self._pairs) >> 1
 
     def __getitem__(self, k: int) -> tuple[int, int]:  # type: ignore[override]  # no slices
-        return self._at[k], self._base + self._ts[k]
+        n = len(self._pairs) >> 1
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError(k)
+        return self._pairs[2 * k], self._base + self._pairs[2 * k + 1]
 
 
 def compact_ends(ends: array[int]) -> array[int]:

@@ -17,6 +17,7 @@ tags appeared, so a stream of unique tags does not pay an O(n) sorted insert per
 from __future__ import annotations
 
 import bisect
+import sys
 from collections.abc import Callable, Iterable, Iterator
 
 from .matching import TagMatch
@@ -100,7 +101,11 @@ class ChunkTags:
     it: the distinct tags when there are at most :data:`MAX_LISTED` (exact for ``Eq`` and
     ``Glob``), else a Bloom filter of them (``Eq`` only: no false negatives, about 1 % false
     positives at 10 bits a tag; a ``Glob`` must read such a chunk). The tags themselves stay in
-    the chunk's records (and its segment's index)."""
+    the chunk's records (and its segment's index).
+
+    A chunk keeps this as long as any of its records is retained, so the listed tags are a
+    sorted tuple (a quarter of a frozenset's size at these lengths) of interned strings
+    (chunks that share a tag share one string)."""
 
     __slots__ = ("_listed", "_bloom", "_bits")
 
@@ -109,11 +114,11 @@ class ChunkTags:
 
     def __init__(self, tags: Iterable[str | None]) -> None:
         distinct = {t for t in tags if t is not None}
-        self._listed: frozenset[str] | None = None
+        self._listed: tuple[str, ...] | None = None
         self._bloom = b""
         self._bits = 0
         if len(distinct) <= self.MAX_LISTED:
-            self._listed = frozenset(distinct)
+            self._listed = tuple(sorted(sys.intern(tag) for tag in distinct))  # one copy across chunks
             return
         bits = max(64, len(distinct) * 10)
         bloom = bytearray((bits + 7) // 8)
