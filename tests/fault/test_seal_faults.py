@@ -114,14 +114,22 @@ async def test_a_switch_to_a_durable_class_whose_seal_fails_is_refused_read_only
 
 class BrokenSegmentWrite(FileSystem):
     """The first segment write raises something other than an I/O error (a bug, a
-    ``MemoryError``): what the segment thread left behind is just as unknown."""
+    ``MemoryError``): what the segment thread left behind is just as unknown. It waits for
+    :meth:`fail` first, so the test decides that the failure comes after the frames of the
+    records it seals were written (a failure before that drops them, unacknowledged: the WAL
+    refuses to write once it failed)."""
 
     def __init__(self) -> None:
         self.broken = False
+        self._release = threading.Event()
+
+    def fail(self) -> None:
+        self._release.set()
 
     def write_atomic(self, path: Path, data: bytes) -> None:
         if path.suffix == ".seg" and not self.broken:
             self.broken = True
+            assert self._release.wait(10), "the test never let the segment write fail"
             raise MemoryError("injected: no memory for the segment")
         super().write_atomic(path, data)
 
@@ -135,11 +143,16 @@ async def test_a_seal_that_fails_without_an_io_error_loses_none_of_its_records(t
     node = await open_node(tmp_path, clock, fs, segment_policy=SegmentPolicy(max_events=SEAL_AT))
     e = node.engine
     await e.put_topic("d", {"durability": "disk"}).wait
-    e.append("d", [{"data": i} for i in range(SEAL_AT)])  # due: the seal starts, and fails
-    # The seal thread may fail before the flush is asked for: the WAL then refuses the flush,
-    # but the frames already submitted are still written (``crash`` closes the WAL after them).
-    with contextlib.suppress(NotReady):
-        await flush(node)
+    e.append("d", [{"data": i} for i in range(SEAL_AT)])  # due: the seal starts, and waits
+    await flush(node)  # the records' frames are durable
+    fs.fail()
+    wal = node.store.wal
+    assert wal is not None
+    for _ in range(1000):
+        if wal.read_only:
+            break
+        await asyncio.sleep(0.01)
+    assert wal.read_only, "the failed seal did not turn the WAL read-only"
     with contextlib.suppress(Exception):
         await node.store.checkpoint()
     expected = list(range(SEAL_AT))
