@@ -190,7 +190,7 @@ class _Chunk:
 class TsRuns(Sequence[tuple[int, int]]):
     """A cold chunk's ``$ts`` runs, compact: one array of ``ordinal, $ts - base`` pairs, where
     ``base`` is the first run's ``$ts`` — 4 bytes a value while the chunk spans less than 49
-    days (8 otherwise), where a list of tuples costs about 64 bytes a run. A sealed chunk of
+    days (8 otherwise), where a list of tuples costs about 120 bytes a run. A sealed chunk of
     joined small writes has a run per write, and it stays resident as long as the chunk is
     retained. Read-only; indexing (negative too) yields ``(ordinal, $ts)`` like the list it
     replaces."""
