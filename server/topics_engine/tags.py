@@ -96,6 +96,16 @@ class TagIndex:
         self._dead = min(self._dead, self._entries)
 
 
+_INTERNED_STRINGS_DIE = sys.implementation.name == "cpython" and not (3, 12) <= sys.version_info < (3, 12, 6)
+"""Whether an interned string is freed once unused: every CPython but 3.12.0–3.12.5, which made
+interned strings immortal (a stream of distinct tags would then stay in memory for good)."""
+
+
+def _shared(tag: str) -> str:
+    """One string object for equal tags across chunks (interned) where that frees them again."""
+    return sys.intern(tag) if _INTERNED_STRINGS_DIE else tag
+
+
 class ChunkTags:
     """What a cold chunk keeps of its records' tags, to skip it in a tag delete without reading
     it: the distinct tags when there are at most :data:`MAX_LISTED` (exact for ``Eq`` and
@@ -118,7 +128,7 @@ class ChunkTags:
         self._bloom = b""
         self._bits = 0
         if len(distinct) <= self.MAX_LISTED:
-            self._listed = tuple(sorted(sys.intern(tag) for tag in distinct))  # one copy across chunks
+            self._listed = tuple(sorted(map(_shared, distinct)))
             return
         bits = max(64, len(distinct) * 10)
         bloom = bytearray((bits + 7) // 8)
