@@ -4,6 +4,7 @@ every acknowledged batch is there whole and no batch is there in part."""
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -28,9 +29,13 @@ def assert_read_only_refusal(r: httpx.Response) -> None:
     assert "retry-after" not in r.headers  # it does not clear until a restart
 
 
-def write_until_refused(http: httpx.Client, topic: str, batches: range, never: str) -> set[int]:
+def write_until_refused(
+    http: httpx.Client, topic: str, batches: range, never: str, pause_s: float = 0.0
+) -> set[int]:
     """Write ``batches`` in order until one is refused — with the read-only refusal, asserted —
-    and return those acknowledged before it; ``never`` is the failure message if none is."""
+    and return those acknowledged before it; ``never`` is the failure message if none is.
+    ``pause_s`` between writes spreads them over time, for a failure that a timer brings (the
+    server looks for a due checkpoint once a second; a fast disk takes 500 batches in less)."""
     acked: set[int] = set()
     for b in batches:
         r = write_batch(http, topic, b)
@@ -38,6 +43,7 @@ def write_until_refused(http: httpx.Client, topic: str, batches: range, never: s
             assert_read_only_refusal(r)
             return acked
         acked.add(b)
+        time.sleep(pause_s)
     raise AssertionError(never)
 
 

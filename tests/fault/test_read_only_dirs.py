@@ -29,6 +29,9 @@ from .storage_client import (
 
 MAX_BATCHES = 500
 """Far more batches than a seal or a checkpoint needs to fall due."""
+PAUSE_S = 0.02
+"""Between batches: the server looks for a due checkpoint once a second, so the batches span
+at least 10 s of those looks however fast the disk takes them."""
 
 TRIGGERS = {
     "segments": {"TOPICS_SEGMENT_MAX_EVENTS": "200"},
@@ -52,7 +55,7 @@ def test_read_only_storage_directory_turns_writes_away_and_loses_nothing(
         bind = ReadOnlyBind(data / directory)
         bind.read_only()
         acked = {0} | write_until_refused(
-            http, "f", range(1, MAX_BATCHES), f"nothing was written to {directory}"
+            http, "f", range(1, MAX_BATCHES), f"nothing was written to {directory}", PAUSE_S
         )
         assert_read_only_refusal(write_batch(http, "f", MAX_BATCHES))
         assert_batches_whole(read_all(http, "f"), acked)  # reads are served
