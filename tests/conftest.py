@@ -1,6 +1,6 @@
 """Suite-wide setup.
 
-A shell that runs the suite as a background job (``cmd &`` without job control, ``nohup``)
+A shell without job control that runs the suite as a background job (``cmd &`` in a script)
 starts it with SIGINT ignored, and an ignored signal stays ignored across ``exec``: the CLIs the
 tests start would then ignore the SIGINT the tests send as a Ctrl-C. Catching it here instead
 (Python's default handler) gives every child the default disposition again, whatever started

@@ -129,7 +129,7 @@ class BrokenSegmentWrite(FileSystem):
     def write_atomic(self, path: Path, data: bytes) -> None:
         if path.suffix == ".seg" and not self.broken:
             self.broken = True
-            assert self._release.wait(10), "the test never let the segment write fail"
+            assert self._release.wait(60), "the test never let the segment write fail"
             raise MemoryError("injected: no memory for the segment")
         super().write_atomic(path, data)
 
