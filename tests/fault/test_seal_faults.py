@@ -23,7 +23,7 @@ from topics_engine.errors import NotReady
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.wal import WalFailed
 
-from ..storage.harness import T0, crash, diff_data, flush, open_node
+from ..storage.harness import T0, crash, diff_data, flush, open_node, wait_for
 
 SEAL_AT = 50
 """``TOPICS_SEGMENT_MAX_EVENTS`` here: the write reaching it seals the topic's hot records."""
@@ -146,13 +146,7 @@ async def test_a_seal_that_fails_without_an_io_error_loses_none_of_its_records(t
     e.append("d", [{"data": i} for i in range(SEAL_AT)])  # due: the seal starts, and waits
     await flush(node)  # the records' frames are durable
     fs.fail()
-    wal = node.store.wal
-    assert wal is not None
-    for _ in range(1000):
-        if wal.read_only:
-            break
-        await asyncio.sleep(0.01)
-    assert wal.read_only, "the failed seal did not turn the WAL read-only"
+    await wait_for(lambda: node.store.wal is not None and node.store.wal.read_only, timeout=10)
     with contextlib.suppress(Exception):
         await node.store.checkpoint()
     expected = list(range(SEAL_AT))

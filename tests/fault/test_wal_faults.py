@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from topics_engine.storage.frames import BODY_HEADER, FRAME_HEADER, FrameType
 from topics_engine.storage.fs import FileSystem
 from topics_engine.storage.wal import WalFailed, wal_files, wal_frames
 
-from ..storage.harness import T0, Node, app_client, diff_data, diff_seqs, flush, open_node
+from ..storage.harness import T0, Node, app_client, diff_data, diff_seqs, flush, open_node, wait_for
 from .faulty_fs import FaultyFileSystem
 
 DURABLE_FAILED = (WalFailed, NotReady)
@@ -46,14 +45,6 @@ def assert_wal_read_only_refusal(r: httpx.Response) -> None:
     error = assert_envelope(r, 503, "not_ready")
     assert error["detail"]["wal_read_only"] is True
     assert "retry-after" not in r.headers
-
-
-async def wait_for(predicate: Any, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition never became true")
-        await asyncio.sleep(0.001)
 
 
 async def blocked_in_sync(fs: FaultyFileSystem) -> None:

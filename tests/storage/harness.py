@@ -5,7 +5,8 @@ context's start/ready/stop itself)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,16 @@ def crash(node: Node) -> None:
     assert store._lock_fd is not None
     store.fs.close(store._lock_fd)
     store._lock_fd = None
+
+
+async def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    """Poll ``predicate`` on the event loop until it holds (``AssertionError`` after ``timeout``
+    seconds): for what another thread brings about, such as the WAL turning read-only."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition never became true")
+        await asyncio.sleep(0.001)
 
 
 async def flush(node: Node) -> None:
