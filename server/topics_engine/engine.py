@@ -373,9 +373,16 @@ class Engine:
         create: bool | None = None,
         config: dict[str, Any] | None = None,
         delay_ms: int | None = None,
+        apply_later: list[Callable[[], None]] | None = None,
     ) -> Appended:
         """Append a batch atomically. Seqs are reserved and the WAL frame submitted in this one
         synchronous call; visibility and the ack follow the topic's durability class.
+
+        ``apply_later`` (a transport writing the answer itself): a write visible at once is
+        not applied here but left on that list, for the caller to run right after it has
+        written the answer — so the answer waits only on what it acknowledges, the WAL write
+        (:meth:`append_prepared`). The caller must run it before anything else reaches the
+        engine: a topic's writes apply in seq order.
 
         ``records`` are JSON values (``[{"data": ..., "tag": ...}, ...]``, validated here) or
         :class:`NewRecords` columns a caller decoded itself (the HTTP layer: ``node`` and the
@@ -392,7 +399,12 @@ class Engine:
         if idempotency_key is not None:
             self._check_idempotency_key(idempotency_key)
         return self.append_prepared(
-            name, batch, idempotency_key=idempotency_key, create=create, config=config
+            name,
+            batch,
+            idempotency_key=idempotency_key,
+            create=create,
+            config=config,
+            apply_later=apply_later,
         )
 
     def append_prepared(
@@ -403,9 +415,15 @@ class Engine:
         idempotency_key: str | None = None,
         create: bool | None = None,
         config: dict[str, Any] | None = None,
+        apply_later: list[Callable[[], None]] | None = None,
     ) -> Appended:
         """Append already-validated records (the write path behind :meth:`append`, also used to
         move dead-lettered jobs).
+
+        ``apply_later``: an apply the persistence runs during this call (a write visible at
+        once) is put there instead; one it runs later (once durable) runs then, as always.
+        Until the caller runs it, the records are planned (their seqs taken, counted as
+        pending) but not readable, the same state a write waiting for its ``fsync`` is in.
 
         Records with a ``delay_ms`` (a queue's delayed jobs, an extension: docs/DECISIONS.md,
         "Delayed jobs") carry it in their stored bytes as ``$delay_ms``; the queue keeps them
@@ -442,7 +460,12 @@ class Engine:
             self.register(topic)
             self.persistence.topic_put(topic, now, lazy=True)
         apply = self._applier(topic, planned, now)
-        wait = self.persistence.append(topic, planned, idempotency_key, apply)
+        if apply_later is None:
+            wait = self.persistence.append(topic, planned, idempotency_key, apply)
+        else:
+            deferring = _ApplyLater(apply, apply_later)
+            wait = self.persistence.append(topic, planned, idempotency_key, deferring)
+            deferring.later = None  # an apply once durable runs when it comes
         self._track_durable(topic, last)
         self.records_appended += planned.count
         if wait is not None and idempotency_key is not None:
@@ -710,3 +733,21 @@ def _check_delays(name: str, type_: TopicType, batch: NewRecords) -> None:
 def _cap_raised(old: int, new: int) -> bool:
     """Whether a ``max_in_flight`` change makes room (0 is no cap)."""
     return old != 0 and (new == 0 or new > old)
+
+
+class _ApplyLater:
+    """An append's apply step that, run while ``later`` is a list (during the append's own
+    call), is left there for the caller instead; once ``later`` is ``None`` it runs at once."""
+
+    __slots__ = ("apply", "later")
+
+    def __init__(self, apply: Callable[[], None], later: list[Callable[[], None]]) -> None:
+        self.apply = apply
+        self.later: list[Callable[[], None]] | None = later
+
+    def __call__(self) -> None:
+        later = self.later
+        if later is None:
+            self.apply()
+        else:
+            later.append(self.apply)

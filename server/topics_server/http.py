@@ -49,7 +49,7 @@ import logging
 import socket
 import time
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httptools
@@ -63,7 +63,7 @@ from websockets.server import ServerProtocol
 
 from .app import Outcome, TopicsApp
 from .http2 import Http2Connection
-from .request import Request
+from .request import Request, run_after_answer
 from .responses import JSON_HEADERS, Response
 from .sse import SHUTDOWN_EVENT, StreamReply
 from .streams import Frame
@@ -393,15 +393,22 @@ class HttpProtocol(asyncio.Protocol):
         most the transport's high-water mark plus one response."""
         while self.pending and not self.busy and not self.closed and not self.write_paused:
             request, keep_alive = self.pending.popleft()
-            outcome = self.app.handle(request)
-            if isinstance(outcome, Response):
-                self._write(outcome, keep_alive, request.method == "HEAD")
-                continue
-            if isinstance(outcome, WebSocketReply):
-                self._upgrade(request, outcome)
-                return
-            self.busy = True
-            self.task = self.loop.create_task(self._finish(outcome, keep_alive, request))
+            later: list[Callable[[], None]] = []
+            request.apply_later = later
+            try:
+                outcome = self.app.handle(request)
+                if isinstance(outcome, Response):
+                    self._write(outcome, keep_alive, request.method == "HEAD")
+                    continue
+                if isinstance(outcome, WebSocketReply):
+                    self._upgrade(request, outcome)
+                    return
+                self.busy = True
+                self.task = self.loop.create_task(self._finish(outcome, keep_alive, request))
+            finally:
+                request.apply_later = None  # what runs later (a parked request's handler) applies at once
+                if later:
+                    run_after_answer(later)
         if self.malformed is not None:
             if not self.pending and not self.busy and not self.closed and not self.write_paused:
                 self._fail(self.malformed)  # every request before the bad bytes is answered

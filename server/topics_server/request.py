@@ -8,8 +8,12 @@ asks for its body — after, e.g., a queue endpoint's 404/409.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+log = logging.getLogger("topics.server")
 
 
 @dataclass(slots=True)
@@ -27,6 +31,12 @@ class Request:
     body: bytes = b""
     body_too_large: bool = False
     started: float = field(default_factory=time.perf_counter)
+    apply_later: list[Callable[[], None]] | None = None
+    """Set by a transport that writes the answer itself (HTTP/1.1) for as long as the app
+    handles this request: work that may wait until the answer is written (an append's apply
+    step, behind its WAL write) is left here, and the transport runs it right after writing
+    the answer, before it handles anything else. ``None`` (the other transports, and after):
+    such work runs at once."""
     _by_name: dict[str, str] | None = None
 
     def header(self, name: str) -> str | None:
@@ -55,3 +65,13 @@ class Request:
                         return False
                 return True
         return False
+
+
+def run_after_answer(work: list[Callable[[], None]]) -> None:
+    """Run what a request left in :attr:`Request.apply_later`, in order. Its answer is already
+    written, so a failure is logged (with its traceback) and the rest still runs."""
+    for step in work:
+        try:
+            step()
+        except Exception:  # noqa: BLE001 — the answer is out; the next step must still run
+            log.exception("work after an answer failed")

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from topics_engine import Engine, Limits, ManualClock
+from topics_engine.datadir.walpersistence import WalPersistence
 from topics_engine.errors import (
     BatchTooLarge,
     InvalidRequest,
@@ -14,7 +15,7 @@ from topics_engine.errors import (
     TopicNotFound,
 )
 
-from .conftest import T0, data, raises_topics, recs
+from .conftest import T0, data, raises_topics, recs, settle
 
 
 def test_seqs_are_contiguous_in_array_order(engine: Engine) -> None:
@@ -250,3 +251,34 @@ def test_a_retried_write_is_checked_like_a_new_one(engine: Engine) -> None:
         engine.append("t", [{"data": 1, "tag": "t" * 257}], idempotency_key="k")
     again = engine.append("t", [{"data": 1, "tag": "a"}], idempotency_key="k")
     assert (again.first_seq, again.deduped) == (first.first_seq, True)
+
+
+def test_an_apply_left_for_later_makes_the_records_readable_only_when_run(engine: Engine) -> None:
+    """``apply_later`` (a transport that writes the answer first): the seqs are taken and the
+    result is final, but the records are readable only once the caller runs what was left."""
+    engine.append("t", data(1))
+    later: list[Any] = []
+    result = engine.append("t", data(2, start=1), apply_later=later)
+    assert (result.first_seq, result.last_seq, result.head_seq) == (2, 3, 3)
+    assert len(later) == 1 and engine.get("t").count == 1
+    assert seqs_of(engine) == [1]
+    later.pop()()
+    assert seqs_of(engine) == [1, 2, 3] and engine.get("t").count == 3
+    assert engine.append("t", data(1, start=3)).first_seq == 4
+
+
+def test_an_fsync_write_asked_to_apply_later_still_applies_once_durable(engine: Engine) -> None:
+    """The list only takes an apply run during the append itself: one that waits for its
+    ``fsync`` (the WAL) is not left there, and runs when the sync lands, as always."""
+    if not isinstance(engine.persistence, WalPersistence):
+        pytest.skip("in memory, nothing waits for an fsync")
+    engine.put_topic("f", {"durability": "fsync"})
+    later: list[Any] = []
+    engine.append("f", data(2), apply_later=later)
+    assert later == [] and seqs_of(engine, "f") == []
+    settle(engine)
+    assert seqs_of(engine, "f") == [1, 2]
+
+
+def seqs_of(engine: Engine, topic: str = "t") -> list[int]:
+    return [r["$seq"] for r in recs(engine.diff(topic))]

@@ -350,6 +350,8 @@ async def test_a_parked_write_runs_when_the_pressure_eases_and_reports_its_wait(
     assert r.status_code == 200, r.text
     assert r.json()["seqs"] == [1, 2, 3]
     assert r.json()["performance"]["throttle_wait_ms"] >= 15
+    # its handler ran after the transport took back Request.apply_later: applied at once
+    assert (await srv.http.get("/v0/topics/bg")).json()["count"] == 3
 
 
 async def test_disable_backpressure_writes_wait_instead_of_failing(srv: Srv) -> None:

@@ -4,7 +4,7 @@ an extension), delete records."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -25,9 +25,16 @@ from ..validation import ValidatedRequest
 UNSET = msgspec.UNSET
 
 
-def append(engine: Engine, topic: str, body: Any, idempotency_key: str | None = None) -> Appended:
+def append(
+    engine: Engine,
+    topic: str,
+    body: Any,
+    idempotency_key: str | None = None,
+    apply_later: list[Callable[[], None]] | None = None,
+) -> Appended:
     """The write of a decoded ``AppendRequest`` (HTTP, or a WebSocket ``publish``); the body's
-    ``idempotency_key`` wins over the one given (the header)."""
+    ``idempotency_key`` wins over the one given (the header). ``apply_later``: see
+    :meth:`Engine.append`."""
     config = opt(body.config)
     node = opt(body.node)
     check_batch_node(node, engine.limits)
@@ -37,11 +44,13 @@ def append(engine: Engine, topic: str, body: Any, idempotency_key: str | None = 
         idempotency_key=opt(body.idempotency_key, idempotency_key),
         create=opt(body.create),
         config=fields_set(config) if config is not None else None,
+        apply_later=apply_later,
     )
 
 
 def append_records(req: ValidatedRequest, ctx: ServerContext) -> Reply | Awaitable[Reply]:
-    result = append(ctx.engine, req.path["topic"], req.json(), req.headers.get("Idempotency-Key"))
+    key, later = req.headers.get("Idempotency-Key"), req.request.apply_later
+    result = append(ctx.engine, req.path["topic"], req.json(), key, later)
     wire_body = wire.appended(result, req.query.get("return_seqs", True))
     return after_ack(result.wait, 201 if result.created else 200, wire_body)
 

@@ -1,0 +1,147 @@
+"""The native HTTP/1.1 transport answers a ``disk`` append as soon as its WAL write is done and
+makes the records readable right after writing that answer, before it handles anything else
+(``Request.apply_later``; ``Engine.append``). So the answer waits only on what it acknowledges,
+and no request — pipelined on the same connection or sent by another client once it has the
+answer — can see the topic without the records.
+
+The order is checked exactly, as ``test_write_before_ack`` does: when the records are applied,
+the client's socket is peeked (``MSG_PEEK``) for the answer."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from topics_engine.recordlog import RecordBatch
+from topics_engine.topic import Topic
+from topics_server import http as native
+from topics_server.app import build
+from topics_server.context import ServerContext
+from topics_server.settings import load_settings
+
+from .processes import NO_THROTTLE
+from .test_native_http import Conn, request
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[tuple[ServerContext, int]]:
+    env = {"TOPICS_DATA_DIR": str(tmp_path / "data"), **NO_THROTTLE}
+    app, ctx = build(load_settings(env))
+    await ctx.start()
+    await ctx.wait_ready()
+    server = native.HttpServer(app)
+    await server.start("127.0.0.1", 0)
+    try:
+        yield ctx, server.sockets[0].getsockname()[1]
+    finally:
+        await server.shutdown(2.0)
+        await ctx.stop()
+
+
+async def _call(conn: Conn, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    conn.send(request(method, path, body))
+    status, _, raw = await conn.response()
+    assert status in (200, 201), raw
+    answer: dict[str, Any] = orjson.loads(raw)
+    return answer
+
+
+def _watch_applies(monkeypatch: pytest.MonkeyPatch, conn: Conn) -> list[bytes]:
+    """At every apply of an append, what waits unread on ``conn``'s socket (``b""``: nothing)."""
+    client = socket.socket(fileno=os.dup(conn.writer.get_extra_info("socket").fileno()))
+    seen: list[bytes] = []
+    original = Topic.apply_append
+
+    def apply_append(topic: Topic, batch: RecordBatch, now_ms: int, steady_ms: int | None = None) -> None:
+        try:
+            seen.append(client.recv(4096, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+        except BlockingIOError:
+            seen.append(b"")
+        original(topic, batch, now_ms, steady_ms)
+
+    monkeypatch.setattr(Topic, "apply_append", apply_append)
+    return seen
+
+
+async def test_a_disk_append_is_answered_before_it_is_applied(
+    served: tuple[ServerContext, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, port = served
+    conn = await Conn.open(port)
+    await _call(conn, "PUT", "/v0/topics/d", {"durability": "disk"})
+    seen = _watch_applies(monkeypatch, conn)
+    conn.send(request("POST", "/v0/topics/d", {"records": [{"data": 1}, {"data": 2}]}))
+    status, _, raw = await conn.response()
+    assert status == 200 and orjson.loads(raw)["last_seq"] == 2
+    assert len(seen) == 1 and seen[0].startswith(b"HTTP/1.1 200 ")
+    assert (await _call(conn, "GET", "/v0/topics/d"))["count"] == 2
+    conn.close()
+
+
+async def test_an_fsync_append_is_applied_before_its_answer(
+    served: tuple[ServerContext, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Visible once durable, answered once durable: its apply runs first, as before."""
+    _, port = served
+    conn = await Conn.open(port)
+    await _call(conn, "PUT", "/v0/topics/f", {"durability": "fsync"})
+    seen = _watch_applies(monkeypatch, conn)
+    assert (await _call(conn, "POST", "/v0/topics/f", {"records": [{"data": 1}]}))["last_seq"] == 1
+    assert seen == [b""]
+    conn.close()
+
+
+@pytest.mark.parametrize("durability", ["disk", "memory", "ephemeral"])
+async def test_requests_pipelined_behind_an_append_see_its_records(
+    served: tuple[ServerContext, int], durability: str
+) -> None:
+    _, port = served
+    conn = await Conn.open(port)
+    await _call(conn, "PUT", "/v0/topics/p", {"durability": durability})
+    conn.send(
+        request("POST", "/v0/topics/p", {"records": [{"data": i} for i in range(3)]})
+        + request("GET", "/v0/topics/p")
+        + request("POST", "/v0/topics/p/diff", {"from_seq": 0})
+        + request("POST", "/v0/topics/p", {"records": [{"data": 3}]})
+        + request("POST", "/v0/topics/p/diff", {"from_seq": 0})
+    )
+    answers = [orjson.loads((await conn.response())[2]) for _ in range(5)]
+    assert answers[0]["last_seq"] == 3 and answers[1]["count"] == 3
+    assert len(answers[2]["records"]) == 3 and answers[3]["first_seq"] == 4
+    assert [r["data"] for r in answers[4]["records"]] == [0, 1, 2, 3]
+    conn.close()
+
+
+async def test_another_client_that_has_the_answer_sees_the_records(served: tuple[ServerContext, int]) -> None:
+    _, port = served
+    writer, reader = await Conn.open(port), await Conn.open(port)
+    await _call(writer, "PUT", "/v0/topics/o", {"durability": "disk"})
+    for i in range(1, 51):
+        assert (await _call(writer, "POST", "/v0/topics/o", {"records": [{"data": i}]}))["last_seq"] == i
+        assert (await _call(reader, "GET", "/v0/topics/o"))["head_seq"] == i
+    writer.close()
+    reader.close()
+
+
+async def test_an_apply_that_fails_after_the_answer_is_logged_and_the_connection_goes_on(
+    served: tuple[ServerContext, int], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, port = served
+    conn = await Conn.open(port)
+    await _call(conn, "PUT", "/v0/topics/x", {"durability": "disk"})
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("injected apply failure")
+
+    monkeypatch.setattr(Topic, "apply_append", broken)
+    with caplog.at_level(logging.ERROR, logger="topics.server"):
+        assert (await _call(conn, "POST", "/v0/topics/x", {"records": [{"data": 1}]}))["last_seq"] == 1
+    assert any("work after an answer failed" in r.getMessage() and r.exc_info for r in caplog.records)
+    assert (await _call(conn, "GET", "/v0/health"))["status"] == "ok"
+    conn.close()
