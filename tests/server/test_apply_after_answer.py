@@ -75,12 +75,36 @@ async def test_a_disk_append_is_answered_before_it_is_applied(
     _, port = served
     conn = await Conn.open(port)
     await _call(conn, "PUT", "/v0/topics/d", {"durability": "disk"})
+    # the topic's first write may wait for its seq reservation's fsync; once answered, the
+    # reservation covers the next writes, which are answered at once
+    await _call(conn, "POST", "/v0/topics/d", {"records": [{"data": 0}]})
     seen = _watch_applies(monkeypatch, conn)
     conn.send(request("POST", "/v0/topics/d", {"records": [{"data": 1}, {"data": 2}]}))
     status, _, raw = await conn.response()
-    assert status == 200 and orjson.loads(raw)["last_seq"] == 2
+    assert status == 200 and orjson.loads(raw)["last_seq"] == 3
     assert len(seen) == 1 and seen[0].startswith(b"HTTP/1.1 200 ")
-    assert (await _call(conn, "GET", "/v0/topics/d"))["count"] == 2
+    assert (await _call(conn, "GET", "/v0/topics/d"))["count"] == 3
+    conn.close()
+
+
+async def test_a_write_whose_answer_waits_is_applied_before_it_and_seen_behind_it(
+    served: tuple[ServerContext, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch that outruns its topic's seq reservation is answered once the new reservation
+    is durable: the transport runs its apply as soon as the handler hands back the wait, so
+    the records are visible before the answer, and to the requests pipelined behind it."""
+    _, port = served
+    conn = await Conn.open(port)
+    await _call(conn, "PUT", "/v0/topics/r", {"durability": "disk"})
+    await _call(conn, "POST", "/v0/topics/r", {"records": [{"data": 0}]})
+    seen = _watch_applies(monkeypatch, conn)
+    conn.send(
+        request("POST", "/v0/topics/r", {"records": [{"data": i} for i in range(1, 5001)]})
+        + request("GET", "/v0/topics/r")
+    )
+    written, info = [orjson.loads((await conn.response())[2]) for _ in range(2)]
+    assert written["last_seq"] == 5001 and written["performance"]["fsync_ms"] > 0  # it waited
+    assert seen == [b""] and info["count"] == 5001
     conn.close()
 
 
