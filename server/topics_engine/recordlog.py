@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -225,10 +226,21 @@ class TsRuns(Sequence[tuple[int, int]]):
 def compact_ends(ends: array[int]) -> array[int]:
     """A cold chunk's record ends, 2 bytes each when its records fit in 64 KiB (a chunk of
     joined small writes does: :data:`MERGE_MAX_BYTES`), else as they are (4 bytes). Ends
-    ascend, so the last is the largest."""
-    if ends.typecode != "H" and (not ends or ends[-1] < 1 << 16):
-        return array("H", ends)
-    return ends
+    ascend, so the last is the largest.
+
+    Narrowed by slicing bytes, not value by value (``array("H", ends)`` converts each value
+    through a Python int: ~35 ns a record, 8 % of a batched-append load's CPU when every
+    chunk goes cold): each value is below 2**16, so its two low-order bytes hold it whole."""
+    if ends.typecode == "H" or (ends and ends[-1] >= 1 << 16):
+        return ends
+    raw, size = ends.tobytes(), ends.itemsize
+    low = 0 if sys.byteorder == "little" else size - 2
+    narrow = bytearray(2 * len(ends))
+    narrow[0::2] = raw[low::size]
+    narrow[1::2] = raw[low + 1 :: size]
+    out = array("H")
+    out.frombytes(narrow)
+    return out
 
 
 @dataclass(slots=True)

@@ -56,6 +56,15 @@ def test_ends_take_two_bytes_while_the_records_fit_in_64_kib() -> None:
     assert compact_ends(array("I")).typecode == "H"
 
 
+@pytest.mark.parametrize("typecode", ["I", "L", "q"])
+def test_narrowed_ends_keep_every_value_whatever_the_width_they_come_in(typecode: str) -> None:
+    """Narrowing slices out each value's two low-order bytes: every value below 2**16, of any
+    byte pattern, must come out equal (4- and 8-byte sources alike)."""
+    ends = array(typecode, sorted({(i * 7_919) % 65_536 for i in range(3_000)} | {0, 255, 256, 65_535}))
+    narrow = compact_ends(ends)
+    assert narrow.typecode == "H" and narrow.tolist() == ends.tolist()
+
+
 def test_a_chunks_listed_tags_match_exactly_and_share_their_strings() -> None:
     a = ChunkTags(["".join(["ten", "ant:1"]), None, "tenant:2", "tenant:1"])
     b = ChunkTags(["".join(["tenant", ":1"])])  # an equal string, another object
