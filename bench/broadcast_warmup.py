@@ -40,6 +40,8 @@ from typing import Any
 
 import orjson
 
+from bench.http_bench import CLIENT_CPU, SERVER_CPU, can_pin
+
 HOST = "127.0.0.1"
 PHASES = ((0, 5), (6, 12), (13, None))
 
@@ -164,7 +166,8 @@ def _phase(rows: list[dict[str, Any]], lo: int, hi: int | None, n: int) -> dict[
 
 
 def run(subscribers: int, messages: int, interval_ms: int, pin: bool = True) -> dict[str, Any]:
-    """The measurement (``pin``: the server on CPU 0, this process on CPU 1)."""
+    """The measurement (``pin``: the server on CPU 0, this process on CPU 1, where the machine
+    has both)."""
     with tempfile.TemporaryDirectory(prefix="broadcast-warmup-") as tmp:
         port = _free_port()
         log_path = Path(tmp) / "timings.jsonl"
@@ -172,13 +175,13 @@ def run(subscribers: int, messages: int, interval_ms: int, pin: bool = True) -> 
         env["TOPICS_DATA_DIR"] = str(Path(tmp) / "data")
         command = [sys.executable, "-m", "bench.broadcast_warmup", "serve", str(log_path)]
         server = subprocess.Popen(
-            ["taskset", "-c", "0", *command] if pin else command,
+            ["taskset", "-c", str(SERVER_CPU), *command] if pin else command,
             env=env,
             cwd=Path(__file__).resolve().parent.parent,
         )
         try:
             if pin:
-                os.sched_setaffinity(0, {1})
+                os.sched_setaffinity(0, {CLIENT_CPU})
             _wait_ready(port)
             writer = socket.create_connection((HOST, port))
             _request(writer, "PUT", "/v0/topics/p5", {"durability": "disk"})
@@ -234,7 +237,7 @@ def main() -> int:
     parser.add_argument("--interval-ms", type=int, default=20)
     parser.add_argument("--out", type=Path, help="also write the JSON to this file")
     args = parser.parse_args()
-    result = run(args.subscribers, args.messages, args.interval_ms)
+    result = run(args.subscribers, args.messages, args.interval_ms, pin=can_pin())
     text = json.dumps(result, indent=1)
     print(text)
     if args.out:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from topics_engine import Engine, Limits, ManualClock
+from topics_server import http as native
+from topics_server.app import build
 from topics_server.asgi import create_app
+from topics_server.context import ServerContext
 from topics_server.settings import load_settings
+
+from .processes import NO_THROTTLE
 
 
 @pytest.fixture
@@ -32,6 +38,22 @@ def make_client(clock: ManualClock) -> Callable[..., httpx.AsyncClient]:
 async def client(make_client: Callable[..., httpx.AsyncClient]) -> AsyncIterator[httpx.AsyncClient]:
     async with make_client() as c:
         yield c
+
+
+@pytest.fixture
+async def served(tmp_path: Path) -> AsyncIterator[tuple[ServerContext, int]]:
+    """A durable server (its data under ``tmp_path``) on the system clock over the native
+    HTTP/1.1 transport, without the elastic throttle: its context and port."""
+    app, ctx = build(load_settings({"TOPICS_DATA_DIR": str(tmp_path / "data"), **NO_THROTTLE}))
+    await ctx.start()
+    await ctx.wait_ready()
+    server = native.HttpServer(app)
+    await server.start("127.0.0.1", 0)
+    try:
+        yield ctx, server.sockets[0].getsockname()[1]
+    finally:
+        await server.shutdown(2.0)
+        await ctx.stop()
 
 
 def assert_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:

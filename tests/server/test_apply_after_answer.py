@@ -12,44 +12,14 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 from topics_engine.recordlog import RecordBatch
 from topics_engine.topic import Topic
-from topics_server import http as native
-from topics_server.app import build
 from topics_server.context import ServerContext
-from topics_server.settings import load_settings
 
-from .processes import NO_THROTTLE
 from .test_native_http import Conn, request
-
-
-@pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[tuple[ServerContext, int]]:
-    env = {"TOPICS_DATA_DIR": str(tmp_path / "data"), **NO_THROTTLE}
-    app, ctx = build(load_settings(env))
-    await ctx.start()
-    await ctx.wait_ready()
-    server = native.HttpServer(app)
-    await server.start("127.0.0.1", 0)
-    try:
-        yield ctx, server.sockets[0].getsockname()[1]
-    finally:
-        await server.shutdown(2.0)
-        await ctx.stop()
-
-
-async def _call(conn: Conn, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    conn.send(request(method, path, body))
-    status, _, raw = await conn.response()
-    assert status in (200, 201), raw
-    answer: dict[str, Any] = orjson.loads(raw)
-    return answer
 
 
 def _watch_applies(monkeypatch: pytest.MonkeyPatch, conn: Conn) -> list[bytes]:
@@ -74,16 +44,16 @@ async def test_a_disk_append_is_answered_before_it_is_applied(
 ) -> None:
     _, port = served
     conn = await Conn.open(port)
-    await _call(conn, "PUT", "/v0/topics/d", {"durability": "disk"})
+    await conn.call("PUT", "/v0/topics/d", {"durability": "disk"})
     # the topic's first write may wait for its seq reservation's fsync; once answered, the
     # reservation covers the next writes, which are answered at once
-    await _call(conn, "POST", "/v0/topics/d", {"records": [{"data": 0}]})
+    await conn.call("POST", "/v0/topics/d", {"records": [{"data": 0}]})
     seen = _watch_applies(monkeypatch, conn)
     conn.send(request("POST", "/v0/topics/d", {"records": [{"data": 1}, {"data": 2}]}))
     status, _, raw = await conn.response()
     assert status == 200 and orjson.loads(raw)["last_seq"] == 3
     assert len(seen) == 1 and seen[0].startswith(b"HTTP/1.1 200 ")
-    assert (await _call(conn, "GET", "/v0/topics/d"))["count"] == 3
+    assert (await conn.call("GET", "/v0/topics/d"))["count"] == 3
     conn.close()
 
 
@@ -95,8 +65,8 @@ async def test_a_write_whose_answer_waits_is_applied_before_it_and_seen_behind_i
     the records are visible before the answer, and to the requests pipelined behind it."""
     _, port = served
     conn = await Conn.open(port)
-    await _call(conn, "PUT", "/v0/topics/r", {"durability": "disk"})
-    await _call(conn, "POST", "/v0/topics/r", {"records": [{"data": 0}]})
+    await conn.call("PUT", "/v0/topics/r", {"durability": "disk"})
+    await conn.call("POST", "/v0/topics/r", {"records": [{"data": 0}]})
     seen = _watch_applies(monkeypatch, conn)
     conn.send(
         request("POST", "/v0/topics/r", {"records": [{"data": i} for i in range(1, 5001)]})
@@ -114,9 +84,9 @@ async def test_an_fsync_append_is_applied_before_its_answer(
     """Visible once durable, answered once durable: its apply runs first, as before."""
     _, port = served
     conn = await Conn.open(port)
-    await _call(conn, "PUT", "/v0/topics/f", {"durability": "fsync"})
+    await conn.call("PUT", "/v0/topics/f", {"durability": "fsync"})
     seen = _watch_applies(monkeypatch, conn)
-    assert (await _call(conn, "POST", "/v0/topics/f", {"records": [{"data": 1}]}))["last_seq"] == 1
+    assert (await conn.call("POST", "/v0/topics/f", {"records": [{"data": 1}]}))["last_seq"] == 1
     assert seen == [b""]
     conn.close()
 
@@ -127,7 +97,7 @@ async def test_requests_pipelined_behind_an_append_see_its_records(
 ) -> None:
     _, port = served
     conn = await Conn.open(port)
-    await _call(conn, "PUT", "/v0/topics/p", {"durability": durability})
+    await conn.call("PUT", "/v0/topics/p", {"durability": durability})
     conn.send(
         request("POST", "/v0/topics/p", {"records": [{"data": i} for i in range(3)]})
         + request("GET", "/v0/topics/p")
@@ -145,10 +115,10 @@ async def test_requests_pipelined_behind_an_append_see_its_records(
 async def test_another_client_that_has_the_answer_sees_the_records(served: tuple[ServerContext, int]) -> None:
     _, port = served
     writer, reader = await Conn.open(port), await Conn.open(port)
-    await _call(writer, "PUT", "/v0/topics/o", {"durability": "disk"})
+    await writer.call("PUT", "/v0/topics/o", {"durability": "disk"})
     for i in range(1, 51):
-        assert (await _call(writer, "POST", "/v0/topics/o", {"records": [{"data": i}]}))["last_seq"] == i
-        assert (await _call(reader, "GET", "/v0/topics/o"))["head_seq"] == i
+        assert (await writer.call("POST", "/v0/topics/o", {"records": [{"data": i}]}))["last_seq"] == i
+        assert (await reader.call("GET", "/v0/topics/o"))["head_seq"] == i
     writer.close()
     reader.close()
 
@@ -158,14 +128,14 @@ async def test_an_apply_that_fails_after_the_answer_is_logged_and_the_connection
 ) -> None:
     _, port = served
     conn = await Conn.open(port)
-    await _call(conn, "PUT", "/v0/topics/x", {"durability": "disk"})
+    await conn.call("PUT", "/v0/topics/x", {"durability": "disk"})
 
     def broken(*_: object) -> None:
         raise RuntimeError("injected apply failure")
 
     monkeypatch.setattr(Topic, "apply_append", broken)
     with caplog.at_level(logging.ERROR, logger="topics.server"):
-        assert (await _call(conn, "POST", "/v0/topics/x", {"records": [{"data": 1}]}))["last_seq"] == 1
+        assert (await conn.call("POST", "/v0/topics/x", {"records": [{"data": 1}]}))["last_seq"] == 1
     assert any("work after an answer failed" in r.getMessage() and r.exc_info for r in caplog.records)
-    assert (await _call(conn, "GET", "/v0/health"))["status"] == "ok"
+    assert (await conn.call("GET", "/v0/health"))["status"] == "ok"
     conn.close()

@@ -50,6 +50,14 @@ class Conn:
         body = await self.reader.readexactly(int(headers.get("content-length", "0")))
         return status, headers, body
 
+    async def call(self, method: str, path: str, body: Any = None) -> dict[str, Any]:
+        """Send one request and return its answer decoded (it must be a 200 or 201)."""
+        self.send(request(method, path, body))
+        status, _, raw = await self.response()
+        assert status in (200, 201), raw
+        answer: dict[str, Any] = orjson.loads(raw)
+        return answer
+
     async def closed_by_server(self) -> bool:
         return await asyncio.wait_for(self.reader.read(), 10) == b""
 

@@ -15,16 +15,13 @@ import asyncio
 import errno
 import os
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from topics_server import http as native
-from topics_server.app import build
 from topics_server.context import ServerContext
-from topics_server.settings import load_settings
 
 from .processes import NO_THROTTLE
 from .test_native_http import Conn, request
@@ -56,29 +53,6 @@ class Witness:
         fs.writev = writev
 
 
-@pytest.fixture
-async def served(tmp_path: Path) -> AsyncIterator[tuple[ServerContext, int]]:
-    env = {"TOPICS_DATA_DIR": str(tmp_path / "data"), **NO_THROTTLE}
-    app, ctx = build(load_settings(env))
-    await ctx.start()
-    await ctx.wait_ready()
-    server = native.HttpServer(app)
-    await server.start("127.0.0.1", 0)
-    try:
-        yield ctx, server.sockets[0].getsockname()[1]
-    finally:
-        await server.shutdown(2.0)
-        await ctx.stop()
-
-
-async def _call(conn: Conn, method: str, path: str, body: Any = None) -> dict[str, Any]:
-    conn.send(request(method, path, body))
-    status, _, raw = await conn.response()
-    assert status in (200, 201), raw
-    answer: dict[str, Any] = orjson.loads(raw)
-    return answer
-
-
 def _acknowledged_on_enqueue() -> Iterator[tuple[str, str, Any]]:
     """Requests whose answer acknowledges a WAL frame that is not fsynced first: on the log
     ``t`` and the queue ``q``."""
@@ -97,12 +71,12 @@ async def test_no_answer_leaves_before_the_wal_holds_what_it_acknowledges(
 ) -> None:
     ctx, port = served
     conn = await Conn.open(port)
-    await _call(conn, "PUT", "/v0/topics/t", {"durability": durability})
-    await _call(
-        conn, "PUT", "/v0/topics/q", {"durability": durability, "type": "queue", "leases_durable": True}
+    await conn.call("PUT", "/v0/topics/t", {"durability": durability})
+    await conn.call(
+        "PUT", "/v0/topics/q", {"durability": durability, "type": "queue", "leases_durable": True}
     )
     witness = Witness(ctx, conn)
-    answers = [await _call(conn, *step) for step in _acknowledged_on_enqueue()]
+    answers = [await conn.call(*step) for step in _acknowledged_on_enqueue()]
     assert answers[1]["last_seq"] == 39 and answers[4]["count"] == 4
     assert witness.writes >= len(answers)  # every step wrote to the WAL
     assert witness.answers_ahead == []
@@ -115,15 +89,15 @@ async def test_a_watcher_sees_a_record_only_after_the_wal_holds_it(served: tuple
     out again with other data; the watcher's stream is checked like an answer."""
     ctx, port = served
     writer = await Conn.open(port)
-    await _call(writer, "PUT", "/v0/topics/w", {"durability": "disk"})
-    session = await _call(writer, "POST", "/v0/watch", {"topics": {"w": {"tail": True}}})
+    await writer.call("PUT", "/v0/topics/w", {"durability": "disk"})
+    session = await writer.call("POST", "/v0/watch", {"topics": {"w": {"tail": True}}})
     watcher = await Conn.open(port)
     watcher.send(request("GET", session["stream_url"]))
     head = await asyncio.wait_for(watcher.reader.readuntil(b"\r\n\r\n"), 10)
     assert b" 200 " in head.split(b"\r\n")[0]
     witness = Witness(ctx, watcher)
     for i in range(5):
-        await _call(writer, "POST", "/v0/topics/w", {"records": [{"data": i}]})
+        await writer.call("POST", "/v0/topics/w", {"records": [{"data": i}]})
         got = b""
         while b'"data":%d' % i not in got:
             got += await asyncio.wait_for(watcher.reader.read(65536), 10)
@@ -156,9 +130,7 @@ async def test_a_work_stream_pushes_a_job_only_after_the_wal_holds_its_lease(
     worker read it must not free the job for another worker while this one holds it."""
     ctx, port = served
     writer = await Conn.open(port)
-    await _call(
-        writer, "PUT", "/v0/topics/q", {"durability": "disk", "type": "queue", "leases_durable": True}
-    )
+    await writer.call("PUT", "/v0/topics/q", {"durability": "disk", "type": "queue", "leases_durable": True})
     worker = await Conn.open(port)
     worker.send(request("GET", "/v0/topics/q/work?node=w&max=10", headers={"Accept": "text/event-stream"}))
     head = await asyncio.wait_for(worker.reader.readuntil(b"\r\n\r\n"), 10)
@@ -168,7 +140,7 @@ async def test_a_work_stream_pushes_a_job_only_after_the_wal_holds_its_lease(
         got += await asyncio.wait_for(worker.reader.read(65536), 10)
     witness = Witness(ctx, worker)
     for i in range(5):
-        await _call(writer, "POST", "/v0/topics/q", {"records": [{"data": {"job": i}}]})
+        await writer.call("POST", "/v0/topics/q", {"records": [{"data": {"job": i}}]})
         got = b""
         while b'"job":%d' % i not in got:
             got += await asyncio.wait_for(worker.reader.read(65536), 10)
@@ -185,9 +157,9 @@ async def test_a_read_is_answered_though_a_write_before_it_fails(served: tuple[S
     is the write's — it gets the read-only ``503``, the read its ``200`` (reads still work)."""
     ctx, port = served
     writer, reader = await Conn.open(port), await Conn.open(port)
-    await _call(writer, "PUT", "/v0/topics/f", {"durability": "fsync"})
-    await _call(writer, "PUT", "/v0/topics/r", {"durability": "disk"})
-    await _call(writer, "POST", "/v0/topics/r", {"records": [{"data": 1}]})
+    await writer.call("PUT", "/v0/topics/f", {"durability": "fsync"})
+    await writer.call("PUT", "/v0/topics/r", {"durability": "disk"})
+    await writer.call("POST", "/v0/topics/r", {"records": [{"data": 1}]})
     fs = ctx.engine.persistence.wal.fs  # type: ignore[attr-defined]
 
     def writev(fd: int, parts: list[bytes]) -> None:
