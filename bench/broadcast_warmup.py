@@ -13,10 +13,11 @@ does); then appends one record at a time, ``--interval-ms`` apart, and waits unt
 subscriber has it.
 
 Prints one JSON object: for each message, the server's time in ``send_all`` (the kernel's sends,
-the GIL released), in the rest of its broadcasts (Python: grouping, framing, commits), and the
-client-side delivery spread (first and last subscriber to receive it); and the same per
-subscriber, averaged over messages 0-5, 6-12 and 13 on. Server and client clocks are both
-``time.monotonic`` (CLOCK_MONOTONIC, shared by processes).
+the GIL released), in the rest of its pump batches (Python: ``_PumpBatch._run``'s grouping by
+share key, then each broadcast's read, framing and commits — not the hub's wake-ups before
+them), and the client-side delivery spread (first and last subscriber to receive it); and the
+same per subscriber, averaged over messages 0-5, 6-12 and 13 on. Server and client clocks are
+both ``time.monotonic`` (CLOCK_MONOTONIC, shared by processes).
 
 The server side runs as ``python -m bench.broadcast_warmup serve LOG``: the wrapped server,
 which writes its timings to LOG when it exits (SIGTERM).
@@ -41,8 +42,10 @@ from typing import Any
 import orjson
 
 from bench.http_bench import CLIENT_CPU, SERVER_CPU, can_pin
+from bench.watch_load import raise_nofile
 
 HOST = "127.0.0.1"
+SETUP_TIMEOUT_S = 10.0
 PHASES = ((0, 5), (6, 12), (13, None))
 
 
@@ -51,18 +54,18 @@ PHASES = ((0, 5), (6, 12), (13, None))
 
 def serve_instrumented(log_path: str) -> int:
     """Run ``topics serve`` with the broadcast timed; the timings go to ``log_path`` at exit as
-    JSON lines ``[kind, start, members, seconds]`` (kind ``B``: one ``_broadcast``; ``X``: one
-    ``send_all`` inside it)."""
+    JSON lines ``[kind, start, members, seconds]`` (kind ``S``: one pump batch, its streams;
+    ``X``: one ``send_all`` inside it, its sockets)."""
     from topics_server import streams
     from topics_server.cli import main
 
     timings: list[tuple[str, float, int, float]] = []
-    broadcast, send_all = streams._broadcast, streams.send_all
+    run_batch, send_all = streams._PumpBatch._run, streams.send_all
 
-    def timed_broadcast(members: list[Any]) -> None:
-        start = time.monotonic()
-        broadcast(members)
-        timings.append(("B", start, len(members), time.monotonic() - start))
+    def timed_batch(batch: Any) -> None:
+        start, due = time.monotonic(), len(batch._due)
+        run_batch(batch)
+        timings.append(("S", start, due, time.monotonic() - start))
 
     def timed_send_all(fds: list[int], data: bytes) -> list[int]:
         start = time.monotonic()
@@ -75,7 +78,7 @@ def serve_instrumented(log_path: str) -> int:
             for row in timings:
                 out.write(json.dumps(row) + "\n")
 
-    streams._broadcast, streams.send_all = timed_broadcast, timed_send_all  # type: ignore[assignment]
+    streams._PumpBatch._run, streams.send_all = timed_batch, timed_send_all  # type: ignore[method-assign]
     atexit.register(dump)
     return main(["serve"])
 
@@ -89,26 +92,42 @@ def _request(sock: socket.socket, method: str, path: str, body: Any = None) -> A
     sock.sendall(f"{head}Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
     data = b""
     while b"\r\n\r\n" not in data:
-        data += sock.recv(65536)
+        data += _received(sock)
     head_bytes, _, rest = data.partition(b"\r\n\r\n")
     length = int(head_bytes.lower().split(b"content-length:")[1].split(b"\r\n")[0])
     while len(rest) < length:
-        rest += sock.recv(65536)
+        rest += _received(sock)
     status = int(head_bytes[9:12])
     if status >= 300:
         raise RuntimeError(f"{method} {path}: {status} {rest[:200]!r}")
     return orjson.loads(rest)
 
 
+def _received(sock: socket.socket) -> bytes:
+    """The next bytes from a blocking socket (its timeout applies); the peer closing is an error."""
+    data = sock.recv(65536)
+    if not data:
+        raise RuntimeError("the server closed the connection")
+    return data
+
+
+def _connect(port: int) -> socket.socket:
+    return socket.create_connection((HOST, port), timeout=SETUP_TIMEOUT_S)
+
+
 def _subscribe(port: int, topic: str) -> socket.socket:
     """One watch session's SSE stream, read up to its ``caught-up`` event."""
-    with socket.create_connection((HOST, port)) as control:
+    with _connect(port) as control:
         url = _request(control, "POST", "/v0/watch", {"topics": {topic: {"tail": True}}})["stream_url"]
-    sock = socket.create_connection((HOST, port))
-    sock.sendall(f"GET {url} HTTP/1.1\r\nHost: {HOST}\r\nAccept: text/event-stream\r\n\r\n".encode())
-    seen = b""
-    while b"caught-up" not in seen:
-        seen += sock.recv(65536)
+    sock = _connect(port)
+    try:
+        sock.sendall(f"GET {url} HTTP/1.1\r\nHost: {HOST}\r\nAccept: text/event-stream\r\n\r\n".encode())
+        seen = b""
+        while b"caught-up" not in seen:
+            seen += _received(sock)
+    except BaseException:
+        sock.close()
+        raise
     sock.setblocking(False)
     return sock
 
@@ -179,34 +198,43 @@ def run(subscribers: int, messages: int, interval_ms: int, pin: bool = True) -> 
             env=env,
             cwd=Path(__file__).resolve().parent.parent,
         )
+        opened: list[socket.socket] = []
         try:
             if pin:
                 os.sched_setaffinity(0, {CLIENT_CPU})
             _wait_ready(port)
-            writer = socket.create_connection((HOST, port))
+            writer = _connect(port)
+            opened.append(writer)
             _request(writer, "PUT", "/v0/topics/p5", {"durability": "disk"})
-            subs = [_subscribe(port, "p5") for _ in range(subscribers)]
+            subs = []
+            for _ in range(subscribers):
+                subs.append(_subscribe(port, "p5"))
+                opened.append(subs[-1])
             spans = []
             for msg in range(messages):
                 spans.append((msg, *_deliver(writer, subs, msg)))
                 time.sleep(interval_ms / 1000)
-            for sock in [writer, *subs]:
-                sock.close()
         finally:
+            for sock in opened:
+                sock.close()
             server.send_signal(signal.SIGTERM)
-            server.wait(60)
+            try:
+                server.wait(60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         timings = [json.loads(line) for line in log_path.read_text().splitlines()]
     rows = []
     for msg, sent, first, last in spans:
         inside = [t for t in timings if sent <= t[1] <= last]
         send_s = sum(t[3] for t in inside if t[0] == "X")
-        broadcast_s = sum(t[3] for t in inside if t[0] == "B")
+        batches_s = sum(t[3] for t in inside if t[0] == "S")
         rows.append(
             {
                 "msg": msg,
-                "broadcasts": sum(1 for t in inside if t[0] == "B"),
+                "broadcasts": sum(1 for t in inside if t[0] == "X"),
                 "send_all_us": round(send_s * 1e6, 1),
-                "python_us": round((broadcast_s - send_s) * 1e6, 1),
+                "python_us": round((batches_s - send_s) * 1e6, 1),
                 "first_ms": round((first - sent) * 1e3, 3),
                 "last_ms": round((last - sent) * 1e3, 3),
             }
@@ -237,6 +265,7 @@ def main() -> int:
     parser.add_argument("--interval-ms", type=int, default=20)
     parser.add_argument("--out", type=Path, help="also write the JSON to this file")
     args = parser.parse_args()
+    raise_nofile()  # the server inherits it: N watchers are N descriptors on both sides
     result = run(args.subscribers, args.messages, args.interval_ms, pin=can_pin())
     text = json.dumps(result, indent=1)
     print(text)

@@ -68,10 +68,12 @@ class Request:
 
 
 def run_after_answer(work: list[Callable[[], None]]) -> None:
-    """Run what a request left in :attr:`Request.apply_later`, in order. Its answer is already
-    written, so a failure is logged (with its traceback) and the rest still runs."""
+    """Run what a request left in :attr:`Request.apply_later`, in order: right after its answer
+    is written — or, when the answer waits (an awaited reply), right after the handler handed
+    back that wait. Either way the outcome is settled, so a failure is logged (with its
+    traceback) and the rest still runs."""
     for step in work:
         try:
             step()
-        except Exception:  # noqa: BLE001 — the answer is out; the next step must still run
-            log.exception("work after an answer failed")
+        except Exception:  # noqa: BLE001 — the answer is settled; the next step must still run
+            log.exception("work a request left for after its answer failed")

@@ -136,6 +136,6 @@ async def test_an_apply_that_fails_after_the_answer_is_logged_and_the_connection
     monkeypatch.setattr(Topic, "apply_append", broken)
     with caplog.at_level(logging.ERROR, logger="topics.server"):
         assert (await conn.call("POST", "/v0/topics/x", {"records": [{"data": 1}]}))["last_seq"] == 1
-    assert any("work after an answer failed" in r.getMessage() and r.exc_info for r in caplog.records)
+    assert any("left for after its answer failed" in r.getMessage() and r.exc_info for r in caplog.records)
     assert (await conn.call("GET", "/v0/health"))["status"] == "ok"
     conn.close()
