@@ -42,6 +42,7 @@ from typing import Any
 import orjson
 
 from bench.http_bench import CLIENT_CPU, SERVER_CPU, can_pin
+from bench.output import emit
 from bench.watch_load import raise_nofile
 
 HOST = "127.0.0.1"
@@ -267,10 +268,7 @@ def main() -> int:
     args = parser.parse_args()
     raise_nofile()  # the server inherits it: N watchers are N descriptors on both sides
     result = run(args.subscribers, args.messages, args.interval_ms, pin=can_pin())
-    text = json.dumps(result, indent=1)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit(result, args.out, indent=1)
     return 0
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import json
 import random
 import sys
 import tempfile
@@ -36,6 +35,8 @@ from topics_engine import Engine, Limits  # noqa: E402
 from topics_engine.clock import SystemClock  # noqa: E402
 from topics_engine.datadir.directory import DataDirectory  # noqa: E402
 from topics_engine.storage.fs import FileSystem  # noqa: E402
+
+from bench.output import emit  # noqa: E402
 
 
 def records(rng: random.Random, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -104,10 +105,7 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cold-index-") as tmp:
         result = asyncio.run(measure(args, Path(tmp)))
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out is not None:
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
     return 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import signal
 import sys
 import tempfile
@@ -32,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.durability_bench import checkout  # noqa: E402
 from bench.http_bench import Server, topics_server  # noqa: E402
+from bench.output import emit  # noqa: E402
 
 CONNECTIONS = 8
 
@@ -135,10 +135,7 @@ def main() -> int:
         workdir = Path(tmp)
         src = checkout(args.commit, workdir / "src") if args.commit else None
         result = {"commit": args.commit or "working tree", **run(args.topics, src, workdir)}
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
     lost = result["after_kill9"]["sampled_topics_missing_their_record"]
     return 1 if lost else 0
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import statistics
 import sys
@@ -42,6 +41,7 @@ sys.path.insert(0, str(REPO))
 import topics  # noqa: E402
 
 from bench.http_bench import CLIENT_CPU, can_pin, git, topics_server  # noqa: E402
+from bench.output import emit  # noqa: E402
 from bench.payloads import make_data  # noqa: E402
 
 RAW_BATCH = 10_000
@@ -193,10 +193,7 @@ def main() -> int:
     if args.pin:
         os.sched_setaffinity(0, {CLIENT_CPU})
     result = run(args)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
     return 0
 
 

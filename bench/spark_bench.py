@@ -63,6 +63,7 @@ sys.path.insert(0, str(REPO))
 import topics  # noqa: E402
 
 from bench.http_bench import can_pin, git, machine_busy_seconds, topics_server  # noqa: E402
+from bench.output import emit  # noqa: E402
 from bench.payloads import make_data  # noqa: E402
 
 PAGE = 1000
@@ -478,10 +479,7 @@ def main() -> int:
     args = parser.parse_args()
     args.pin = args.pin and can_pin()
     result = run(args)
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    emit(result, args.out)
     return 0
 
 

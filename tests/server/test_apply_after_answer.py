@@ -10,8 +10,7 @@ the client's socket is peeked (``MSG_PEEK``) for the answer."""
 from __future__ import annotations
 
 import logging
-import os
-import socket
+from collections.abc import Callable, Iterator
 
 import orjson
 import pytest
@@ -19,28 +18,35 @@ from topics_engine.recordlog import RecordBatch
 from topics_engine.topic import Topic
 from topics_server.context import ServerContext
 
-from .test_native_http import Conn, request
+from .test_native_http import Conn, Peek, request
 
 
-def _watch_applies(monkeypatch: pytest.MonkeyPatch, conn: Conn) -> list[bytes]:
-    """At every apply of an append, what waits unread on ``conn``'s socket (``b""``: nothing)."""
-    client = socket.socket(fileno=os.dup(conn.writer.get_extra_info("socket").fileno()))
-    seen: list[bytes] = []
-    original = Topic.apply_append
+@pytest.fixture
+def watch_applies(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Conn], list[bytes]]]:
+    """``watch(conn)``: from then on, at every apply of an append, what waits unread on
+    ``conn``'s socket is noted (``b""``: nothing) in the list it returns."""
+    peeks: list[Peek] = []
 
-    def apply_append(topic: Topic, batch: RecordBatch, now_ms: int, steady_ms: int | None = None) -> None:
-        try:
-            seen.append(client.recv(4096, socket.MSG_PEEK | socket.MSG_DONTWAIT))
-        except BlockingIOError:
-            seen.append(b"")
-        original(topic, batch, now_ms, steady_ms)
+    def watch(conn: Conn) -> list[bytes]:
+        peek = Peek(conn.writer)
+        peeks.append(peek)
+        seen: list[bytes] = []
+        original = Topic.apply_append
 
-    monkeypatch.setattr(Topic, "apply_append", apply_append)
-    return seen
+        def apply_append(topic: Topic, batch: RecordBatch, now_ms: int, steady_ms: int | None = None) -> None:
+            seen.append(peek.unread())
+            original(topic, batch, now_ms, steady_ms)
+
+        monkeypatch.setattr(Topic, "apply_append", apply_append)
+        return seen
+
+    yield watch
+    for peek in peeks:
+        peek.close()
 
 
 async def test_a_disk_append_is_answered_before_it_is_applied(
-    served: tuple[ServerContext, int], monkeypatch: pytest.MonkeyPatch
+    served: tuple[ServerContext, int], watch_applies: Callable[[Conn], list[bytes]]
 ) -> None:
     _, port = served
     conn = await Conn.open(port)
@@ -48,7 +54,7 @@ async def test_a_disk_append_is_answered_before_it_is_applied(
     # the topic's first write may wait for its seq reservation's fsync; once answered, the
     # reservation covers the next writes, which are answered at once
     await conn.call("POST", "/v0/topics/d", {"records": [{"data": 0}]})
-    seen = _watch_applies(monkeypatch, conn)
+    seen = watch_applies(conn)
     conn.send(request("POST", "/v0/topics/d", {"records": [{"data": 1}, {"data": 2}]}))
     status, _, raw = await conn.response()
     assert status == 200 and orjson.loads(raw)["last_seq"] == 3
@@ -58,7 +64,7 @@ async def test_a_disk_append_is_answered_before_it_is_applied(
 
 
 async def test_a_write_whose_answer_waits_is_applied_before_it_and_seen_behind_it(
-    served: tuple[ServerContext, int], monkeypatch: pytest.MonkeyPatch
+    served: tuple[ServerContext, int], watch_applies: Callable[[Conn], list[bytes]]
 ) -> None:
     """A batch that outruns its topic's seq reservation is answered once the new reservation
     is durable: the transport runs its apply as soon as the handler hands back the wait, so
@@ -67,7 +73,7 @@ async def test_a_write_whose_answer_waits_is_applied_before_it_and_seen_behind_i
     conn = await Conn.open(port)
     await conn.call("PUT", "/v0/topics/r", {"durability": "disk"})
     await conn.call("POST", "/v0/topics/r", {"records": [{"data": 0}]})
-    seen = _watch_applies(monkeypatch, conn)
+    seen = watch_applies(conn)
     conn.send(
         request("POST", "/v0/topics/r", {"records": [{"data": i} for i in range(1, 5001)]})
         + request("GET", "/v0/topics/r")
@@ -79,13 +85,13 @@ async def test_a_write_whose_answer_waits_is_applied_before_it_and_seen_behind_i
 
 
 async def test_an_fsync_append_is_applied_before_its_answer(
-    served: tuple[ServerContext, int], monkeypatch: pytest.MonkeyPatch
+    served: tuple[ServerContext, int], watch_applies: Callable[[Conn], list[bytes]]
 ) -> None:
     """Visible once durable, answered once durable: its apply runs first, as before."""
     _, port = served
     conn = await Conn.open(port)
     await conn.call("PUT", "/v0/topics/f", {"durability": "fsync"})
-    seen = _watch_applies(monkeypatch, conn)
+    seen = watch_applies(conn)
     assert (await conn.call("POST", "/v0/topics/f", {"records": [{"data": 1}]}))["last_seq"] == 1
     assert seen == [b""]
     conn.close()

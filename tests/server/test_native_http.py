@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import os
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -63,6 +64,25 @@ class Conn:
 
     def close(self) -> None:
         self.writer.close()
+
+
+class Peek:
+    """A second handle on a client connection's socket, to see what waits unread in its receive
+    queue without taking it (``MSG_PEEK``): over loopback an answer is there as soon as the
+    server's ``write`` returns."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.sock = socket.socket(fileno=os.dup(writer.get_extra_info("socket").fileno()))
+
+    def unread(self) -> bytes:
+        """Up to 4 KiB of what waits unread (``b""``: nothing)."""
+        try:
+            return self.sock.recv(4096, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return b""
+
+    def close(self) -> None:
+        self.sock.close()
 
 
 def request(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> bytes:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ import pytest
 from topics_server.context import ServerContext
 
 from .processes import NO_THROTTLE
-from .test_native_http import Conn, request
+from .test_native_http import Conn, Peek, request
 from .test_websocket import Raw, serve
 
 
@@ -33,8 +31,7 @@ class Witness:
     answer it has not read (an answer that left before this write)."""
 
     def __init__(self, ctx: ServerContext, conn: Conn | Raw) -> None:
-        # a second handle on the client's socket, to peek at what waits in its receive queue
-        self.client = socket.socket(fileno=os.dup(conn.writer.get_extra_info("socket").fileno()))
+        self.client = Peek(conn.writer)
         self.writes = 0
         self.answers_ahead: list[bytes] = []
         fs = ctx.engine.persistence.wal.fs  # type: ignore[attr-defined]
@@ -42,10 +39,7 @@ class Witness:
 
         def writev(fd: int, parts: list[bytes]) -> None:
             self.writes += 1
-            try:
-                ahead = self.client.recv(4096, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                ahead = b""
+            ahead = self.client.unread()
             if ahead:
                 self.answers_ahead.append(ahead)
             original(fd, parts)
